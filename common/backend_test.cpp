@@ -1,0 +1,59 @@
+// Tests of the registry, backend selection and option parsing.
+#include <doctest/doctest.h>
+
+#include "common/backend.hpp"
+#include "common/errors.hpp"
+
+using namespace fftconv;
+
+namespace {
+struct FakeBackend : Backend {
+  std::string n;
+  Location loc;
+  bool avail;
+  int64_t max_k;
+  FakeBackend(std::string name, Location l, bool a, int64_t mk) : n(std::move(name)), loc(l), avail(a), max_k(mk) {}
+  std::string_view name() const override { return n; }
+  Location location() const override { return loc; }
+  Support available() const override { return {avail, avail ? "" : "no device"}; }
+  Support supports(const ConvProblem& p, Pass, DType d) const override {
+    if (d != DType::f32) return {false, "f32 only"};
+    if (p.kh > max_k) return {false, "kernel too large"};
+    return {};
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override { return nullptr; }
+  std::string_view summary() const override { return "fake"; }
+};
+}  // namespace
+
+TEST_CASE("selection takes the first available backend that supports the problem") {
+  Registry r;
+  r.add(std::make_shared<FakeBackend>("gpu", Location::cuda, false, 100));
+  r.add(std::make_shared<FakeBackend>("small", Location::host, true, 3));
+  r.add(std::make_shared<FakeBackend>("any", Location::host, true, 1000));
+  auto p3 = ConvProblem::parse("n=8,k=3"), p5 = ConvProblem::parse("n=8,k=5");
+  CHECK(select_backend(r, p3, Pass::fprop, DType::f32).name() == "small");
+  CHECK(select_backend(r, p5, Pass::fprop, DType::f32).name() == "any");
+  Location cuda = Location::cuda;
+  try {
+    select_backend(r, p3, Pass::fprop, DType::f32, &cuda);
+    FAIL("expected Unsupported");
+  } catch (const Unsupported& e) {
+    CHECK(std::string(e.what()).find("no device") != std::string::npos);
+  }
+  CHECK_THROWS_AS(select_backend(r, p3, Pass::fprop, DType::f64), Unsupported);
+  CHECK_THROWS_AS(r.get("nope"), InvalidArgument);
+  CHECK_THROWS_AS(r.add(std::make_shared<FakeBackend>("any", Location::host, true, 1)), InvalidArgument);
+}
+
+TEST_CASE("tile specs") {
+  CHECK(TileSpec::parse("none").kind == TileSpec::Kind::none);
+  CHECK(TileSpec::parse("auto").kind == TileSpec::Kind::automatic);
+  auto t = TileSpec::parse("32x16");
+  CHECK(t.fft_h == 32);
+  CHECK(t.fft_w == 16);
+  CHECK(t.to_string() == "32x16");
+  CHECK(TileSpec::parse("16").to_string() == "16");
+  for (const char* bad : {"", "x", "0", "1", "16x", "abc", "16x16x16", "-4", "99999"})
+    CHECK_THROWS_AS(TileSpec::parse(bad), InvalidArgument);
+}

@@ -1,0 +1,60 @@
+// FFT-size helpers (see fft_size.hpp).
+#include "common/fft_size.hpp"
+
+#include <cmath>
+
+#include "common/errors.hpp"
+
+namespace fftconv {
+
+bool is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
+
+bool is_smooth7(int64_t n) {
+  if (n < 1) return false;
+  for (int64_t p : {2, 3, 5, 7})
+    while (n % p == 0) n /= p;
+  return n == 1;
+}
+
+int64_t next_pow2(int64_t n) {
+  if (n < 1) throw InvalidArgument("fft size: must be >= 1, got " + std::to_string(n));
+  if (n > (int64_t(1) << 62)) throw InvalidArgument("fft size: too large (" + std::to_string(n) + ")");
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+int64_t next_smooth7(int64_t n) {
+  int64_t m = n < 1 ? 1 : n;
+  while (!is_smooth7(m)) ++m;  // gaps between 7-smooth numbers are small at our sizes
+  return m;
+}
+
+std::vector<int64_t> smooth7_candidates(int64_t n) {
+  std::vector<int64_t> out;
+  const int64_t hi = next_pow2(n);
+  for (int64_t m = n; m <= hi; ++m)
+    if (is_smooth7(m)) out.push_back(m);
+  return out;
+}
+
+double fft_flops_1d(int64_t n) {
+  if (n <= 1) return 0.0;
+  double penalty = 1.0;
+  int64_t m = n;
+  int factors = 0;
+  double weight = 0.0;
+  for (auto [p, c] : {std::pair<int64_t, double>{2, 1.0}, {3, 1.1}, {5, 1.25}, {7, 1.4}}) {
+    while (m % p == 0) { m /= p; weight += c * std::log2(double(p)); ++factors; }
+  }
+  if (m != 1) weight += 4.0 * std::log2(double(m));  // Bluestein-like cost for other primes
+  penalty = weight / std::log2(double(n));
+  return 5.0 * double(n) * std::log2(double(n)) * penalty;
+}
+
+double rfft2_flops(int64_t nh, int64_t nw) {
+  // nh transforms of length nw (real: half) + (nw/2+1) transforms of length nh.
+  return 0.5 * double(nh) * fft_flops_1d(nw) + double(nw / 2 + 1) * fft_flops_1d(nh);
+}
+
+}  // namespace fftconv

@@ -1,0 +1,21 @@
+// FFT-size helpers: smooth sizes 2^a·3^b·5^c·7^d (what FFTW and cuFFT run well) and powers of two
+// (what fbfft runs), and the candidate bases between the needed size and the next power of two.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace fftconv {
+
+bool is_pow2(int64_t n);
+bool is_smooth7(int64_t n);            // n = 2^a 3^b 5^c 7^d, n >= 1
+int64_t next_pow2(int64_t n);          // smallest power of two >= n (n >= 1)
+int64_t next_smooth7(int64_t n);       // smallest 2,3,5,7-smooth size >= n
+// Every 2,3,5,7-smooth size in [n, next_pow2(n)], ascending (the paper's autotuning space).
+std::vector<int64_t> smooth7_candidates(int64_t n);
+// Rough flop count of one complex 1-D FFT of length n: 5 n log2 n scaled by a radix penalty
+// (radix 2/4 = 1.0, 3 = 1.1, 5 = 1.25, 7 = 1.4) — used by cost models, not for timing claims.
+double fft_flops_1d(int64_t n);
+// Flops of one real-to-complex 2-D transform of nh×nw (about half the complex one).
+double rfft2_flops(int64_t nh, int64_t nw);
+
+}  // namespace fftconv

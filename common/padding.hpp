@@ -1,0 +1,48 @@
+// Index maps of the two padding modes, shared by every backend so that all of them
+// pad (fprop, accgrad) and un-pad (bprop's adjoint) the same way.
+#pragma once
+#include <cstdint>
+
+#include "common/problem.hpp"
+
+namespace fftconv {
+
+// Source row/column of padded coordinate i (0 <= i < n + 2p) in an unpadded axis of length n,
+// or -1 when it reads a zero. Mirror = reflect without repeating the edge: -1 -> 1, n -> n-2.
+constexpr int64_t padded_source(int64_t i, int64_t n, int64_t p, Padding mode) {
+  int64_t j = i - p;
+  if (j >= 0 && j < n) return j;
+  if (mode == Padding::zero) return -1;
+  if (j < 0) j = -j;
+  if (j >= n) j = 2 * (n - 1) - j;
+  return j;
+}
+
+// Note [bprop padding adjoint]
+// fprop reads x_pad = P x, where P copies (zero) or copies and reflects (mirror).
+// bprop must return P^T g_pad: for zero padding, the crop of the full correlation to the
+// unpadded window; for mirror padding, additionally every padded position adds its value
+// onto the source it was reflected from (PyTorch's reflection_pad backward does the same).
+// Every backend computes g_pad on the padded (h+2ph)×(w+2pw) grid, then applies
+// fold_padded_plane below (or the same map inside its own kernels).
+
+// out[r][c] (h×w) = sum of in[i][j] ((h+2ph)×(w+2pw), row stride in_ld) over padded
+// positions (i, j) whose source is (r, c). Overwrites out.
+template <class Tin, class Tout>
+void fold_padded_plane(const Tin* in, int64_t in_ld, Tout* out, const ConvProblem& p) {
+  const int64_t hp = p.padded_h(), wp = p.padded_w();
+  for (int64_t r = 0; r < p.h; ++r)
+    for (int64_t c = 0; c < p.w; ++c) out[r * p.w + c] = Tout(in[(r + p.ph) * in_ld + (c + p.pw)]);
+  if (p.padding == Padding::zero) return;
+  for (int64_t i = 0; i < hp; ++i) {
+    const int64_t r = padded_source(i, p.h, p.ph, p.padding);
+    const bool row_inside = (i >= p.ph && i < p.ph + p.h);
+    for (int64_t j = 0; j < wp; ++j) {
+      if (row_inside && j >= p.pw && j < p.pw + p.w) continue;  // already copied
+      const int64_t c = padded_source(j, p.w, p.pw, p.padding);
+      out[r * p.w + c] += Tout(in[i * in_ld + j]);
+    }
+  }
+}
+
+}  // namespace fftconv

@@ -1,0 +1,74 @@
+// Tests of ConvProblem: spec parsing round-trips, presets, and every class of bad input.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "common/errors.hpp"
+#include "common/problem.hpp"
+
+using namespace fftconv;
+
+TEST_CASE("spec strings parse with defaults, shorthands and presets") {
+  auto p = ConvProblem::parse("n=5,k=3");
+  CHECK(p.S == 1);
+  CHECK(p.f == 1);
+  CHECK(p.fo == 1);
+  CHECK(p.h == 5);
+  CHECK(p.w == 5);
+  CHECK(p.kh == 3);
+  CHECK(p.out_h() == 3);
+  auto q = ConvProblem::parse("L2,S=8");
+  CHECK(q.S == 8);
+  CHECK(q.f == 64);
+  CHECK(q.kh == 9);
+  auto r = ConvProblem::parse("S=2,f=3,fo=4,h=7,w=9,kh=2,kw=5,p=1,pad=mirror");
+  CHECK(r.ph == 1);
+  CHECK(r.pw == 1);
+  CHECK(r.padding == Padding::mirror);
+  CHECK(r.out_w() == 9 + 2 - 5 + 1);
+  CHECK(ConvProblem::parse("L5").fo == 384);
+}
+
+TEST_CASE("spec strings round-trip on random problems") {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    ConvProblem p;
+    auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    p.S = u(1, 9); p.f = u(1, 9); p.fo = u(1, 9); p.h = u(1, 40); p.w = u(1, 40);
+    p.padding = u(0, 1) ? Padding::mirror : Padding::zero;
+    p.ph = u(0, p.h - 1); p.pw = u(0, p.w - 1);
+    p.kh = u(1, p.padded_h()); p.kw = u(1, p.padded_w());
+    p.validate();
+    CHECK(ConvProblem::parse(p.to_string()) == p);
+  }
+}
+
+TEST_CASE("bad specs raise InvalidProblem naming the field") {
+  struct Bad { const char* spec; const char* fragment; };
+  for (auto [spec, fragment] : {
+           Bad{"", "empty"}, Bad{"n=0", "h"}, Bad{"n=5,k=-1", "kh"}, Bad{"n=5,k=7", "kh"},
+           Bad{"h=5,w=3,kh=3,kw=4", "kw"}, Bad{"n=5,k=3,p=-2", "ph"}, Bad{"n=5,k=3,p=5,pad=mirror", "ph"},
+           Bad{"n=5,k=3,pad=circular", "pad"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
+           Bad{"n=5,k=3,S=99999999999999999999", "S"}, Bad{"L9", "preset"}, Bad{"n=5,,k=3", "empty field"},
+           Bad{"n=5,L2", "key=value"}, Bad{"S=2147483647,f=2147483647,fo=1,n=1000,k=3", "input"},
+           Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}}) {
+    CAPTURE(spec);
+    try {
+      ConvProblem::parse(spec);
+      FAIL("no exception for ", spec);
+    } catch (const InvalidProblem& e) {
+      CHECK(std::string(e.what()).find(fragment) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("pass names") {
+  CHECK(parse_pass("accgrad") == Pass::accgrad);
+  CHECK(to_string(Pass::bprop) == "bprop");
+  CHECK_THROWS_AS(parse_pass("backward"), InvalidArgument);
+}
+
+TEST_CASE("checked_mul detects overflow") {
+  CHECK(checked_mul(3, 4, "x") == 12);
+  CHECK_THROWS_AS(checked_mul(int64_t(1) << 40, int64_t(1) << 30, "x"), InvalidProblem);
+}
