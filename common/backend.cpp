@@ -72,6 +72,18 @@ const Backend& Registry::get(std::string_view name) const {
   throw InvalidArgument("backend: unknown name '" + std::string(name) + "' (known: " + known + ")");
 }
 
+void require_operands(const Args& a, Pass pass, std::string_view backend) {
+  auto need = [&](const void* ptr, const char* name) {
+    if (!ptr)
+      throw InvalidArgument(std::string(backend) + ": " + name + " is null but " + std::string(to_string(pass)) +
+                            " reads it");
+  };
+  if (pass != Pass::bprop) need(a.input, "input");
+  if (pass != Pass::accgrad) need(a.weight, "weight");
+  if (pass != Pass::fprop) need(a.grad_output, "grad_output");
+  need(a.result, "result");
+}
+
 const Backend& select_backend(const Registry& r, const ConvProblem& p, Pass pass, DType dtype,
                               const Location* where) {
   std::string reasons;

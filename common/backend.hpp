@@ -35,6 +35,7 @@ SizePolicy parse_size_policy(std::string_view s);  // "pow2" | "smooth"
 std::string_view to_string(SizePolicy s);
 
 struct PlanOptions {
+  DType dtype = DType::f32;                     // element type the plan will execute on
   TileSpec tile;                                // tiling (default none)
   SizePolicy tile_sizes = SizePolicy::pow2;     // candidate tile sizes for tile=auto
   std::vector<int64_t> tile_candidates;         // explicit candidate list (overrides tile_sizes)
@@ -112,6 +113,9 @@ class Registry {
  private:
   std::vector<std::shared_ptr<const Backend>> backends_;
 };
+
+// Throws InvalidArgument naming the missing operand when a pointer the pass needs is null.
+void require_operands(const Args& a, Pass pass, std::string_view backend);
 
 // Pure selection: the first backend in order that is available, at `where` (any location when
 // nullptr), and supports (p, pass, dtype). Throws Unsupported with every backend's reason.

@@ -1,0 +1,19 @@
+// Direct time-domain convolution, the ground truth: plain loops accumulating in double.
+// Templated on the element type so float32 and float64 tensors can both be checked.
+#pragma once
+#include "common/problem.hpp"
+
+namespace fftconv {
+
+// Computes one pass. Shapes (NCHW): input S×f×h×w, weight fo×f×kh×kw,
+// grad_output S×fo×out_h×out_w; result is output (fprop), gradInput (bprop) or gradWeight (accgrad).
+// Unused operands may be nullptr. Throws InvalidProblem for an invalid problem.
+template <class T>
+void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weight, const T* grad_output,
+                 T* result);
+
+extern template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*);
+extern template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*,
+                                         double*);
+
+}  // namespace fftconv

@@ -1,0 +1,66 @@
+// The `direct` backend: the ground truth as a Backend (float32 and float64 host tensors).
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "ref/backends.hpp"
+#include "ref/direct.hpp"
+
+namespace fftconv {
+namespace {
+
+class DirectPlan final : public Plan {
+ public:
+  DirectPlan(ConvProblem p, Pass pass) : p_(p), pass_(pass) {}
+  std::size_t workspace_bytes() const override { return 0; }
+  void execute(const Args& a) const override {
+    require_operands(a, pass_, "direct");
+    if (a.dtype == DType::f32)
+      direct_pass<float>(p_, pass_, static_cast<const float*>(a.input), static_cast<const float*>(a.weight),
+                         static_cast<const float*>(a.grad_output), static_cast<float*>(a.result));
+    else
+      direct_pass<double>(p_, pass_, static_cast<const double*>(a.input), static_cast<const double*>(a.weight),
+                          static_cast<const double*>(a.grad_output), static_cast<double*>(a.result));
+  }
+  std::string describe() const override {
+    return "direct: time-domain loops over the padded input, accumulating in double (" +
+           std::to_string(int64_t(p_.madds())) + " multiply-adds)";
+  }
+
+ private:
+  ConvProblem p_;
+  Pass pass_;
+};
+
+class DirectBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "direct"; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem& p, Pass, DType) const override {
+    try {
+      p.validate();
+    } catch (const InvalidProblem& e) {
+      return {false, e.what()};
+    }
+    return {};
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
+    p.validate();
+    if (opts.tile.kind != TileSpec::Kind::none)
+      throw Unsupported("direct: tile must be none (the ground truth is never tiled), got '" +
+                        opts.tile.to_string() + "'");
+    return std::make_unique<DirectPlan>(p, pass);
+  }
+  std::string_view summary() const override {
+    return "time-domain loops, double accumulation; the ground truth (float32 and float64)";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_direct_backend() { return std::make_shared<DirectBackend>(); }
+
+std::vector<std::shared_ptr<const Backend>> make_ref_backends() {
+  return {make_fftw_backend(), make_im2col_backend(), make_direct_backend()};
+}
+
+}  // namespace fftconv

@@ -1,0 +1,135 @@
+// The `fftw` backend: the paper's Table 1 pipeline on the CPU (FFTW3 + Eigen + OpenMP), untiled
+// or over the shared tiling planner's tiles (ref/fftw_tiled.cpp). Basis chosen among 2,3,5,7-smooth
+// sizes by a cost estimate; reduction chunks chosen to fit a workspace budget.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/fft_size.hpp"
+#include "common/padding.hpp"
+#include "common/tensor.hpp"
+#include "ref/backends.hpp"
+#include "ref/fftw_pass.hpp"
+
+namespace fftconv {
+
+std::size_t touched_bytes(const ConvProblem& p, DType d) {
+  const std::size_t e = d == DType::f32 ? 4 : 8;
+  return std::size_t(p.input_elems() + p.weight_elems() + p.output_elems()) * e;
+}
+
+std::size_t default_budget(const ConvProblem& p, const PlanOptions& o) {
+  if (o.workspace_limit > 0) return o.workspace_limit;
+  // Note [fftw workspace budget]: by default the frequency buffers may take as much memory as the
+  // tensors the pass touches (at least 8 MiB), so peak memory stays a small multiple of the data.
+  return std::max<std::size_t>(touched_bytes(p, o.dtype), std::size_t(8) << 20);
+}
+
+PassShape pass_shape(const ConvProblem& p, Pass pass) {
+  switch (pass) {
+    case Pass::fprop: return {p.S, p.f, p.fo, false, true, "C[S][fo] = X[S][f] * conj(W[fo][f])^T"};
+    case Pass::bprop: return {p.S, p.fo, p.f, false, false, "C[S][f] = G[S][fo] * W[fo][f]"};
+    case Pass::accgrad: return {p.fo, p.S, p.f, true, false, "C[fo][f] = conj(G[S][fo])^T * X[S][f]"};
+  }
+  return {};
+}
+
+BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o) {
+  BasisChoice bc;
+  std::vector<int64_t> hs = o.basis_h > 0 ? std::vector<int64_t>{o.basis_h} : smooth7_candidates(need_h);
+  std::vector<int64_t> ws = o.basis_w > 0 ? std::vector<int64_t>{o.basis_w} : smooth7_candidates(need_w);
+  if (o.basis_h > 0 && o.basis_h < need_h)
+    throw InvalidArgument("basis_h: " + std::to_string(o.basis_h) + " is below the needed " + std::to_string(need_h));
+  if (o.basis_w > 0 && o.basis_w < need_w)
+    throw InvalidArgument("basis_w: " + std::to_string(o.basis_w) + " is below the needed " + std::to_string(need_w));
+  const double planes = double(sh.M * sh.R + sh.R * sh.N + sh.M * sh.N);
+  std::ostringstream why;
+  double best = 0;
+  for (int64_t nh : hs)
+    for (int64_t nw : ws) {
+      const double fft = planes * rfft2_flops(nh, nw);
+      const double gemm = 8.0 * double(sh.M) * double(sh.R) * double(sh.N) * double(nh * (nw / 2 + 1));
+      const double cost = fft + gemm;
+      char line[160];
+      std::snprintf(line, sizeof line, "%s%lldx%lld: %.3g flop (fft %.3g + cgemm %.3g)", why.tellp() ? "; " : "",
+                    (long long)nh, (long long)nw, cost, fft, gemm);
+      why << line;
+      if (bc.nh == 0 || cost < best) { best = cost; bc.nh = nh; bc.nw = nw; }
+    }
+  bc.cost = best;
+  bc.table = why.str();
+  return bc;
+}
+
+namespace {
+
+template <class T>
+class FftwPlan final : public Plan {
+ public:
+  FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {
+    shape_ = pass_shape(p, pass);
+    basis_ = choose_basis(p.padded_h(), p.padded_w(), shape_, o);
+    const bool measure = !(o.extra.count("fftw_planner") && o.extra.at("fftw_planner") == "estimate");
+    engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, measure, o.threads);
+    chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, default_budget(p, o));
+  }
+  std::size_t workspace_bytes() const override { return chunks_.workspace; }
+  void execute(const Args& a) const override {
+    require_operands(a, pass_, "fftw");
+    if (a.dtype != opts_.dtype)
+      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
+                            std::string(to_string(opts_.dtype)));
+    run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
+                   static_cast<const T*>(a.grad_output), static_cast<T*>(a.result));
+  }
+  std::string describe() const override {
+    std::ostringstream s;
+    s << "fftw (" << to_string(opts_.dtype) << "): untiled, Fourier basis " << basis_.nh << "x" << basis_.nw
+      << " for padded input " << p_.padded_h() << "x" << p_.padded_w() << ", chosen as the lowest estimated cost among ["
+      << basis_.table << "]; per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
+      << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
+      << chunks_.workspace << " bytes (budget " << default_budget(p_, opts_) << "); " << engine_->threads()
+      << " threads";
+    return s.str();
+  }
+
+ private:
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  PassShape shape_;
+  BasisChoice basis_;
+  std::unique_ptr<FreqEngine<T>> engine_;
+  ChunkPlan chunks_;
+};
+
+class FftwBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "fftw"; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem& p, Pass, DType) const override {
+    try {
+      p.validate();
+    } catch (const InvalidProblem& e) {
+      return {false, e.what()};
+    }
+    return {};
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
+    p.validate();
+    if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
+    if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);
+    return std::make_unique<FftwPlan<double>>(p, pass, o);
+  }
+  std::string_view summary() const override {
+    return "Table 1 pipeline: FFTW R2C/C2R + Eigen CGEMM per frequency + OpenMP; untiled or tiled (float32, float64)";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_fftw_backend() { return std::make_shared<FftwBackend>(); }
+
+}  // namespace fftconv

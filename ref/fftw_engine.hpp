@@ -1,0 +1,65 @@
+// The frequency-domain product engine behind the `fftw` backend (paper Table 1 on the CPU):
+// R2C transforms of operand planes, transposition to frequency-major (HWBD) buffers, one Eigen
+// complex GEMM per frequency with conjugation, transposition back, C2R and a caller-side clip.
+// It knows nothing of passes or tiles: the backend maps those onto (M, R, N) and plane loaders.
+#pragma once
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace fftconv {
+
+// C(m, n) = sum_r opA(A(m, r)) · opB(B(r, n)) in the frequency domain, on an nh×nw real basis;
+// op = conjugate when the flag is set. Loaders fill a zero-initialised nh×nw real plane (row-major)
+// with the time-domain operand; store_c receives the inverse transform already divided by nh·nw.
+// store_c may be called concurrently for different (m, n).
+template <class T>
+struct ProductSpec {
+  int64_t M = 0, R = 0, N = 0;
+  bool conj_a = false, conj_b = false;
+  std::function<void(int64_t m, int64_t r, T* plane)> load_a;
+  std::function<void(int64_t r, int64_t n, T* plane)> load_b;
+  std::function<void(int64_t m, int64_t n, const T* plane)> store_c;
+};
+
+// How the engine splits M and N to stay within a workspace budget.
+struct ChunkPlan {
+  int64_t mc = 0, nc = 0;       // chunk sizes
+  std::size_t workspace = 0;    // bytes of frequency buffers + per-thread scratch
+  int64_t b_transforms = 0;     // forward transforms of B including recomputation across M chunks
+};
+
+template <class T>
+class FreqEngine {
+ public:
+  // Creates the FFTW plans once (guarded: the FFTW planner is not thread-safe).
+  // `measure` selects FFTW_MEASURE (slower planning, faster execution) over FFTW_ESTIMATE.
+  FreqEngine(int64_t nh, int64_t nw, bool measure, int threads);
+  ~FreqEngine();
+  FreqEngine(const FreqEngine&) = delete;
+  FreqEngine& operator=(const FreqEngine&) = delete;
+
+  int64_t nh() const { return nh_; }
+  int64_t nw() const { return nw_; }
+  int64_t nfreq() const { return nh_ * (nw_ / 2 + 1); }
+  int threads() const { return threads_; }
+  // Largest chunks whose workspace fits `budget` (0 = unlimited): whole M first, then N shrinks,
+  // then M shrinks. Throws Unsupported naming workspace_limit when even 1×1 does not fit.
+  ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget) const;
+  std::size_t workspace_bytes(int64_t mc, int64_t R, int64_t nc) const;
+  void run(const ProductSpec<T>& spec, const ChunkPlan& chunks) const;
+
+ private:
+  struct Impl;
+  int64_t nh_, nw_;
+  int threads_;
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class FreqEngine<float>;
+extern template class FreqEngine<double>;
+
+}  // namespace fftconv

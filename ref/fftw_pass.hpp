@@ -1,0 +1,108 @@
+// How each pass maps onto the frequency-product engine (M, R, N, conjugations, plane loaders and
+// stores), shared by the untiled and tiled fftw plans.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "common/backend.hpp"
+#include "common/padding.hpp"
+#include "ref/fftw_engine.hpp"
+
+namespace fftconv {
+
+// C[M][N] = opA(A[M][R]) * opB(B[R][N]) per frequency.
+struct PassShape {
+  int64_t M = 0, R = 0, N = 0;
+  bool conj_a = false, conj_b = false;
+  const char* formula = "";
+};
+PassShape pass_shape(const ConvProblem& p, Pass pass);
+
+struct BasisChoice {
+  int64_t nh = 0, nw = 0;
+  double cost = 0;
+  std::string table;  // every candidate with its estimated cost
+};
+// Cheapest smooth basis >= need_h×need_w by the flop estimate (or the pinned opts.basis_h/w).
+BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o);
+
+std::size_t touched_bytes(const ConvProblem& p, DType d);
+// Workspace budget of a plan: opts.workspace_limit, else Note [fftw workspace budget].
+std::size_t default_budget(const ConvProblem& p, const PlanOptions& o);
+
+// Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp).
+std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o);
+
+// Copies the window [r0, r0+wh) × [c0, c0+ww) of the PADDED plane of `src` (h×w, padding rule of p)
+// into the top-left of dst (row stride ld). Zeros outside the padded domain.
+template <class T>
+void load_padded_window(const ConvProblem& p, const T* src, int64_t r0, int64_t c0, int64_t wh, int64_t ww, T* dst,
+                        int64_t ld) {
+  const int64_t hp = p.padded_h(), wp = p.padded_w();
+  for (int64_t y = 0; y < wh; ++y) {
+    const int64_t i = r0 + y;
+    if (i < 0 || i >= hp) continue;
+    const int64_t r = padded_source(i, p.h, p.ph, p.padding);
+    if (r < 0) continue;
+    for (int64_t x = 0; x < ww; ++x) {
+      const int64_t j = c0 + x;
+      if (j < 0 || j >= wp) continue;
+      const int64_t c = padded_source(j, p.w, p.pw, p.padding);
+      if (c >= 0) dst[y * ld + x] = src[r * p.w + c];
+    }
+  }
+}
+
+// Copies the window [r0, r0+wh) × [c0, c0+ww) of a rows×cols plane into dst; zeros outside.
+template <class T>
+void load_window(const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c0, int64_t wh, int64_t ww, T* dst,
+                 int64_t ld) {
+  for (int64_t y = 0; y < wh; ++y) {
+    const int64_t i = r0 + y;
+    if (i < 0 || i >= rows) continue;
+    for (int64_t x = 0; x < ww; ++x) {
+      const int64_t j = c0 + x;
+      if (j >= 0 && j < cols) dst[y * ld + x] = src[i * cols + j];
+    }
+  }
+}
+
+// Untiled execution of one pass (Table 1): operands embedded at the top-left of the basis.
+template <class T>
+void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProblem& p, Pass pass, const T* input,
+                 const T* weight, const T* grad_output, T* result) {
+  const PassShape sh = pass_shape(p, pass);
+  const int64_t ld = eng.nw(), oh = p.out_h(), ow = p.out_w();
+  const int64_t in_plane = p.h * p.w, w_plane = p.kh * p.kw, o_plane = oh * ow;
+  auto load_x = [&](int64_t s, int64_t i, T* d) {
+    load_padded_window(p, input + (s * p.f + i) * in_plane, 0, 0, p.padded_h(), p.padded_w(), d, ld);
+  };
+  auto load_w = [&](int64_t j, int64_t i, T* d) { load_window(weight + (j * p.f + i) * w_plane, p.kh, p.kw, 0, 0, p.kh, p.kw, d, ld); };
+  auto load_g = [&](int64_t s, int64_t j, T* d) { load_window(grad_output + (s * p.fo + j) * o_plane, oh, ow, 0, 0, oh, ow, d, ld); };
+  auto clip = [&](const T* src, int64_t rows, int64_t cols, T* dst) {
+    for (int64_t y = 0; y < rows; ++y)
+      for (int64_t x = 0; x < cols; ++x) dst[y * cols + x] = src[y * ld + x];
+  };
+  ProductSpec<T> spec;
+  spec.M = sh.M; spec.R = sh.R; spec.N = sh.N; spec.conj_a = sh.conj_a; spec.conj_b = sh.conj_b;
+  switch (pass) {
+    case Pass::fprop:
+      spec.load_a = load_x;                                                   // (s, i)
+      spec.load_b = [&](int64_t i, int64_t j, T* d) { load_w(j, i, d); };     // (i, j) -> W[j][i]
+      spec.store_c = [&](int64_t s, int64_t j, const T* c) { clip(c, oh, ow, result + (s * p.fo + j) * o_plane); };
+      break;
+    case Pass::bprop:
+      spec.load_a = load_g;                                                   // (s, j)
+      spec.load_b = load_w;                                                   // (j, i)
+      spec.store_c = [&](int64_t s, int64_t i, const T* c) { fold_padded_plane(c, ld, result + (s * p.f + i) * in_plane, p); };
+      break;
+    case Pass::accgrad:
+      spec.load_a = [&](int64_t j, int64_t s, T* d) { load_g(s, j, d); };     // (j, s) -> G[s][j]
+      spec.load_b = load_x;                                                   // (s, i)
+      spec.store_c = [&](int64_t j, int64_t i, const T* c) { clip(c, p.kh, p.kw, result + (j * p.f + i) * w_plane); };
+      break;
+  }
+  eng.run(spec, ch);
+}
+
+}  // namespace fftconv

@@ -1,0 +1,24 @@
+// Random operands of a pass (fresh, seeded, standard normal) and their float64 copies.
+#include <cstdint>
+#pragma once
+#include <vector>
+
+#include "common/backend.hpp"
+#include "common/problem.hpp"
+
+namespace fftconv {
+
+// The host tensors of one pass: the two operands it reads (others empty) and a result buffer
+// poisoned with NaN.
+struct PassData {
+  std::vector<float> input, weight, grad_output, result;
+  Args args();  // host pointers, float32
+};
+
+PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed);
+void fill_normal(std::vector<float>& v, uint64_t seed);
+std::vector<double> to_double(const std::vector<float>& v);
+// Number of NaN-poisoned elements that were never written (still NaN with a finite reference).
+int64_t count_nan(const std::vector<float>& v);
+
+}  // namespace fftconv

@@ -1,0 +1,32 @@
+// The tolerance model (Note [tolerance model] in tolerance.hpp).
+#include "validation/tolerance.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fftconv {
+
+namespace {
+constexpr double kSafety = 4.0;
+constexpr double kMaxAbsFactor = 8.0;
+}  // namespace
+
+double unit_roundoff(DType d) { return d == DType::f32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53); }
+
+Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems) {
+  const double logn = std::log2(double(std::max<int64_t>(basis_elems, 2)));
+  const double k = double(std::max<int64_t>(p.reduction_length(pass), 1));
+  Tolerance t;
+  // A float64 result is compared with a float64 reference carrying the same roundoff: count both.
+  const double sides = d == DType::f64 ? 2.0 : 1.0;
+  t.rel_l2 = sides * kSafety * unit_roundoff(d) * (logn + std::sqrt(k));
+  t.max_abs_rel = kMaxAbsFactor * t.rel_l2;
+  return t;
+}
+
+std::string tolerance_formula() {
+  return "rel_l2 <= 4*u*(log2(Nh*Nw) + sqrt(K)), max_abs_rel <= 8x that; u = 2^-24 (fp32), "
+         "K = reduction length (fprop f*kh*kw, bprop fo*kh*kw, accgrad S*out_h*out_w)";
+}
+
+}  // namespace fftconv

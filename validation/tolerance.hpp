@@ -1,0 +1,36 @@
+// The one tolerance model of fftconv, used by the validation suite and by every unit test.
+//
+// Note [tolerance model]
+// A float32 result is accepted when its normwise error against a float64 reference satisfies
+//   rel_l2 <= c · u · (log2(Nh·Nw) + sqrt(K))
+// where u = 2^-24 (float32 unit roundoff; 2^-53 for float64 results), Nh·Nw is the Fourier basis
+// the algorithm used (1 for time-domain algorithms), and K is the reduction length behind one
+// result element (f·kh·kw for fprop, fo·kh·kw for bprop, S·out_h·out_w for accgrad).
+// The log term is the classic error bound of Cooley–Tukey FFTs, whose normwise error grows like
+// u·log2 N (Higham, "Accuracy and Stability of Numerical Algorithms", §24.1); the sqrt(K) term is the
+// statistical growth of a float32 sum of K rounded products (the same book, §3.1 / §4: the worst case is
+// u·K, random rounding errors give u·sqrt(K)). c = 4 is a safety factor; the max-abs criterion is
+// max|out - ref| / max|ref| <= 8 × the rel_l2 tolerance (pointwise errors concentrate less evenly).
+// For float64 results (checked against a float64 reference with the same roundoff) the bound is doubled.
+// Non-finite values in a result whose reference is finite always fail.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "common/backend.hpp"
+#include "common/problem.hpp"
+
+namespace fftconv {
+
+struct Tolerance {
+  double rel_l2 = 0;
+  double max_abs_rel = 0;
+};
+
+double unit_roundoff(DType d);
+// basis_elems = Nh·Nw of the transform used (tile size for tiled plans; 1 for time domain).
+Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems);
+// The formula as text, for reports.
+std::string tolerance_formula();
+
+}  // namespace fftconv
