@@ -92,33 +92,39 @@ FreqEngine<T>::~FreqEngine() {
 }
 
 template <class T>
-std::size_t FreqEngine<T>::workspace_bytes(int64_t mc, int64_t R, int64_t nc) const {
+std::size_t FreqEngine<T>::workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const {
   const std::size_t cpx = sizeof(std::complex<T>);
-  const std::size_t freq = std::size_t(nfreq()) * std::size_t(mc * R + R * nc + mc * nc) * cpx;
+  const std::size_t freq = std::size_t(nfreq()) * std::size_t(mc * rc + rc * nc + mc * nc) * cpx;
   const std::size_t scratch = std::size_t(threads_) * (std::size_t(nh_ * nw_) * sizeof(T) +
                                                         std::size_t(kBlock + 1) * std::size_t(nfreq()) * cpx);
   return freq + scratch;
 }
 
 template <class T>
-ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budget) const {
+ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap,
+                               int64_t rc_cap) const {
   ChunkPlan c;
-  auto fits = [&](int64_t mc, int64_t nc) { return budget == 0 || workspace_bytes(mc, R, nc) <= budget; };
-  int64_t mc = M;
-  while (mc > 1 && !fits(mc, 1)) mc = (mc + 1) / 2;
-  if (!fits(mc, 1))
+  auto fits = [&](int64_t mc, int64_t rc, int64_t nc) { return budget == 0 || workspace_bytes(mc, rc, nc) <= budget; };
+  int64_t mc = mc_cap > 0 ? std::min(M, mc_cap) : M;
+  int64_t rc = rc_cap > 0 ? std::min(R, rc_cap) : R;
+  while (mc > 1 && !fits(mc, rc, 1)) mc = (mc + 1) / 2;
+  while (rc > 1 && !fits(mc, rc, 1)) rc = (rc + 1) / 2;
+  if (!fits(mc, rc, 1))
     throw Unsupported("fftw: workspace_limit " + std::to_string(budget) + " bytes is below the minimum " +
-                      std::to_string(workspace_bytes(1, R, 1)) + " bytes for basis " + std::to_string(nh_) + "x" +
+                      std::to_string(workspace_bytes(1, 1, 1)) + " bytes for basis " + std::to_string(nh_) + "x" +
                       std::to_string(nw_));
   int64_t lo = 1, hi = N;  // largest nc that fits
   while (lo < hi) {
     int64_t mid = (lo + hi + 1) / 2;
-    if (fits(mc, mid)) lo = mid; else hi = mid - 1;
+    if (fits(mc, rc, mid)) lo = mid; else hi = mid - 1;
   }
   c.mc = mc;
+  c.rc = rc;
   c.nc = lo;
-  c.workspace = workspace_bytes(mc, R, lo);
-  c.b_transforms = ((M + mc - 1) / mc) * R * N;
+  c.workspace = workspace_bytes(mc, rc, lo);
+  const int64_t m_chunks = (M + mc - 1) / mc, n_chunks = (N + lo - 1) / lo;
+  c.b_transforms = m_chunks * R * N;
+  if (rc < R) c.b_transforms += (n_chunks - 1) * M * R;  // A recomputed per N chunk when R is chunked
   return c;
 }
 
@@ -130,8 +136,9 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch) const {
   using Map = Eigen::Map<Mat>;
   const int64_t F = nfreq(), nplane = nh_ * nw_;
   const T scale = T(1) / T(nplane);
-  const int64_t mc_max = ch.mc, nc_max = ch.nc;
-  std::vector<C> af(std::size_t(F * mc_max * s.R)), bf(std::size_t(F * s.R * nc_max)), cf(std::size_t(F * mc_max * nc_max));
+  const int64_t mc_max = ch.mc, nc_max = ch.nc, rc_max = ch.rc > 0 ? ch.rc : s.R;
+  std::vector<C> af(std::size_t(F * mc_max * rc_max)), bf(std::size_t(F * rc_max * nc_max)),
+      cf(std::size_t(F * mc_max * nc_max));
 
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
   auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld) {
@@ -154,21 +161,30 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch) const {
       }
     }
   };
+  auto forward_a = [&](int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
+    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af.data(), mc * rc);
+  };
 
   for (int64_t m0 = 0; m0 < s.M; m0 += mc_max) {
     const int64_t mc = std::min(mc_max, s.M - m0);
-    forward(mc * s.R, [&](int64_t p, T* plane) { s.load_a(m0 + p / s.R, p % s.R, plane); }, af.data(), mc * s.R);
+    if (rc_max >= s.R) forward_a(m0, mc, 0, s.R);  // A whole: transformed once per M chunk
     for (int64_t n0 = 0; n0 < s.N; n0 += nc_max) {
       const int64_t nc = std::min(nc_max, s.N - n0);
-      forward(s.R * nc, [&](int64_t p, T* plane) { s.load_b(p / nc, n0 + p % nc, plane); }, bf.data(), s.R * nc);
-      // Cgemm: one complex product per frequency.
+      for (int64_t r0 = 0; r0 < s.R; r0 += rc_max) {
+        const int64_t rc = std::min(rc_max, s.R - r0);
+        if (rc_max < s.R) forward_a(m0, mc, r0, rc);
+        forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf.data(), rc * nc);
+        const bool acc = r0 > 0;  // later R chunks accumulate in the frequency domain
+        // Cgemm: one complex product per frequency.
 #pragma omp parallel for num_threads(threads_) schedule(static)
-      for (int64_t k = 0; k < F; ++k) {
-        Map A(af.data() + k * mc * s.R, mc, s.R), B(bf.data() + k * s.R * nc, s.R, nc), Cm(cf.data() + k * mc * nc, mc, nc);
-        if (s.conj_a && s.conj_b) Cm.noalias() = A.conjugate() * B.conjugate();
-        else if (s.conj_a) Cm.noalias() = A.conjugate() * B;
-        else if (s.conj_b) Cm.noalias() = A * B.conjugate();
-        else Cm.noalias() = A * B;
+        for (int64_t k = 0; k < F; ++k) {
+          Map A(af.data() + k * mc * rc, mc, rc), B(bf.data() + k * rc * nc, rc, nc), Cm(cf.data() + k * mc * nc, mc, nc);
+          if (!acc) Cm.setZero();
+          if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
+          else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
+          else if (s.conj_b) Cm.noalias() += A * B.conjugate();
+          else Cm.noalias() += A * B;
+        }
       }
       // Trans2D back, C2R, scale, hand the plane to the caller (clip / fold / accumulate).
       const int64_t count = mc * nc;

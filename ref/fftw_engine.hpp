@@ -27,7 +27,8 @@ struct ProductSpec {
 
 // How the engine splits M and N to stay within a workspace budget.
 struct ChunkPlan {
-  int64_t mc = 0, nc = 0;       // chunk sizes
+  int64_t mc = 0, nc = 0;       // chunk sizes of M and N
+  int64_t rc = 0;               // chunk of the reduction R; < R accumulates C over R chunks
   std::size_t workspace = 0;    // bytes of frequency buffers + per-thread scratch
   int64_t b_transforms = 0;     // forward transforms of B including recomputation across M chunks
 };
@@ -46,10 +47,11 @@ class FreqEngine {
   int64_t nw() const { return nw_; }
   int64_t nfreq() const { return nh_ * (nw_ / 2 + 1); }
   int threads() const { return threads_; }
-  // Largest chunks whose workspace fits `budget` (0 = unlimited): whole M first, then N shrinks,
-  // then M shrinks. Throws Unsupported naming workspace_limit when even 1×1 does not fit.
-  ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget) const;
-  std::size_t workspace_bytes(int64_t mc, int64_t R, int64_t nc) const;
+  // Largest chunks whose workspace fits `budget` (0 = unlimited), with M chunks at most mc_cap and
+  // R chunks at most rc_cap (0 = no cap): N shrinks first, then M, then R.
+  // Throws Unsupported naming workspace_limit when even 1×1×1 does not fit.
+  ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap = 0, int64_t rc_cap = 0) const;
+  std::size_t workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const;
   void run(const ProductSpec<T>& spec, const ChunkPlan& chunks) const;
 
  private:

@@ -1,11 +1,185 @@
-// Tiled execution of the fftw backend over the shared tiling planner (filled in with tiling/).
+// Tiled execution of the fftw backend: runs any TilePlan of the shared planner (tiling/) on the
+// frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
+// extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
+#include <sstream>
+
 #include "common/errors.hpp"
 #include "ref/fftw_pass.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 
-std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem&, Pass, const PlanOptions& o) {
-  throw Unsupported("fftw: tile '" + o.tile.to_string() + "' needs the tiling planner, not built yet");
+namespace {
+
+template <class T>
+class FftwTiledPlan final : public Plan {
+ public:
+  FftwTiledPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, TilingChoice choice)
+      : p_(p), pass_(pass), opts_(o), choice_(std::move(choice)) {
+    const TilePlan& tp = choice_.plan;
+    const bool measure = !(o.extra.count("fftw_planner") && o.extra.at("fftw_planner") == "estimate");
+    engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, measure, o.threads);
+    const PassShape sh = pass_shape(p, pass);
+    const int64_t items = tp.item_count(), flight = tp.tiles_in_flight;
+    // Tiled: the planner already sized tiles_in_flight to the limit; untiled: Note [fftw workspace budget].
+    const std::size_t budget = tp.tiled ? o.workspace_limit : default_budget(p, o);
+    if (pass == Pass::accgrad) {
+      const int64_t r = tp.reduction == AccgradReduction::frequency ? items : std::min(items, flight);
+      chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
+    } else {
+      chunks_ = engine_->chunk(items, sh.R, sh.N, budget, flight, 0);
+    }
+    tiles_.reserve(std::size_t(tp.tile_count()));
+    if (tp.tiled)
+      for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
+  }
+
+  std::size_t workspace_bytes() const override { return chunks_.workspace; }
+  std::string tile_json() const override {
+    const TilePlan& tp = choice_.plan;
+    std::ostringstream s;
+    s << "{\"fft_h\":" << tp.fft_h << ",\"fft_w\":" << tp.fft_w << ",\"out_h\":" << tp.out_tile_h()
+      << ",\"out_w\":" << tp.out_tile_w() << ",\"count\":" << tp.tile_count()
+      << ",\"tiles_in_flight\":" << tp.tiles_in_flight << "}";
+    return tp.tiled ? s.str() : "null";
+  }
+  std::string describe() const override {
+    std::ostringstream s;
+    s << "fftw (" << to_string(opts_.dtype) << "): " << choice_.plan.summary();
+    if (pass_ == Pass::accgrad) s << ", accgrad reduction in the " << to_string(choice_.plan.reduction) << " domain";
+    if (pass_ == Pass::bprop) s << ", bprop " << to_string(choice_.plan.assembly);
+    s << "; chunks M " << chunks_.mc << ", R " << chunks_.rc << ", N " << chunks_.nc << ", workspace "
+      << chunks_.workspace << " bytes; planner: " << choice_.reason;
+    return s.str();
+  }
+
+  void execute(const Args& a) const override {
+    require_operands(a, pass_, "fftw");
+    if (a.dtype != opts_.dtype)
+      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
+                            std::string(to_string(opts_.dtype)));
+    if (!choice_.plan.tiled) {
+      run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
+                     static_cast<const T*>(a.grad_output), static_cast<T*>(a.result));
+      return;
+    }
+    run_tiled(static_cast<const T*>(a.input), static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output),
+              static_cast<T*>(a.result));
+  }
+
+ private:
+  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result) const {
+    const ConvProblem& p = p_;
+    const TilePlan& tp = choice_.plan;
+    const PassShape sh = pass_shape(p, pass_);
+    const int64_t ld = engine_->nw(), oh = p.out_h(), ow = p.out_w(), S = p.S;
+    const int64_t in_plane = p.h * p.w, w_plane = p.kh * p.kw, o_plane = oh * ow;
+    auto tile_of = [&](int64_t item) -> const Tile& { return tiles_[std::size_t(item / S)]; };
+    auto load_w = [&](int64_t j, int64_t i, T* d) { load_window(weight + (j * p.f + i) * w_plane, p.kh, p.kw, 0, 0, p.kh, p.kw, d, ld); };
+    auto load_x_tile = [&](int64_t item, int64_t i, T* d) {
+      const Window& r = tile_of(item).read;
+      load_padded_window(p, input + ((item % S) * p.f + i) * in_plane, r.y0, r.x0, r.h, r.w, d, ld);
+    };
+    ProductSpec<T> spec;
+    spec.conj_a = sh.conj_a;
+    spec.conj_b = sh.conj_b;
+    spec.R = sh.R;
+    spec.N = sh.N;
+    switch (pass_) {
+      case Pass::fprop:
+        spec.M = tp.item_count();
+        spec.load_a = load_x_tile;
+        spec.load_b = [&](int64_t i, int64_t j, T* d) { load_w(j, i, d); };
+        spec.store_c = [&](int64_t item, int64_t j, const T* c) {
+          const Window& w = tile_of(item).window;
+          T* out = result + ((item % S) * p.fo + j) * o_plane;
+          for (int64_t y = 0; y < w.h; ++y)
+            for (int64_t x = 0; x < w.w; ++x) out[(w.y0 + y) * ow + w.x0 + x] = c[y * ld + x];
+        };
+        engine_->run(spec, chunks_);
+        return;
+      case Pass::bprop: {
+        const bool fold = tp.assembly == BpropAssembly::fold_accumulate;
+        if (fold) std::fill(result, result + p.input_elems(), T(0));
+        spec.M = tp.item_count();
+        spec.load_a = [&](int64_t item, int64_t j, T* d) {
+          const Window& r = tile_of(item).read;
+          load_window(grad_output + ((item % S) * p.fo + j) * o_plane, oh, ow, r.y0, r.x0, r.h, r.w, d, ld);
+        };
+        spec.load_b = load_w;
+        spec.store_c = [&, fold](int64_t item, int64_t i, const T* c) {
+          const Tile& t = tile_of(item);
+          T* out = result + ((item % S) * p.f + i) * in_plane;
+          for (int64_t y = 0; y < t.window.h; ++y)
+            for (int64_t x = 0; x < t.window.w; ++x) {
+              const T v = c[(t.keep.y0 + y) * ld + t.keep.x0 + x];
+              const int64_t gy = t.window.y0 + y, gx = t.window.x0 + x;
+              if (!fold) {
+                out[(gy - p.ph) * p.w + gx - p.pw] = v;
+              } else {  // Note [bprop tile fold]: tiles of one plane may run concurrently
+                const int64_t r = padded_source(gy, p.h, p.ph, p.padding), cc = padded_source(gx, p.w, p.pw, p.padding);
+                T& dst = out[r * p.w + cc];
+#pragma omp atomic
+                dst += v;
+              }
+            }
+        };
+        engine_->run(spec, chunks_);
+        return;
+      }
+      case Pass::accgrad: {
+        // The paper's reduction form: gradWeight = sum over items of xpad window ⋆ gradOutput tile.
+        auto load_g_tile = [&](int64_t j, int64_t item, T* d) {
+          const Window& w = tile_of(item).window;
+          load_window(grad_output + ((item % S) * p.fo + j) * o_plane, oh, ow, w.y0, w.x0, w.h, w.w, d, ld);
+        };
+        auto clip_into = [&](bool add) {
+          return [&, add](int64_t j, int64_t i, const T* c) {
+            T* out = result + (j * p.f + i) * w_plane;
+            for (int64_t u = 0; u < p.kh; ++u)
+              for (int64_t v = 0; v < p.kw; ++v) out[u * p.kw + v] = (add ? out[u * p.kw + v] : T(0)) + c[u * ld + v];
+          };
+        };
+        spec.M = sh.M;
+        if (tp.reduction == AccgradReduction::frequency) {  // one inverse per (j, i) at the end
+          spec.R = tp.item_count();
+          spec.load_a = load_g_tile;
+          spec.load_b = load_x_tile;
+          spec.store_c = clip_into(false);
+          engine_->run(spec, chunks_);
+          return;
+        }
+        // time: groups of items, an inverse per group, kh×kw crops summed in the time domain.
+        std::fill(result, result + p.weight_elems(), T(0));
+        const int64_t items = tp.item_count(), group = std::min(items, tp.tiles_in_flight);
+        for (int64_t g0 = 0; g0 < items; g0 += group) {
+          spec.R = std::min(group, items - g0);
+          spec.load_a = [&, g0](int64_t j, int64_t r, T* d) { load_g_tile(j, g0 + r, d); };
+          spec.load_b = [&, g0](int64_t r, int64_t i, T* d) { load_x_tile(g0 + r, i, d); };
+          spec.store_c = clip_into(true);
+          engine_->run(spec, chunks_);
+        }
+        return;
+      }
+    }
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  TilingChoice choice_;
+  std::vector<Tile> tiles_;
+  std::unique_ptr<FreqEngine<T>> engine_;
+  ChunkPlan chunks_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o) {
+  // When the planner chooses "none" the plan runs untiled on the planner's basis and says why.
+  TilingChoice c = plan_tiling(p, pass, o);
+  if (o.dtype == DType::f32) return std::make_unique<FftwTiledPlan<float>>(p, pass, o, std::move(c));
+  return std::make_unique<FftwTiledPlan<double>>(p, pass, o, std::move(c));
 }
 
 }  // namespace fftconv

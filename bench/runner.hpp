@@ -1,0 +1,25 @@
+// Runs a plan on host PassData wherever its backend lives (host, or a CUDA device through
+// copies made outside the timed region), timing each execution. Shared by `run`, `validate`, benches.
+#pragma once
+#include <string>
+
+#include "bench/timing.hpp"
+#include "common/backend.hpp"
+#include "validation/data.hpp"
+
+namespace fftconv {
+
+struct RunResult {
+  Timing time;
+  StepTimes breakdown;  // per-step timings of the last repetition, when the plan records them
+};
+
+// Executes `plan` repeat times (after one warm-up) on d's operands and leaves the result in
+// d.result. CUDA plans run on device copies and are timed with events. Throws Unsupported for a
+// CUDA backend when the library was built without CUDA.
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat);
+
+// "host (N OpenMP threads)" or the CUDA device name.
+std::string device_description(Location loc);
+
+}  // namespace fftconv

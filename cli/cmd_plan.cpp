@@ -1,0 +1,96 @@
+// `fftconv plan`: runs the tiling planner for one problem and pass and prints the chosen plan
+// with the candidate table (text) or one JSON object (--json).
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.hpp"
+#include "cli/tile_json.hpp"
+#include "common/errors.hpp"
+#include "tiling/planner.hpp"
+
+namespace fftconv::cli {
+
+namespace {
+
+struct PlanArgs {
+  std::string problem, pass, tile_sizes = "pow2", workspace_limit = "0", tile = "auto";
+  std::size_t max_rows = 24;
+  bool json = false;
+};
+
+// "pow2" | "smooth" | "8,12,16" into the options.
+void apply_tile_sizes(const std::string& s, PlanOptions& o) {
+  if (s == "pow2" || s == "smooth") {
+    o.tile_sizes = parse_size_policy(s);
+    return;
+  }
+  std::string_view rest = s;
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
+      throw InvalidArgument("tile-sizes: expected pow2, smooth or a comma list of sizes, got '" + s + "'");
+    o.tile_candidates.push_back(n);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+// Bytes with an optional K/M/G suffix (powers of 1024).
+std::size_t parse_bytes(const std::string& s) {
+  uint64_t n = 0;
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(s.data(), end, n);
+  uint64_t scale = 1;
+  if (ptr != end && ptr + 1 == end) {
+    switch (*ptr) {
+      case 'K': case 'k': scale = 1ull << 10; ++ptr; break;
+      case 'M': case 'm': scale = 1ull << 20; ++ptr; break;
+      case 'G': case 'g': scale = 1ull << 30; ++ptr; break;
+      default: break;
+    }
+  }
+  if (s.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / scale)
+    throw InvalidArgument("workspace-limit: expected bytes (optionally with K, M or G), got '" + s + "'");
+  return std::size_t(n * scale);
+}
+
+void run_plan(const PlanArgs& a, int* exit_code) {
+  const ConvProblem p = ConvProblem::parse(a.problem);
+  const Pass pass = parse_pass(a.pass);
+  PlanOptions o;
+  o.tile = TileSpec::parse(a.tile);
+  apply_tile_sizes(a.tile_sizes, o);
+  o.workspace_limit = parse_bytes(a.workspace_limit);
+  const TilingChoice c = plan_tiling(p, pass, o);
+  if (a.json) std::printf("%s\n", tiling_choice_to_json(c).dump(2).c_str());
+  else std::printf("%s", explain(c, a.max_rows).c_str());
+  *exit_code = kExitOk;
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Tiling planner: the chosen tile basis for a problem and pass, with the candidate table");
+  cmd->add_option("--problem", args->problem, "Problem spec, e.g. 'S=8,f=16,fo=16,n=128,k=5' or 'L1,S=4'")
+      ->required();
+  cmd->add_option("--pass", args->pass, "fprop | bprop | accgrad")->required();
+  cmd->add_option("--tile-sizes", args->tile_sizes,
+                  "Candidate tile bases: pow2 (8..64), smooth (2,3,5,7-smooth 8..64) or a list '8,12,16'")
+      ->capture_default_str();
+  cmd->add_option("--workspace-limit", args->workspace_limit, "Workspace limit in bytes (K/M/G suffix; 0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--tile", args->tile, "none | auto | N | HxW")->capture_default_str();
+  cmd->add_option("--max-rows", args->max_rows, "Candidate rows shown in the text table (0 = all)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print one JSON object (tile, candidates, reason)");
+  cmd->callback([args, exit_code] { run_plan(*args, exit_code); });
+}
+
+}  // namespace fftconv::cli

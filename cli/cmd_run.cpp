@@ -1,0 +1,109 @@
+// `fftconv run`: one pass of one backend on fresh random inputs, timed (min/median over --repeat)
+// and compared with a float64 reference; a table or one JSON object.
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "api/fftconv.hpp"
+#include "bench/runner.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/fft_size.hpp"
+#include "validation/compare.hpp"
+#include "validation/reference.hpp"
+#include "validation/tolerance.hpp"
+
+namespace fftconv::cli {
+
+namespace {
+struct RunFlags {
+  std::string problem, pass = "fprop", backend = "fftw", check = "auto";
+  int repeat = 5;
+  uint64_t seed = 1;
+  bool json = false;
+  PlanFlags plan;
+};
+
+int run(const RunFlags& f) {
+  const ConvProblem p = ConvProblem::parse(f.problem);
+  const Pass pass = parse_pass(f.pass);
+  const RefKind ref_kind = resolve_ref(parse_ref_kind(f.check), p);
+  if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
+  PlanOptions opts = f.plan.to_options();
+  const Backend& b = builtin_registry().get(f.backend);
+  if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
+  if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
+  auto plan = b.plan(p, pass, opts);
+  PassData d = make_pass_data(p, pass, f.seed);
+  const RunResult rr = run_plan(b, *plan, d, f.repeat);
+  const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
+  const bool fft_like = b.name() != "direct" && b.name() != "im2col";
+  const Tolerance tol =
+      tolerance(p, pass, DType::f32, fft_like ? next_pow2(p.padded_h()) * next_pow2(p.padded_w()) : 1);
+  ErrorStats e;
+  bool ok = true;
+  const int64_t unwritten = count_nan(d.result);
+  if (!ref.empty()) {
+    e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+    ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && e.max_abs_rel <= tol.max_abs_rel;
+  }
+  ok = ok && unwritten == 0;
+  const double tred = p.madds() / (rr.time.median_ms * 1e-3) / 1e12;
+  if (f.json) {
+    nlohmann::json j = {{"backend", b.name()}, {"pass", to_string(pass)}, {"problem", p.to_string()},
+                        {"device", device_description(b.location())},
+                        {"time_ms", {{"min", rr.time.min_ms}, {"median", rr.time.median_ms}, {"repeat", f.repeat}}},
+                        {"tred_per_s", tred}, {"workspace_bytes", plan->workspace_bytes()}, {"plan", plan->describe()},
+                        {"tile", nlohmann::json::parse(plan->tile_json())}, {"reference", to_string(ref_kind)},
+                        {"ok", ok}, {"unwritten", unwritten}};
+    if (!ref.empty())
+      j["error"] = {{"rel_l2", e.rel_l2}, {"max_abs_rel", e.max_abs_rel}, {"nonfinite", e.nonfinite}};
+    else
+      j["error"] = nullptr;
+    j["tolerance"] = {{"rel_l2", tol.rel_l2}, {"max_abs_rel", tol.max_abs_rel}};
+    if (!rr.breakdown.empty()) {
+      nlohmann::json steps = nlohmann::json::object();
+      for (const auto& [name, ms] : rr.breakdown) steps[name] = ms;
+      j["breakdown_ms"] = steps;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("problem   %s\npass      %s\nbackend   %s on %s\n", p.to_string().c_str(),
+                std::string(to_string(pass)).c_str(), std::string(b.name()).c_str(),
+                device_description(b.location()).c_str());
+    std::printf("plan      %s\n", plan->describe().c_str());
+    std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s)\n", rr.time.min_ms,
+                rr.time.median_ms, f.repeat, tred);
+    std::printf("workspace %zu bytes\n", plan->workspace_bytes());
+    for (const auto& [name, ms] : rr.breakdown) std::printf("  step %-10s %.3f ms\n", name.c_str(), ms);
+    if (ref.empty())
+      std::printf("check     none\n");
+    else
+      std::printf("check     vs %s (float64): rel_l2 %.3e (tol %.1e), max_abs_rel %.3e (tol %.1e)%s -> %s\n",
+                  std::string(to_string(ref_kind)).c_str(), e.rel_l2, tol.rel_l2, e.max_abs_rel, tol.max_abs_rel,
+                  e.nonfinite ? " NON-FINITE" : "", ok ? "ok" : "FAILED");
+    if (unwritten) std::printf("unwritten %lld result elements still NaN\n", (long long)unwritten);
+  }
+  return ok ? kExitOk : kExitCheckFailed;
+}
+}  // namespace
+
+void add_run_command(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<RunFlags>();
+  auto* cmd = app.add_subcommand("run", "Run one pass of one backend on random inputs, time it and check it against a "
+                                        "float64 reference");
+  cmd->add_option("--problem", f->problem, "Problem spec, e.g. L2,S=8 or S=8,f=16,fo=16,n=64,k=5,p=2,pad=mirror")
+      ->required();
+  cmd->add_option("--pass", f->pass, "fprop | bprop | accgrad")->capture_default_str();
+  cmd->add_option("--backend", f->backend, "Backend name (see `fftconv backends`)")->capture_default_str();
+  cmd->add_option("--repeat", f->repeat, "Timed repetitions after one warm-up")->capture_default_str();
+  cmd->add_option("--check", f->check,
+                  "Reference: auto (direct when affordable, else fftw64), direct, fftw64 or none")
+      ->capture_default_str();
+  cmd->add_option("--seed", f->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--json", f->json, "Print one JSON object");
+  f->plan.add_to(cmd);
+  cmd->callback([f, exit_code] { *exit_code = run(*f); });
+}
+
+}  // namespace fftconv::cli

@@ -1,0 +1,72 @@
+// PlanFlags (see options.hpp).
+#include "cli/options.hpp"
+
+#include <charconv>
+
+#include "common/errors.hpp"
+
+namespace fftconv::cli {
+
+std::size_t parse_bytes(const std::string& s, const char* flag) {
+  unsigned long long v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  std::string_view unit(ptr, s.data() + s.size() - ptr);
+  unsigned shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : 99;
+  if (s.empty() || ec != std::errc() || shift == 99 || (shift && v > (~0ull >> shift)))
+    throw InvalidArgument(std::string(flag) + ": expected bytes like 1048576, 64M or 2G, got '" + s + "'");
+  return std::size_t(v << shift);
+}
+
+void PlanFlags::add_to(CLI::App* cmd) {
+  cmd->add_option("--tile", tile, "Tiling: none, auto (planner's choice), N or HxW tile FFT size")->capture_default_str();
+  cmd->add_option("--tile-sizes", tile_sizes, "Candidate tile sizes for --tile auto: pow2, smooth or a list 8,16,32")
+      ->capture_default_str();
+  cmd->add_option("--workspace-limit", workspace_limit, "Workspace limit in bytes (K/M/G suffixes), 0 = default")
+      ->capture_default_str();
+  cmd->add_option("--basis", basis, "Pin the untiled Fourier basis: N or HxW");
+  cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners");
+  cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
+  cmd->add_flag("--breakdown", breakdown, "GPU: time each pipeline step with events");
+  cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
+  cmd->add_option("--opt", opts, "Backend-specific pin key=value (e.g. gemm=strided, fftw_planner=estimate); repeatable");
+}
+
+PlanOptions PlanFlags::to_options() const {
+  PlanOptions o;
+  o.tile = TileSpec::parse(tile);
+  if (tile_sizes == "pow2" || tile_sizes == "smooth") {
+    o.tile_sizes = parse_size_policy(tile_sizes);
+  } else {
+    std::string_view rest = tile_sizes;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      TileSpec t = TileSpec::parse(item);
+      if (t.kind != TileSpec::Kind::fixed || t.fft_h != t.fft_w)
+        throw InvalidArgument("tile-sizes: expected pow2, smooth or a list of sizes like 8,16,32, got '" + tile_sizes + "'");
+      o.tile_candidates.push_back(t.fft_h);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+    if (o.tile_candidates.empty()) throw InvalidArgument("tile-sizes: empty list");
+  }
+  o.workspace_limit = parse_bytes(workspace_limit, "workspace-limit");
+  if (!basis.empty()) {
+    TileSpec b = TileSpec::parse(basis);
+    if (b.kind != TileSpec::Kind::fixed) throw InvalidArgument("basis: expected N or HxW, got '" + basis + "'");
+    o.basis_h = b.fft_h;
+    o.basis_w = b.fft_w;
+  }
+  o.tune_cache = tune_cache;
+  o.autotune = !no_autotune;
+  o.breakdown = breakdown;
+  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  o.threads = threads;
+  for (const auto& kv : opts) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw InvalidArgument("opt: expected key=value, got '" + kv + "'");
+    o.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return o;
+}
+
+}  // namespace fftconv::cli

@@ -1,0 +1,30 @@
+// Command-line flags that build PlanOptions, shared by run, validate and the benchmarks.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/backend.hpp"
+
+namespace fftconv::cli {
+
+struct PlanFlags {
+  std::string tile = "none";
+  std::string tile_sizes = "pow2";
+  std::string workspace_limit = "0";
+  std::string basis;                 // "" or N or HxW
+  std::string tune_cache;
+  bool no_autotune = false;
+  bool breakdown = false;
+  int threads = 0;
+  std::vector<std::string> opts;     // key=value backend pins
+
+  void add_to(CLI::App* cmd);
+  PlanOptions to_options() const;    // throws InvalidArgument naming the flag
+};
+
+// "123", "64M", "2G" (binary units) -> bytes; throws InvalidArgument naming `flag`.
+std::size_t parse_bytes(const std::string& s, const char* flag);
+
+}  // namespace fftconv::cli

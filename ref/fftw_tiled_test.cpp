@@ -1,0 +1,77 @@
+// Tiled fftw against direct: every pass, both paddings, tile sizes 8..64 and rectangular tiles,
+// both accgrad reductions, tiles larger than the problem, kernels that need the largest tile,
+// and tile=auto. Tolerances from the tolerance model.
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <random>
+
+#include "api/fftconv.hpp"
+#include "common/fft_size.hpp"
+#include "validation/compare.hpp"
+#include "validation/reference.hpp"
+#include "validation/tolerance.hpp"
+
+using namespace fftconv;
+
+namespace {
+void check_tiled(const ConvProblem& p, Pass pass, const std::string& tile, const std::string& reduction,
+                 uint64_t seed, int64_t in_flight = 0) {
+  PlanOptions o;
+  o.tile = TileSpec::parse(tile);
+  o.extra["fftw_planner"] = "estimate";
+  if (!reduction.empty()) o.extra["accgrad_reduction"] = reduction;
+  if (in_flight) o.extra["tiles_in_flight"] = std::to_string(in_flight);
+  PassData d = make_pass_data(p, pass, seed);
+  const auto ref = reference_result(p, pass, d, RefKind::direct);
+  auto plan = builtin_registry().get("fftw").plan(p, pass, o);
+  plan->execute(d.args());
+  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+  const Tolerance tol = tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w()));
+  INFO(p.to_string(), " ", to_string(pass), " tile ", tile, " ", reduction, " -> ", plan->describe(), " rel_l2 ", e.rel_l2);
+  CHECK(count_nan(d.result) == 0);
+  CHECK(e.rel_l2 <= tol.rel_l2);
+  CHECK(e.max_abs_rel <= tol.max_abs_rel);
+}
+}  // namespace
+
+TEST_CASE("tiled fftw == direct for every pass, padding and tile size") {
+  std::mt19937_64 rng(99);
+  const char* problems[] = {"S=2,f=3,fo=2,n=37,k=5,p=2",           "S=2,f=2,fo=3,h=29,w=41,kh=3,kw=7,ph=1,pw=3,pad=mirror",
+                            "S=1,f=2,fo=2,n=70,k=3,p=1,pad=mirror", "S=3,f=1,fo=1,h=19,w=23,kh=4,kw=2",
+                            "S=2,f=2,fo=2,n=9,k=3"};  // last: tiles larger than the problem
+  for (const char* spec : problems)
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+      for (const char* tile : {"8", "16", "32", "64", "16x8", "8x32"}) {
+        const ConvProblem p = ConvProblem::parse(spec);
+        const TileSpec t = TileSpec::parse(tile);
+        if (t.fft_h < p.kh || t.fft_w < p.kw) continue;
+        if (pass == Pass::accgrad) {
+          check_tiled(p, pass, tile, "frequency", rng());
+          check_tiled(p, pass, tile, "time", rng(), 3);
+        } else {
+          check_tiled(p, pass, tile, "", rng(), 5);
+        }
+      }
+}
+
+TEST_CASE("kernels that need the largest tile, and tile=auto") {
+  std::mt19937_64 rng(3);
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+    check_tiled(ConvProblem::parse("S=1,f=2,fo=2,n=90,k=60"), pass, "64", "", rng());
+    check_tiled(ConvProblem::parse("S=2,f=4,fo=4,n=100,k=3,p=1,pad=mirror"), pass, "auto", "", rng());
+    check_tiled(ConvProblem::parse("S=2,f=4,fo=4,n=12,k=11"), pass, "auto", "", rng());
+  }
+}
+
+TEST_CASE("tiled plans report their tiles and honour the workspace limit") {
+  auto p = ConvProblem::parse("S=4,f=8,fo=8,n=128,k=5");
+  PlanOptions o;
+  o.tile = TileSpec::parse("16");
+  auto plan = builtin_registry().get("fftw").plan(p, Pass::fprop, o);
+  CHECK(plan->tile_json().find("\"fft_h\":16") != std::string::npos);
+  o.tile = TileSpec::parse("auto");
+  o.workspace_limit = 4 << 20;
+  auto lim = builtin_registry().get("fftw").plan(p, Pass::fprop, o);
+  CHECK(lim->workspace_bytes() <= o.workspace_limit);
+}

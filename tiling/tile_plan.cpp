@@ -1,0 +1,134 @@
+// TilePlan construction and per-tile geometry (see Note [tile geometry] in tile_plan.hpp).
+#include "tiling/tile_plan.hpp"
+
+#include <algorithm>
+
+#include "common/errors.hpp"
+#include "tiling/cost_model.hpp"
+
+namespace fftconv {
+
+std::string_view to_string(AccgradReduction r) { return r == AccgradReduction::frequency ? "frequency" : "time"; }
+
+AccgradReduction parse_accgrad_reduction(std::string_view s) {
+  if (s == "frequency" || s == "freq") return AccgradReduction::frequency;
+  if (s == "time") return AccgradReduction::time;
+  throw InvalidArgument("accgrad_reduction: expected frequency or time, got '" + std::string(s) + "'");
+}
+
+std::string_view to_string(BpropAssembly a) {
+  return a == BpropAssembly::crop_store ? "crop_store" : "fold_accumulate";
+}
+
+namespace {
+
+// The range R of one axis (Note [tile geometry], Note [bprop tile fold]): origin and extent.
+std::pair<int64_t, int64_t> axis_region(const ConvProblem& p, Pass pass, bool rows) {
+  const int64_t n = rows ? p.h : p.w, pad = rows ? p.ph : p.pw;
+  const int64_t out = rows ? p.out_h() : p.out_w(), padded = rows ? p.padded_h() : p.padded_w();
+  if (pass != Pass::bprop) return {0, out};
+  if (p.padding == Padding::zero) return {pad, n};
+  return {0, padded};
+}
+
+AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
+  AxisTiling a;
+  const int64_t k = rows ? p.kh : p.kw;
+  const char* name = rows ? "fft_h" : "fft_w";
+  if (fft < k)
+    throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
+                      " is smaller than the kernel (" + (rows ? "kh" : "kw") + " = " + std::to_string(k) + ")");
+  auto [origin, extent] = axis_region(p, pass, rows);
+  a.origin = origin;
+  a.extent = extent;
+  a.fft = fft;
+  a.kernel = k;
+  a.step = fft - k + 1;
+  a.count = (extent + a.step - 1) / a.step;
+  return a;
+}
+
+}  // namespace
+
+TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t tiles_in_flight,
+                         AccgradReduction reduction) {
+  p.validate();
+  TilePlan t;
+  t.problem = p;
+  t.pass = pass;
+  t.tiled = true;
+  t.fft_h = fft_h;
+  t.fft_w = fft_w;
+  t.rows = make_axis(p, pass, true, fft_h);
+  t.cols = make_axis(p, pass, false, fft_w);
+  t.reduction = reduction;
+  t.assembly = p.padding == Padding::zero ? BpropAssembly::crop_store : BpropAssembly::fold_accumulate;
+  t.tiles_in_flight = std::clamp<int64_t>(tiles_in_flight, 1, t.item_count());
+  t.cost = estimate_cost(t);
+  return t;
+}
+
+TilePlan make_untiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t images_in_flight) {
+  p.validate();
+  if (fft_h < p.padded_h() || fft_w < p.padded_w())
+    throw Unsupported("basis: " + std::to_string(fft_h) + "x" + std::to_string(fft_w) +
+                      " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
+                      std::to_string(p.padded_w()));
+  TilePlan t;
+  t.problem = p;
+  t.pass = pass;
+  t.tiled = false;
+  t.fft_h = fft_h;
+  t.fft_w = fft_w;
+  t.assembly = p.padding == Padding::zero ? BpropAssembly::crop_store : BpropAssembly::fold_accumulate;
+  t.tiles_in_flight = std::clamp<int64_t>(images_in_flight, 1, p.S);
+  t.cost = estimate_cost(t);
+  return t;
+}
+
+Window TilePlan::region() const {
+  auto [y0, h] = axis_region(problem, pass, true);
+  auto [x0, w] = axis_region(problem, pass, false);
+  return {y0, x0, h, w};
+}
+
+Tile TilePlan::tile(int64_t index) const {
+  if (!tiled || index < 0 || index >= tile_count())
+    throw InvalidArgument("tile: index " + std::to_string(index) + " out of range (plan has " +
+                          (tiled ? std::to_string(tile_count()) + " tiles" : std::string("no tiles")) + ")");
+  Tile t;
+  t.index = index;
+  t.row = index / cols.count;
+  t.col = index % cols.count;
+  t.window = {rows.start(t.row), cols.start(t.col), rows.length(t.row), cols.length(t.col)};
+  const int64_t kh = problem.kh, kw = problem.kw;
+  const int64_t rh = t.window.h + kh - 1, rw = t.window.w + kw - 1;
+  if (pass == Pass::bprop) {
+    t.read = {t.window.y0 - (kh - 1), t.window.x0 - (kw - 1), rh, rw};
+    const int64_t y0 = std::max<int64_t>(t.read.y0, 0), x0 = std::max<int64_t>(t.read.x0, 0);
+    const int64_t y1 = std::min(t.read.y0 + rh, problem.out_h()), x1 = std::min(t.read.x0 + rw, problem.out_w());
+    t.read_valid = {y0, x0, std::max<int64_t>(y1 - y0, 0), std::max<int64_t>(x1 - x0, 0)};
+    t.border = !(t.read_valid == t.read);
+    t.keep = {kh - 1, kw - 1, t.window.h, t.window.w};
+  } else {
+    t.read = {t.window.y0, t.window.x0, rh, rw};
+    t.read_valid = t.read;
+    const Window inner{problem.ph, problem.pw, problem.h, problem.w};
+    t.border = !inner.contains(t.read);
+    t.keep = pass == Pass::fprop ? Window{0, 0, t.window.h, t.window.w} : Window{0, 0, kh, kw};
+  }
+  return t;
+}
+
+std::string TilePlan::summary() const {
+  const std::string basis = std::to_string(fft_h) + "x" + std::to_string(fft_w);
+  if (!tiled) return "untiled " + basis + " (" + std::to_string(tiles_in_flight) + " images in flight)";
+  std::string s = "tile " + basis + " (out " + std::to_string(out_tile_h()) + "x" + std::to_string(out_tile_w()) +
+                  ", " + std::to_string(rows.count) + "x" + std::to_string(cols.count) + " tiles, " +
+                  std::to_string(tiles_in_flight) + " in flight";
+  if (pass == Pass::accgrad) s += ", " + std::string(to_string(reduction)) + " reduction";
+  if (pass == Pass::bprop) s += ", " + std::string(to_string(assembly));
+  return s + ")";
+}
+
+}  // namespace fftconv

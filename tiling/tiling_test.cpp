@@ -1,0 +1,266 @@
+// Planner invariants on thousands of random problems (partition, windows, workspace limit),
+// fixed geometry examples, bad input, and the choose/explain contract.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "tiling/cost_model.hpp"
+#include "tiling/planner.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+ConvProblem random_problem(std::mt19937& rng) {
+  auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  ConvProblem p;
+  p.S = uni(1, 8); p.f = uni(1, 16); p.fo = uni(1, 16);
+  p.h = uni(1, 200); p.w = uni(1, 200);
+  p.padding = uni(0, 1) ? Padding::mirror : Padding::zero;
+  p.ph = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.h - 1 : 8, 8));
+  p.pw = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.w - 1 : 8, 8));
+  p.kh = uni(1, std::min<int64_t>(p.padded_h(), 40));
+  p.kw = uni(1, std::min<int64_t>(p.padded_w(), 40));
+  return p;
+}
+
+Pass random_pass(std::mt19937& rng) {
+  return Pass(std::uniform_int_distribution<int>(0, 2)(rng));
+}
+
+// Every element of region() is written by exactly one tile, and each window is well formed.
+void check_geometry(const TilePlan& t) {
+  const ConvProblem& p = t.problem;
+  CAPTURE(p.to_string());
+  CAPTURE(t.summary());
+  const Window R = t.region();
+  switch (t.pass) {
+    case Pass::fprop: case Pass::accgrad: CHECK(R == Window{0, 0, p.out_h(), p.out_w()}); break;
+    case Pass::bprop:
+      CHECK(R == (p.padding == Padding::zero ? Window{p.ph, p.pw, p.h, p.w}
+                                               : Window{0, 0, p.padded_h(), p.padded_w()}));
+      CHECK(t.assembly == (p.padding == Padding::zero ? BpropAssembly::crop_store : BpropAssembly::fold_accumulate));
+      break;
+  }
+  CHECK(t.out_tile_h() == t.fft_h - p.kh + 1);
+  CHECK(t.out_tile_w() == t.fft_w - p.kw + 1);
+  CHECK(t.tiles_in_flight >= 1);
+  CHECK(t.tiles_in_flight <= t.item_count());
+  std::vector<int> hits(R.area(), 0);
+  const Window padded{0, 0, p.padded_h(), p.padded_w()}, inner{p.ph, p.pw, p.h, p.w};
+  const Window grad{0, 0, p.out_h(), p.out_w()};
+  for (int64_t k = 0; k < t.tile_count(); ++k) {
+    const Tile e = t.tile(k);
+    REQUIRE(e.index == k);
+    REQUIRE(e.row * t.cols.count + e.col == k);
+    REQUIRE(!e.window.empty());
+    REQUIRE(R.contains(e.window));
+    REQUIRE(e.window.h <= t.out_tile_h());
+    REQUIRE(e.window.w <= t.out_tile_w());
+    for (int64_t y = e.window.y0; y < e.window.y0 + e.window.h; ++y)
+      for (int64_t x = e.window.x0; x < e.window.x0 + e.window.w; ++x) ++hits[(y - R.y0) * R.w + x - R.x0];
+    // The read window is the output window plus the kernel halo and fits the basis.
+    REQUIRE(e.read.h == e.window.h + p.kh - 1);
+    REQUIRE(e.read.w == e.window.w + p.kw - 1);
+    REQUIRE(e.read.h <= t.fft_h);
+    REQUIRE(e.read.w <= t.fft_w);
+    REQUIRE(e.read.contains(e.read_valid));
+    if (t.pass == Pass::bprop) {
+      REQUIRE(e.read.y0 == e.window.y0 - (p.kh - 1));
+      REQUIRE(grad.contains(e.read_valid));
+      REQUIRE(e.border == !(e.read_valid == e.read));
+      REQUIRE(e.keep == Window{p.kh - 1, p.kw - 1, e.window.h, e.window.w});
+    } else {
+      REQUIRE(e.read.y0 == e.window.y0);
+      REQUIRE(padded.contains(e.read));  // inside the padded input ...
+      REQUIRE(e.read_valid == e.read);
+      REQUIRE(e.border == !inner.contains(e.read));  // ... and marked when it touches the padding
+      REQUIRE(e.keep == (t.pass == Pass::fprop ? Window{0, 0, e.window.h, e.window.w} : Window{0, 0, p.kh, p.kw}));
+    }
+    REQUIRE(e.keep.y0 + e.keep.h <= t.fft_h);
+    REQUIRE(e.keep.x0 + e.keep.w <= t.fft_w);
+  }
+  // Exactly once (for accgrad: the reduction covers every gradOutput element once).
+  for (int h : hits) REQUIRE(h == 1);
+}
+
+}  // namespace
+
+TEST_CASE("random problems: tiles partition the result and windows are well formed") {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> side(2, 80);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const ConvProblem p = random_problem(rng);
+    const Pass pass = random_pass(rng);
+    const int64_t fh = side(rng), fw = side(rng);
+    if (fh < p.kh || fw < p.kw) {
+      CHECK_THROWS_AS(make_tiled_plan(p, pass, fh, fw, 4), Unsupported);
+      continue;
+    }
+    check_geometry(make_tiled_plan(p, pass, fh, fw, side(rng)));
+  }
+}
+
+TEST_CASE("random problems: choose() honours the workspace limit or throws Unsupported") {
+  std::mt19937 rng(std::random_device{}());
+  int chosen_tiled = 0, unsupported = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const ConvProblem p = random_problem(rng);
+    const Pass pass = random_pass(rng);
+    TilingOptions o;
+    o.policy = trial % 2 ? SizePolicy::smooth : SizePolicy::pow2;
+    o.workspace_limit = std::size_t(1) << std::uniform_int_distribution<int>(10, 28)(rng);
+    if (trial % 5 == 0) o.sizes = {8, 12, 24, 64};
+    try {
+      const TilingChoice c = choose(p, pass, o);
+      CHECK(c.plan.cost.workspace_bytes <= double(o.workspace_limit));
+      CHECK(workspace_model(c.plan).at(c.plan.tiles_in_flight) == doctest::Approx(c.plan.cost.workspace_bytes));
+      const Candidate& win = c.candidates.at(c.chosen);
+      CHECK(win.feasible);
+      CHECK(win.tiled == c.plan.tiled);
+      for (const Candidate& k : c.candidates) {
+        if (k.feasible) CHECK(win.cost.cost <= k.cost.cost);
+        if (k.feasible) CHECK(k.cost.workspace_bytes <= double(o.workspace_limit));
+      }
+      if (c.plan.tiled) { ++chosen_tiled; check_geometry(c.plan); }
+      CHECK(!c.reason.empty());
+    } catch (const Unsupported& e) {
+      ++unsupported;
+      CHECK(std::string(e.what()).find("no candidate fits") != std::string::npos);
+    }
+  }
+  CHECK(chosen_tiled > 0);
+  MESSAGE("tiled choices: " << chosen_tiled << ", unsupported: " << unsupported);
+}
+
+TEST_CASE("fprop geometry of the paper's example: n=128, k=5, tile 16") {
+  const ConvProblem p = ConvProblem::parse("S=8,f=16,fo=16,n=128,k=5");
+  const TilePlan t = make_tiled_plan(p, Pass::fprop, 16, 16, 1000);
+  CHECK(t.out_tile_h() == 12);
+  CHECK(t.rows.count == 11);  // ceil(124 / 12)
+  CHECK(t.tile_count() == 121);
+  CHECK(t.tiles_in_flight == 968);  // clamped to S * tiles
+  const Tile last = t.tile(120);
+  CHECK(last.window == Window{120, 120, 4, 4});  // remainder tile
+  CHECK(last.read == Window{120, 120, 8, 8});
+  CHECK_FALSE(last.border);
+  CHECK_THROWS_AS(t.tile(121), InvalidArgument);
+  CHECK_THROWS_AS(t.tile(-1), InvalidArgument);
+}
+
+TEST_CASE("bprop geometry: halo outside gradOutput is clipped and marked") {
+  const ConvProblem p = ConvProblem::parse("n=10,k=3,p=1");
+  const TilePlan t = make_tiled_plan(p, Pass::bprop, 8, 8, 1);
+  const Tile first = t.tile(0);
+  CHECK(first.window == Window{1, 1, 6, 6});  // zero padding: only the unpadded window of g_pad
+  CHECK(first.read == Window{-1, -1, 8, 8});
+  CHECK(first.read_valid == Window{0, 0, 7, 7});
+  CHECK(first.border);
+}
+
+TEST_CASE("untiled plans and accgrad reductions") {
+  const ConvProblem p = ConvProblem::parse("S=8,f=16,fo=16,n=256,k=3");
+  TilingOptions o;
+  const TilingChoice u = choose_untiled(p, Pass::fprop, o);
+  CHECK_FALSE(u.plan.tiled);
+  CHECK(u.plan.fft_h == 256);
+  CHECK(u.plan.tiles_in_flight == 8);
+  o.policy = SizePolicy::smooth;
+  CHECK(choose_untiled(ConvProblem::parse("n=27,k=3,p=1"), Pass::bprop, o).plan.fft_h == 30);
+  CHECK_THROWS_AS(make_untiled_plan(p, Pass::fprop, 128, 256, 1), Unsupported);
+  // Time reduction costs more inverses than frequency reduction on the same tile.
+  const TilePlan f = make_tiled_plan(p, Pass::accgrad, 16, 16, 256, AccgradReduction::frequency);
+  const TilePlan t = make_tiled_plan(p, Pass::accgrad, 16, 16, 256, AccgradReduction::time);
+  CHECK(t.cost.transform_flops > f.cost.transform_flops);
+  CHECK(t.cost.cost > f.cost.cost);
+  const TilingChoice c = choose(p, Pass::accgrad, {});
+  CHECK(c.plan.reduction == AccgradReduction::frequency);
+}
+
+TEST_CASE("tiling wins on memory and on cost when the kernel is small") {
+  for (const char* spec : {"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3"})
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      CAPTURE(std::string(spec));
+      CAPTURE(to_string(pass));
+      const TilingChoice c = choose(ConvProblem::parse(spec), pass, {});
+      CHECK(c.plan.tiled);
+      CHECK(c.plan.cost.workspace_bytes < c.candidates[0].cost.workspace_bytes);  // [0] is none
+    }
+}
+
+TEST_CASE("workspace limit lowers the tiles in flight; too small a limit is Unsupported") {
+  const ConvProblem p = ConvProblem::parse("S=8,f=16,fo=16,n=128,k=5");
+  TilingOptions o;
+  o.workspace_limit = 2 << 20;
+  const TilingChoice c = choose_fixed(p, Pass::fprop, 16, 16, o);
+  CHECK(c.plan.tiled);
+  CHECK(c.plan.tiles_in_flight < kMinTilesInFlight);
+  CHECK(c.plan.cost.workspace_bytes <= double(o.workspace_limit));
+  o.workspace_limit = 1000;
+  CHECK_THROWS_AS(choose_fixed(p, Pass::fprop, 16, 16, o), Unsupported);
+  CHECK_THROWS_AS(choose(p, Pass::fprop, o), Unsupported);
+  CHECK_THROWS_AS(choose_untiled(p, Pass::fprop, o), Unsupported);
+}
+
+TEST_CASE("rectangular problems get rectangular candidates") {
+  TilingOptions o;
+  const TilingChoice sq = choose(ConvProblem::parse("n=64,k=5"), Pass::fprop, o);
+  for (const Candidate& k : sq.candidates) CHECK(k.fft_h == k.fft_w);
+  const TilingChoice re = choose(ConvProblem::parse("h=200,w=20,kh=9,kw=3"), Pass::fprop, o);
+  bool any = false;
+  for (const Candidate& k : re.candidates) any |= k.tiled && k.fft_h != k.fft_w;
+  CHECK(any);
+  CHECK(policy_sizes(SizePolicy::pow2) == std::vector<int64_t>{8, 16, 32, 64});
+  CHECK(policy_sizes(SizePolicy::smooth).size() > 20);
+}
+
+TEST_CASE("bad problems and options raise typed errors") {
+  ConvProblem bad;
+  bad.h = 3; bad.kh = 5;
+  CHECK_THROWS_AS(make_tiled_plan(bad, Pass::fprop, 8, 8, 1), InvalidProblem);
+  CHECK_THROWS_AS(choose(bad, Pass::accgrad, {}), InvalidProblem);
+  bad = ConvProblem{};
+  bad.S = 0;
+  CHECK_THROWS_AS(choose_untiled(bad, Pass::bprop, {}), InvalidProblem);
+  const ConvProblem p = ConvProblem::parse("n=32,k=3");
+  TilingOptions o;
+  o.sizes = {1};
+  CHECK_THROWS_AS(choose(p, Pass::fprop, o), InvalidArgument);
+  CHECK_THROWS_AS(choose_fixed(p, Pass::fprop, 8, 5000, {}), InvalidArgument);
+  PlanOptions po;
+  po.extra["tiles_in_flight"] = "-3";
+  CHECK_THROWS_AS(tiling_options(po), InvalidArgument);
+  po.extra = {{"accgrad_reduction", "space"}};
+  CHECK_THROWS_AS(tiling_options(po), InvalidArgument);
+  po.extra = {{"accgrad_reduction", "time"}, {"tiles_in_flight", "1000000"}};
+  po.tile = TileSpec::parse("16");
+  const TilingChoice c = plan_tiling(p, Pass::accgrad, po);
+  CHECK(c.plan.reduction == AccgradReduction::time);
+  CHECK(c.plan.tiles_in_flight == c.plan.item_count());  // clamped to all items
+  po.extra = {{"tiles_in_flight", "3"}};
+  CHECK(plan_tiling(p, Pass::fprop, po).plan.tiles_in_flight == 3);
+}
+
+TEST_CASE("huge problems plan without overflow") {
+  const ConvProblem p = ConvProblem::parse("S=1,f=1,fo=1,h=1000000,w=1000000,k=3");
+  const TilingChoice c = choose(p, Pass::accgrad, {});
+  CHECK(c.plan.tiled);
+  CHECK(c.plan.tile_count() > 1000);
+  CHECK(std::isfinite(c.plan.cost.cost));
+  check_geometry(make_tiled_plan(ConvProblem::parse("h=5,w=100000,kh=5,kw=2"), Pass::bprop, 64, 64, 9));
+}
+
+TEST_CASE("explain lists the candidates and the reason") {
+  const TilingChoice c = choose(ConvProblem::parse("L5,S=8"), Pass::fprop, {});
+  const std::string s = explain(c);
+  CHECK(s.find("reason: ") != std::string::npos);
+  CHECK(s.find("* " + c.candidates[c.chosen].label()) != std::string::npos);
+  CHECK(s.find("none(") != std::string::npos);
+  TilingOptions smooth;
+  smooth.policy = SizePolicy::smooth;
+  const TilingChoice big = choose(ConvProblem::parse("h=300,w=200,kh=3,kw=5"), Pass::fprop, smooth);
+  CHECK(explain(big, 5).find("more candidates") != std::string::npos);
+}
