@@ -1,0 +1,296 @@
+// `fftconv bench fft` (see fft_bench.hpp): fbfft vs cuFFT R2C/C2R on the same data and layout,
+// CUDA-event timing over rotating buffers, device-side verification, copy-bandwidth baseline.
+#include <cufft.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/fft_bench.hpp"
+#include "bench/fft_bench_kernels.cuh"
+#include "common/errors.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/fbfft/fbfft.hpp"
+
+namespace fftconv::bench {
+namespace {
+
+using fbfft::ForwardArgs;
+using fbfft::InverseArgs;
+
+// Buffers rotated across repetitions so that each one starts cold in L2.
+constexpr std::size_t kRotateMinBytes = std::size_t(256) << 20;
+constexpr int kMaxSlots = 32;
+
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    FFTCONV_CUDA_CHECK(cudaEventCreate(&start));
+    FFTCONV_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+struct CufftPlan {
+  cufftHandle h = 0;
+  CufftPlan() = default;
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
+  ~CufftPlan() {
+    if (h) cufftDestroy(h);
+  }
+};
+
+struct Stats {
+  double median_ms = 0, min_ms = 0;
+};
+
+// Times fn(rep) with CUDA events: warmup untimed calls, then `repeat` timed ones.
+template <class Fn>
+Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream) {
+  EventPair ev;
+  for (int i = 0; i < warmup; ++i) fn(i);
+  FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    fn(warmup + i);
+    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float t = 0;
+    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return {n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front()};
+}
+
+// Device copy bandwidth (bytes read + written per second) of a large D2D cudaMemcpy.
+double copy_bandwidth_gbps(int repeat, cudaStream_t stream) {
+  std::size_t free_b = 0, total_b = 0;
+  FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t bytes = std::min<std::size_t>(std::size_t(1) << 30, free_b / 4);
+  DeviceBuffer a(bytes), b(bytes);
+  FFTCONV_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, bytes, stream));
+  const Stats s = time_events(
+      [&](int) { FFTCONV_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream)); }, 3,
+      std::max(5, repeat / 2), stream);
+  return 2.0 * double(bytes) / (s.median_ms * 1e6);
+}
+
+nlohmann::json device_json() {
+  int dev = 0, driver = 0, runtime = 0, cufft_ver = 0;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  FFTCONV_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  FFTCONV_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  FFTCONV_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  FFTCONV_CUFFT_CHECK(cufftGetVersion(&cufft_ver));
+  return {{"name", p.name},
+          {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+          {"sm_count", p.multiProcessorCount},
+          {"l2_bytes", p.l2CacheSize},
+          {"memory_bytes", p.totalGlobalMem},
+          {"cuda_driver", driver},
+          {"cuda_runtime", runtime},
+          {"cufft", cufft_ver}};
+}
+
+std::string timestamp_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Verification tolerance for two fp32 FFTs of N points: 8 * 2^-24 * log2(N) normwise.
+double verify_tolerance(int n_h, int n_w) { return 8.0 * std::ldexp(1.0, -24) * std::max(1.0, std::log2(double(n_h) * n_w)); }
+
+struct Config {
+  int n_h, n_w;
+  int64_t batch;
+  bool inverse;
+};
+
+nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy_gbps, cudaStream_t stream,
+                          uint64_t seed, std::ostream& out, bool* ok) {
+  const int nw2 = c.n_w / 2 + 1;
+  const int64_t real_elems = c.batch * c.n_h * c.n_w, cplx_elems = c.batch * c.n_h * nw2;
+  const std::size_t real_bytes = std::size_t(real_elems) * sizeof(float), cplx_bytes = std::size_t(cplx_elems) * sizeof(float2);
+  std::size_t free_b = 0, total_b = 0;
+  FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t slot = real_bytes + cplx_bytes;
+  int slots = int(std::min<std::size_t>(kMaxSlots, (kRotateMinBytes + slot - 1) / slot));
+  slots = std::max(1, std::min<int>(slots, int((free_b / 2) / (slot * 1)) - 2));
+  std::vector<DeviceBuffer> real(slots), cplx(slots);
+  for (int s = 0; s < slots; ++s) {
+    real[s].allocate(real_bytes);
+    cplx[s].allocate(cplx_bytes);
+    fill_uniform(real[s].as<float>(), real_elems, seed + s, stream);
+  }
+  DeviceBuffer check_real(real_bytes), check_cplx(cplx_bytes);
+
+  CufftPlan r2c, c2r;
+  int dims[2] = {c.n_h, c.n_w};
+  const int rank = c.n_h == 1 ? 1 : 2;
+  int* n = rank == 1 ? dims + 1 : dims;
+  FFTCONV_CUFFT_CHECK(cufftPlanMany(&r2c.h, rank, n, nullptr, 1, c.n_h * c.n_w, nullptr, 1, c.n_h * nw2, CUFFT_R2C, int(c.batch)));
+  FFTCONV_CUFFT_CHECK(cufftSetStream(r2c.h, stream));
+  if (c.inverse) {
+    FFTCONV_CUFFT_CHECK(cufftPlanMany(&c2r.h, rank, n, nullptr, 1, c.n_h * nw2, nullptr, 1, c.n_h * c.n_w, CUFFT_C2R, int(c.batch)));
+    FFTCONV_CUFFT_CHECK(cufftSetStream(c2r.h, stream));
+  }
+
+  ForwardArgs fa;
+  fa.batch = c.batch;
+  fa.n_h = c.n_h;
+  fa.n_w = c.n_w;
+  fa.in_h = c.n_h;
+  fa.in_w = c.n_w;
+  fa.in_ld = c.n_w;
+  fa.in_plane_stride = int64_t(c.n_h) * c.n_w;
+  InverseArgs ia;
+  ia.batch = c.batch;
+  ia.n_h = c.n_h;
+  ia.n_w = c.n_w;
+  ia.out_h = c.n_h;
+  ia.out_w = c.n_w;
+  ia.out_ld = c.n_w;
+  ia.out_plane_stride = int64_t(c.n_h) * c.n_w;
+
+  // Verification on slot 0: fbfft output poisoned with NaN first, compared on the device.
+  ErrorSums err;
+  if (!c.inverse) {
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(cplx[0].get(), 0xff, cplx_bytes, stream));
+    fa.input = real[0].as<float>();
+    fa.output = cplx[0].as<float2>();
+    fbfft::forward(fa, stream);
+    FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[0].as<float>(), check_cplx.as<cufftComplex>()));
+    err = compare_on_device(reinterpret_cast<const float*>(cplx[0].get()), check_cplx.as<float>(), 2 * cplx_elems, stream);
+  } else {
+    for (int s = 0; s < slots; ++s)  // Hermitian spectra of real data in every slot
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[s].as<float>(), cplx[s].as<cufftComplex>()));
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx.get(), cplx[0].get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(real[0].get(), 0xff, real_bytes, stream));
+    ia.input = cplx[0].as<float2>();
+    ia.output = real[0].as<float>();
+    fbfft::inverse(ia, stream);
+    FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, check_cplx.as<cufftComplex>(), check_real.as<float>()));
+    err = compare_on_device(real[0].as<float>(), check_real.as<float>(), real_elems, stream);
+  }
+  const double rel = err.ref_sq > 0 ? std::sqrt(err.diff_sq / err.ref_sq) : std::sqrt(err.diff_sq);
+  const bool verified = err.non_finite == 0 && rel <= verify_tolerance(c.n_h, c.n_w);
+  if (!verified) *ok = false;
+
+  Stats fb, cu;
+  if (!c.inverse) {
+    fb = time_events([&](int i) {
+      fa.input = real[i % slots].as<float>();
+      fa.output = cplx[i % slots].as<float2>();
+      fbfft::forward(fa, stream);
+    }, o.warmup, o.repeat, stream);
+    cu = time_events([&](int i) {
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[i % slots].as<float>(), cplx[i % slots].as<cufftComplex>()));
+    }, o.warmup, o.repeat, stream);
+  } else {
+    fb = time_events([&](int i) {
+      ia.input = cplx[i % slots].as<float2>();
+      ia.output = real[i % slots].as<float>();
+      fbfft::inverse(ia, stream);
+    }, o.warmup, o.repeat, stream);
+    // cuFFT C2R may overwrite its input; it runs after fbfft, on the same buffers.
+    cu = time_events([&](int i) {
+      FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
+    }, o.warmup, o.repeat, stream);
+  }
+  const double bytes = double(real_bytes + cplx_bytes);
+  const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
+  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse);
+  char line[320];
+  std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s\n",
+                c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
+                cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
+                cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED");
+  out << line << std::flush;
+  return {{"n_h", c.n_h},
+          {"n_w", c.n_w},
+          {"batch", c.batch},
+          {"direction", c.inverse ? "inverse" : "forward"},
+          {"bytes", bytes},
+          {"rotating_buffers", slots},
+          {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps}}},
+          {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}}},
+          {"speedup", cu.median_ms / fb.median_ms},
+          {"rel_l2_vs_cufft", rel},
+          {"non_finite", err.non_finite},
+          {"verified", verified},
+          {"fbfft_kernel", attrs}};
+}
+
+}  // namespace
+
+bool fft_bench_available(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    if (why) *why = std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")";
+    return false;
+  }
+  return true;
+}
+
+std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all_ok) {
+  if (o.dims != 1 && o.dims != 2) throw InvalidArgument("bench fft: --dims must be 1 or 2, got " + std::to_string(o.dims));
+  if (o.repeat < 1) throw InvalidArgument("bench fft: --repeat must be >= 1, got " + std::to_string(o.repeat));
+  if (o.sizes.empty() || o.batches.empty()) throw InvalidArgument("bench fft: --sizes and --batches must not be empty");
+  for (int n : o.sizes)
+    if (!fbfft::supported(o.dims == 2 ? n : 1, n))
+      throw Unsupported("bench fft: fbfft has no " + std::to_string(o.dims) + "-D kernel for size " + std::to_string(n));
+  for (int64_t b : o.batches)
+    if (b < 1 || b > (int64_t(1) << 30)) throw InvalidArgument("bench fft: batch " + std::to_string(b) + " out of range [1, 2^30]");
+  *all_ok = true;
+  cudaStream_t stream = nullptr;
+  FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  nlohmann::json doc;
+  doc["benchmark"] = "fft";
+  doc["command"] = o.command_line;
+  doc["date"] = timestamp_utc();
+  doc["device"] = device_json();
+  doc["dims"] = o.dims;
+  doc["direction"] = o.inverse ? "inverse" : "forward";
+  doc["repeat"] = o.repeat;
+  doc["warmup"] = o.warmup;
+  doc["layout"] = "standard batch x n_h x (n_w/2+1), no padding, out-of-place";
+  const double copy = copy_bandwidth_gbps(o.repeat, stream);
+  doc["copy_gbps"] = copy;
+  out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy << " GB/s (read+write)\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2\n";
+  const uint64_t seed = std::random_device{}();
+  doc["seed"] = seed;
+  nlohmann::json rows = nlohmann::json::array();
+  for (int n : o.sizes)
+    for (int64_t b : o.batches)
+      rows.push_back(run_config({o.dims == 2 ? n : 1, n, b, o.inverse}, o, copy, stream, seed, out, all_ok));
+  doc["rows"] = rows;
+  return doc.dump(2);
+}
+
+}  // namespace fftconv::bench

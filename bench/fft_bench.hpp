@@ -1,0 +1,31 @@
+// `fftconv bench fft`: fbfft against cuFFT on batched R2C / C2R transforms of small sizes, as time
+// and as a fraction of the device copy bandwidth measured in the same run (paper Figures 7-8).
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace fftconv::bench {
+
+struct FftBenchOptions {
+  int dims = 2;                                   // 1: n-point transforms; 2: n×n
+  std::vector<int> sizes{8, 16, 32, 64};
+  std::vector<int64_t> batches{16384, 65536};
+  bool inverse = false;                           // C2R instead of R2C
+  int repeat = 50;                                // timed repetitions (median and min reported)
+  int warmup = 5;
+  std::string command_line;                       // recorded in the JSON
+};
+
+// True when this build has the CUDA benchmark and a device is present; else *why says which.
+bool fft_bench_available(std::string* why);
+
+// Runs every (size, batch) configuration: verifies fbfft against cuFFT on the same data, times
+// both with CUDA events after warm-up over rotating buffers larger than L2, prints a table to
+// `out`, and returns the JSON document (device, versions, copy bandwidth, rows). *all_ok is false
+// when some configuration failed verification. Throws InvalidArgument for bad options,
+// Unsupported for sizes without an fbfft kernel, CudaError / OutOfMemory from the device.
+std::string run_fft_bench(const FftBenchOptions& opts, std::ostream& out, bool* all_ok);
+
+}  // namespace fftconv::bench

@@ -1,0 +1,85 @@
+// `fftconv bench fft`: fbfft against cuFFT on batched small R2C/C2R transforms (paper Figs 7-8);
+// prints a table, optionally writes JSON; exit 2 without a CUDA build or device, 1 on a failed check.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "common/errors.hpp"
+#ifdef FFTCONV_HAVE_CUDA
+#include "bench/fft_bench.hpp"
+#endif
+
+namespace fftconv::cli {
+
+namespace {
+
+struct BenchFftArgs {
+  int dims = 2;
+  std::vector<int> sizes{8, 16, 32, 64};
+  std::vector<int64_t> batches{16384, 65536};
+  bool inverse = false;
+  int repeat = 50;
+  std::string json;
+};
+
+int run(const BenchFftArgs& a, const std::string& command) {
+#ifdef FFTCONV_HAVE_CUDA
+  std::string why;
+  if (!bench::fft_bench_available(&why)) {
+    std::fprintf(stderr, "fftconv bench fft: %s\n", why.c_str());
+    return kExitBadInput;
+  }
+  bench::FftBenchOptions o;
+  o.dims = a.dims;
+  o.sizes = a.sizes;
+  o.batches = a.batches;
+  o.inverse = a.inverse;
+  o.repeat = a.repeat;
+  o.command_line = command;
+  bool ok = true;
+  const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
+  if (!a.json.empty()) {
+    std::ofstream f(a.json);
+    if (!f) throw InvalidArgument("--json: cannot open '" + a.json + "' for writing");
+    f << doc << "\n";
+  }
+  if (!ok) {
+    std::fprintf(stderr, "fftconv bench fft: fbfft disagreed with cuFFT in at least one configuration\n");
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+#else
+  (void)a;
+  (void)command;
+  std::fprintf(stderr, "fftconv bench fft: this build has no CUDA support (configure with nvcc and FFTCONV_CUDA)\n");
+  return kExitBadInput;
+#endif
+}
+
+}  // namespace
+
+void add_bench_fft_command(CLI::App& bench, int* exit_code) {
+  auto args = std::make_shared<BenchFftArgs>();
+  CLI::App* cmd = bench.add_subcommand("fft", "fbfft vs cuFFT: batched R2C (or --inverse C2R) transforms, time and GB/s");
+  cmd->add_option("--dims", args->dims, "1 (n-point) or 2 (n x n)")->check(CLI::IsMember({1, 2}));
+  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two)")->delimiter(',');
+  cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
+  cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
+  cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);
+  cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
+  cmd->callback([args, exit_code]() {
+    std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";
+    for (std::size_t i = 0; i < args->sizes.size(); ++i) command += (i ? "," : "") + std::to_string(args->sizes[i]);
+    command += " --batches ";
+    for (std::size_t i = 0; i < args->batches.size(); ++i) command += (i ? "," : "") + std::to_string(args->batches[i]);
+    if (args->inverse) command += " --inverse";
+    command += " --repeat " + std::to_string(args->repeat);
+    *exit_code = run(*args, command);
+  });
+}
+
+}  // namespace fftconv::cli

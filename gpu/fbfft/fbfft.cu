@@ -1,0 +1,146 @@
+// fbfft host side: argument validation, size dispatch through the constexpr launcher tables of
+// fbfft_1d.cu / fbfft_2d.cu, the launch-grid helper and kernel attributes for reports.
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "common/errors.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/fbfft/fbfft_dispatch.hpp"
+
+namespace fftconv::fbfft {
+namespace {
+
+int log2_exact(int n) {
+  int l = 0;
+  while ((1 << l) < n) ++l;
+  return (1 << l) == n ? l : -1;
+}
+
+const detail::Launcher* find_launcher(int n_h, int n_w) {
+  const int lh = log2_exact(n_h), lw = log2_exact(n_w);
+  if (lh < 0 || lw < 1) return nullptr;
+  if (lh == 0) return lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw] : nullptr;
+  if (lh > detail::kMaxLog2d || lw > detail::kMaxLog2d) return nullptr;
+  const detail::Launcher* l = &detail::launchers_2d()[lh * (detail::kMaxLog2d + 1) + lw];
+  return l->forward ? l : nullptr;
+}
+
+const detail::Launcher& launcher_or_throw(int n_h, int n_w) {
+  const detail::Launcher* l = find_launcher(n_h, n_w);
+  if (!l)
+    throw Unsupported("fbfft: no kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) +
+                      " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, or 128x128; powers of two)");
+  return *l;
+}
+
+[[noreturn]] void bad(const std::string& field, int64_t value, const std::string& why) {
+  throw InvalidArgument("fbfft: " + field + "=" + std::to_string(value) + " " + why);
+}
+
+void validate_common(int64_t batch, int n_h, int n_w, Layout layout, int64_t ld_batch, bool null_data) {
+  if (batch < 0) bad("batch", batch, "must be >= 0");
+  if (n_h < 1) bad("n_h", n_h, "must be >= 1");
+  if (n_w < 1) bad("n_w", n_w, "must be >= 1");
+  if (layout == Layout::freq_major && ld_batch != 0 && ld_batch < batch)
+    bad("ld_batch", ld_batch, "must be 0 or >= batch (" + std::to_string(batch) + ") for the freq_major layout");
+  if (batch > 0 && null_data) bad("batch", batch, "needs non-null input and output pointers");
+}
+
+}  // namespace
+
+const char* to_string(Layout l) {
+  switch (l) {
+    case Layout::standard: return "standard";
+    case Layout::transposed: return "transposed";
+    case Layout::freq_major: return "freq_major";
+  }
+  return "?";
+}
+
+bool supported(int n_h, int n_w) { return find_launcher(n_h, n_w) != nullptr; }
+
+void validate(const ForwardArgs& a) {
+  validate_common(a.batch, a.n_h, a.n_w, a.layout, a.ld_batch, !a.input || !a.output);
+  if (a.in_h < 0) bad("in_h", a.in_h, "must be >= 0");
+  if (a.in_w < 0) bad("in_w", a.in_w, "must be >= 0");
+  if (a.in_ld < a.in_w) bad("in_ld", a.in_ld, "must be >= in_w (" + std::to_string(a.in_w) + ")");
+  if (a.in_plane_stride < 0) bad("in_plane_stride", a.in_plane_stride, "must be >= 0");
+  if (a.off_h < 0) bad("off_h", a.off_h, "must be >= 0");
+  if (a.off_w < 0) bad("off_w", a.off_w, "must be >= 0");
+  if (a.n_h == 1 && a.off_h != 0) bad("off_h", a.off_h, "must be 0 for a 1-D transform (n_h=1)");
+}
+
+void validate(const InverseArgs& a) {
+  validate_common(a.batch, a.n_h, a.n_w, a.layout, a.ld_batch, !a.input || !a.output);
+  if (a.out_h < 0) bad("out_h", a.out_h, "must be >= 0");
+  if (a.out_w < 0) bad("out_w", a.out_w, "must be >= 0");
+  if (a.out_off_h < 0 || a.out_off_h + a.out_h > a.n_h)
+    bad("out_off_h", a.out_off_h, "with out_h=" + std::to_string(a.out_h) + " must lie inside n_h=" + std::to_string(a.n_h));
+  if (a.out_off_w < 0 || a.out_off_w + a.out_w > a.n_w)
+    bad("out_off_w", a.out_off_w, "with out_w=" + std::to_string(a.out_w) + " must lie inside n_w=" + std::to_string(a.n_w));
+  if (a.out_ld < a.out_w) bad("out_ld", a.out_ld, "must be >= out_w (" + std::to_string(a.out_w) + ")");
+  if (a.out_plane_stride < 0) bad("out_plane_stride", a.out_plane_stride, "must be >= 0");
+}
+
+void forward(const ForwardArgs& a, cudaStream_t stream) {
+  validate(a);
+  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w);
+  if (a.batch == 0) return;
+  l.forward(a, stream);
+}
+
+void inverse(const InverseArgs& a, cudaStream_t stream) {
+  validate(a);
+  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w);
+  if (a.batch == 0) return;
+  l.inverse(a, stream);
+}
+
+std::string kernel_attributes(int n_h, int n_w, bool inverse) {
+  const detail::Launcher& l = launcher_or_throw(n_h, n_w);
+  const void* kernel = inverse ? l.inverse_kernel() : l.forward_kernel();
+  cudaFuncAttributes attr{};
+  FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int blocks = 0;
+  if (l.smem_bytes > 48 * 1024)
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem_bytes));
+  FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, detail::kThreads, l.smem_bytes));
+  int device = 0, max_threads = 0;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
+  FFTCONV_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  const double occupancy = max_threads > 0 ? double(blocks * detail::kThreads) / max_threads : 0.0;
+  return "regs=" + std::to_string(attr.numRegs) + " lmem=" + std::to_string(attr.localSizeBytes) +
+         "B smem=" + std::to_string(l.smem_bytes + static_cast<int>(attr.sharedSizeBytes)) +
+         "B blocks/SM=" + std::to_string(blocks) + " occupancy=" + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) + "%";
+}
+
+namespace detail {
+
+int grid_blocks(const void* kernel, int smem_bytes, int64_t work_blocks) {
+  // One full wave per (kernel, device), computed once: the occupancy query costs microseconds.
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, int64_t> waves;
+  int device = 0;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
+  int64_t wave = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = waves.find({kernel, device});
+    if (it != waves.end()) wave = it->second;
+  }
+  if (wave == 0) {
+    int sms = 0, per_sm = 0;
+    FFTCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_bytes));
+    wave = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+    std::lock_guard<std::mutex> lock(mutex);
+    waves[{kernel, device}] = wave;
+  }
+  return static_cast<int>(work_blocks < wave ? (work_blocks > 0 ? work_blocks : 1) : wave);
+}
+
+}  // namespace detail
+}  // namespace fftconv::fbfft

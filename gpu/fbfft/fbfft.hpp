@@ -1,0 +1,84 @@
+// fbfft: batched real-to-complex / complex-to-real FFTs of small power-of-two sizes computed in
+// registers with warp shuffles, with implicit zero padding (clipped loads) and a clipped inverse.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace fftconv::fbfft {
+
+// Memory order of a batch of half spectra, each n_h × (n_w/2+1) complex (n_h = 1 for 1-D):
+//   standard:   [plane][kh][kw]                       (cuFFT / FFTW R2C order)
+//   transposed: [plane][kw][kh]                       (the paper's order; same as standard in 1-D)
+//   freq_major: [kh][kw][plane], plane stride 1, frequency stride ld_batch (>= batch): the
+//               layout of a batched CGEMM over frequencies.
+enum class Layout { standard, transposed, freq_major };
+const char* to_string(Layout l);
+
+// Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).
+__host__ __device__ inline int64_t freq_offset(Layout l, int64_t plane, int kh, int kw, int n_h, int nw2,
+                                               int64_t ld_batch) {
+  switch (l) {
+    case Layout::transposed: return (plane * nw2 + kw) * n_h + kh;
+    case Layout::freq_major: return (static_cast<int64_t>(kh) * nw2 + kw) * ld_batch + plane;
+    default: return (plane * n_h + kh) * nw2 + kw;
+  }
+}
+
+// Forward R2C, unnormalized, sign -1: for each plane b < batch,
+//   X[b][kh][kw] = sum_{y<n_h, x<n_w} xpad(y, x) exp(-2 pi i (kh y / n_h + kw x / n_w)),  kw <= n_w/2,
+// where xpad(y, x) = input[b*in_plane_stride + (y-off_h)*in_ld + (x-off_w)] when
+// 0 <= y-off_h < in_h and 0 <= x-off_w < in_w, else 0 (the plane sits at (off_h, off_w); parts of it
+// beyond the transform are ignored). 1-D transforms have n_h = 1 (then off_h must be 0, row 0 is read).
+struct ForwardArgs {
+  int64_t batch = 0;
+  int n_h = 1, n_w = 0;
+  const float* input = nullptr;
+  int64_t in_h = 0, in_w = 0, in_ld = 0, in_plane_stride = 0;
+  int64_t off_h = 0, off_w = 0;
+  float2* output = nullptr;
+  Layout layout = Layout::standard;
+  int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
+};
+
+// Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
+//   x(y, x) = scale * sum_{kh < n_h} sum_{kw <= n_w/2} c_kw Re(X[b][kh][kw] exp(2 pi i (kh y/n_h + kw x/n_w)))
+// with c_kw = 1 for kw = 0 and kw = n_w/2, 2 otherwise (the real part of the inverse of the
+// Hermitian extension; for the spectrum of a real plane this is the exact inverse times n_h n_w).
+// Only the window [out_off_h, out_off_h+out_h) × [out_off_w, out_off_w+out_w) of the n_h×n_w
+// result is written, to output[b*out_plane_stride + (y-out_off_h)*out_ld + (x-out_off_w)].
+struct InverseArgs {
+  int64_t batch = 0;
+  int n_h = 1, n_w = 0;
+  const float2* input = nullptr;
+  Layout layout = Layout::standard;
+  int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
+  float* output = nullptr;
+  int64_t out_h = 0, out_w = 0, out_off_h = 0, out_off_w = 0, out_ld = 0, out_plane_stride = 0;
+  float scale = 1.f;
+};
+
+// Sizes with a register kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128.
+bool supported(int n_h, int n_w);
+// Largest supported side for 2-D transforms (128, square only).
+inline constexpr int kMaxSide2d = 128;
+
+// Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
+// offsets, null pointers with batch > 0) or Unsupported for a size without a kernel.
+void validate(const ForwardArgs& a);
+void validate(const InverseArgs& a);
+
+// The register kernels (asynchronous on `stream`).
+void forward(const ForwardArgs& a, cudaStream_t stream = nullptr);
+void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
+
+// Direct-DFT twins with the same contract (one thread per output element, double accumulation),
+// for tests; any n_h, n_w >= 1 (not only powers of two).
+void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
+void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
+
+// Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..".
+std::string kernel_attributes(int n_h, int n_w, bool inverse);
+
+}  // namespace fftconv::fbfft

@@ -1,0 +1,31 @@
+// Internal to gpu/fbfft: the per-size launchers (constexpr tables of template instances, one table
+// per translation unit so the 1-D and 2-D kernels compile in parallel) and the launch-grid helper.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "gpu/fbfft/fbfft.hpp"
+
+namespace fftconv::fbfft::detail {
+
+inline constexpr int kThreads = 128;   // threads per block of every fbfft kernel
+inline constexpr int kMaxLog1d = 8;    // 1-D sizes 2^1 .. 2^8
+inline constexpr int kMaxLog2d = 7;    // 2-D sides 2^1 .. 2^6, and 2^7 × 2^7
+
+struct Launcher {
+  void (*forward)(const ForwardArgs&, cudaStream_t) = nullptr;
+  void (*inverse)(const InverseArgs&, cudaStream_t) = nullptr;
+  const void* (*forward_kernel)() = nullptr;  // the __global__ function, for cudaFuncGetAttributes
+  const void* (*inverse_kernel)() = nullptr;
+  int smem_bytes = 0;                         // dynamic shared memory per block
+};
+
+// launchers_1d()[log2 n] for n = 2..256 (entry 0 empty).
+const Launcher* launchers_1d();
+// launchers_2d()[log2 n_h * (kMaxLog2d + 1) + log2 n_w]; entries without a kernel are empty.
+const Launcher* launchers_2d();
+
+// Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
+// blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized).
+int grid_blocks(const void* kernel, int smem_bytes, int64_t work_blocks);
+
+}  // namespace fftconv::fbfft::detail

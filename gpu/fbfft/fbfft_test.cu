@@ -1,0 +1,436 @@
+// Tests of the fbfft transforms against FFTW in double on the host (every size and layout, padding
+// offsets on all four sides, odd planes, clipped inverse windows), against the direct-DFT twins,
+// and FFTW's self-test properties (linearity, impulse response, time shift). Suite "gpu".
+#include <doctest/doctest.h>
+#include <fftw3.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/fbfft/fbfft.hpp"
+
+namespace {
+
+using fftconv::DeviceBuffer;
+using fftconv::fbfft::ForwardArgs;
+using fftconv::fbfft::InverseArgs;
+using fftconv::fbfft::Layout;
+using cd = std::complex<double>;
+
+bool have_device() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+#define FBFFT_REQUIRE_DEVICE()                                  \
+  if (!have_device()) {                                         \
+    MESSAGE("skipped: no CUDA device");                         \
+    return;                                                     \
+  }
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g{std::random_device{}()};
+  return g;
+}
+int uniform_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng()); }
+std::vector<float> random_floats(size_t n) {
+  std::normal_distribution<float> d(0.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng());
+  return v;
+}
+
+// Tolerance model of one fp32 FFT: c * 2^-24 * log2(N) normwise (N = n_h * n_w, at least 2).
+double fft_tolerance(int n_h, int n_w) {
+  constexpr double kC = 4.0;
+  return kC * std::ldexp(1.0, -24) * std::max(1.0, std::log2(double(n_h) * n_w));
+}
+
+double rel_l2(const std::vector<cd>& got, const std::vector<cd>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    num += std::norm(got[i] - ref[i]);
+    den += std::norm(ref[i]);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& h) {
+  DeviceBuffer d(h.size() * sizeof(T));
+  FFTCONV_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+template <class T>
+std::vector<T> download(const DeviceBuffer& d, size_t n) {
+  std::vector<T> h(n);
+  FFTCONV_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+void poison(DeviceBuffer& d) {  // all-ones bytes: a NaN in every float
+  FFTCONV_CUDA_CHECK(cudaMemset(d.get(), 0xff, d.bytes()));
+}
+
+// FFTW r2c of one padded n_h×n_w plane (double): n_h × (n_w/2+1) half spectrum, row-major.
+std::vector<cd> fftw_r2c(const std::vector<double>& plane, int n_h, int n_w) {
+  const int nw2 = n_w / 2 + 1;
+  std::vector<double> in(plane);
+  std::vector<cd> out(size_t(n_h) * nw2);
+  auto* o = reinterpret_cast<fftw_complex*>(out.data());
+  fftw_plan p = n_h == 1 ? fftw_plan_dft_r2c_1d(n_w, in.data(), o, FFTW_ESTIMATE)
+                         : fftw_plan_dft_r2c_2d(n_h, n_w, in.data(), o, FFTW_ESTIMATE);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  return out;
+}
+
+struct Size2 {
+  int n_h, n_w;
+};
+std::vector<Size2> all_sizes() {
+  std::vector<Size2> s;
+  for (int n = 2; n <= 256; n *= 2) s.push_back({1, n});
+  for (int h = 2; h <= 64; h *= 2)
+    for (int w = 2; w <= 64; w *= 2) s.push_back({h, w});
+  s.push_back({128, 128});
+  return s;
+}
+const Layout kLayouts[] = {Layout::standard, Layout::transposed, Layout::freq_major};
+
+size_t spectrum_elems(Layout l, int64_t batch, int n_h, int n_w, int64_t ld_batch) {
+  const int64_t nf = int64_t(n_h) * (n_w / 2 + 1);
+  return size_t(l == Layout::freq_major ? nf * ld_batch : nf * batch);
+}
+
+// A random placement of an input plane inside the transform: offsets and sizes that clip on
+// every side in some draws, odd sizes, row and plane strides larger than the data.
+ForwardArgs random_forward_args(int n_h, int n_w, int64_t batch, Layout layout) {
+  ForwardArgs a;
+  a.batch = batch;
+  a.n_h = n_h;
+  a.n_w = n_w;
+  a.in_w = uniform_int(1, n_w + 3);
+  a.off_w = uniform_int(0, n_w - 1);
+  a.in_h = n_h == 1 ? 1 : uniform_int(1, n_h + 3);
+  a.off_h = n_h == 1 ? 0 : uniform_int(0, n_h - 1);
+  a.in_ld = a.in_w + uniform_int(0, 3);
+  a.in_plane_stride = a.in_h * a.in_ld + uniform_int(0, 5);
+  a.layout = layout;
+  a.ld_batch = layout == Layout::freq_major ? batch + uniform_int(0, 3) : 0;
+  return a;
+}
+
+// The padded n_h×n_w plane b that the forward transform reads.
+std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs& a, int64_t b) {
+  std::vector<double> p(size_t(a.n_h) * a.n_w, 0.0);
+  for (int y = 0; y < a.n_h; ++y)
+    for (int x = 0; x < a.n_w; ++x) {
+      const int64_t yy = y - a.off_h, xx = x - a.off_w;
+      if (yy >= 0 && yy < a.in_h && xx >= 0 && xx < a.in_w) p[size_t(y) * a.n_w + x] = in[b * a.in_plane_stride + yy * a.in_ld + xx];
+    }
+  return p;
+}
+
+// Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
+// every spectrum element was written and nothing outside it (freq_major gaps stay NaN).
+double check_forward(int n_h, int n_w, Layout layout, bool reference) {
+  const int64_t batch = uniform_int(1, 9);
+  ForwardArgs a = random_forward_args(n_h, n_w, batch, layout);
+  const auto in = random_floats(size_t(batch * a.in_plane_stride));
+  DeviceBuffer d_in = upload(in);
+  const size_t n_out = spectrum_elems(layout, batch, n_h, n_w, a.ld_batch);
+  DeviceBuffer d_out(n_out * sizeof(float2));
+  poison(d_out);
+  a.input = d_in.as<float>();
+  a.output = d_out.as<float2>();
+  if (reference)
+    fftconv::fbfft::forward_reference(a);
+  else
+    fftconv::fbfft::forward(a);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto out = download<float2>(d_out, n_out);
+  const int nw2 = n_w / 2 + 1;
+  std::vector<cd> got, ref;
+  std::vector<char> touched(n_out, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto spec = fftw_r2c(padded_plane(in, a, b), n_h, n_w);
+    for (int kh = 0; kh < n_h; ++kh)
+      for (int kw = 0; kw < nw2; ++kw) {
+        const int64_t off = fftconv::fbfft::freq_offset(layout, b, kh, kw, n_h, nw2, a.ld_batch);
+        touched[off] = 1;
+        got.emplace_back(out[off].x, out[off].y);
+        ref.push_back(spec[size_t(kh) * nw2 + kw]);
+      }
+  }
+  int non_finite = 0, written_outside = 0;
+  for (size_t i = 0; i < n_out; ++i) {
+    const bool finite = std::isfinite(out[i].x) && std::isfinite(out[i].y);
+    if (touched[i] && !finite) ++non_finite;
+    if (!touched[i] && !std::isnan(out[i].x)) ++written_outside;
+  }
+  CHECK_MESSAGE(non_finite == 0, "unwritten/non-finite spectrum elements: " << non_finite);
+  CHECK_MESSAGE(written_outside == 0, "elements written outside the spectrum: " << written_outside);
+  return rel_l2(got, ref);
+}
+
+// Spectra of random real planes (FFTW, double → float) in `layout`; their inverse times scale
+// is the plane. Runs inverse on a random window and compares with the plane's window.
+double check_inverse(int n_h, int n_w, Layout layout, bool reference) {
+  const int64_t batch = uniform_int(1, 9);
+  const int nw2 = n_w / 2 + 1;
+  InverseArgs a;
+  a.batch = batch;
+  a.n_h = n_h;
+  a.n_w = n_w;
+  a.layout = layout;
+  a.ld_batch = layout == Layout::freq_major ? batch + uniform_int(0, 3) : 0;
+  a.out_off_w = uniform_int(0, n_w - 1);
+  a.out_w = uniform_int(1, n_w - int(a.out_off_w));
+  a.out_off_h = n_h == 1 ? 0 : uniform_int(0, n_h - 1);
+  a.out_h = n_h == 1 ? 1 : uniform_int(1, n_h - int(a.out_off_h));
+  a.out_ld = a.out_w + uniform_int(0, 3);
+  a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
+  a.scale = float(1.0 / (double(n_h) * n_w));
+  const size_t n_spec = spectrum_elems(layout, batch, n_h, n_w, a.ld_batch);
+  std::vector<float2> spec(n_spec, make_float2(0.f, 0.f));
+  std::vector<std::vector<float>> planes;
+  for (int64_t b = 0; b < batch; ++b) {
+    auto plane = random_floats(size_t(n_h) * n_w);
+    const auto s = fftw_r2c(std::vector<double>(plane.begin(), plane.end()), n_h, n_w);
+    for (int kh = 0; kh < n_h; ++kh)
+      for (int kw = 0; kw < nw2; ++kw) {
+        const cd z = s[size_t(kh) * nw2 + kw];
+        spec[fftconv::fbfft::freq_offset(layout, b, kh, kw, n_h, nw2, a.ld_batch)] = make_float2(float(z.real()), float(z.imag()));
+      }
+    planes.push_back(std::move(plane));
+  }
+  DeviceBuffer d_in = upload(spec);
+  const size_t n_out = size_t(batch * a.out_plane_stride);
+  DeviceBuffer d_out(n_out * sizeof(float));
+  poison(d_out);
+  a.input = d_in.as<float2>();
+  a.output = d_out.as<float>();
+  if (reference)
+    fftconv::fbfft::inverse_reference(a);
+  else
+    fftconv::fbfft::inverse(a);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto out = download<float>(d_out, n_out);
+  // The error is normwise against the whole planes (an FFT's error scales with the signal's norm,
+  // not with the norm of the window cut from it).
+  double plane_sq = 0;
+  for (const auto& p : planes)
+    for (float v : p) plane_sq += double(v) * v;
+  double diff_sq = 0;
+  std::vector<char> touched(n_out, 0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t oy = 0; oy < a.out_h; ++oy)
+      for (int64_t ox = 0; ox < a.out_w; ++ox) {
+        const size_t off = size_t(b * a.out_plane_stride + oy * a.out_ld + ox);
+        touched[off] = 1;
+        const double d = double(out[off]) - planes[b][size_t(oy + a.out_off_h) * n_w + (ox + a.out_off_w)];
+        diff_sq += std::isfinite(d) ? d * d : std::numeric_limits<double>::infinity();
+      }
+  int non_finite = 0, written_outside = 0;
+  for (size_t i = 0; i < n_out; ++i) {
+    if (touched[i] && !std::isfinite(out[i])) ++non_finite;
+    if (!touched[i] && !std::isnan(out[i])) ++written_outside;
+  }
+  CHECK_MESSAGE(non_finite == 0, "unwritten/non-finite window elements: " << non_finite);
+  CHECK_MESSAGE(written_outside == 0, "elements written outside the window: " << written_outside);
+  return std::sqrt(diff_sq / plane_sq);
+}
+
+std::string size_name(int n_h, int n_w, Layout l) {
+  return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l);
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("fbfft forward matches FFTW for every size, layout and placement") {
+    FBFFT_REQUIRE_DEVICE();
+    double worst = 0;
+    for (const auto& s : all_sizes())
+      for (Layout l : kLayouts)
+        for (int rep = 0; rep < 2; ++rep) {
+          INFO(size_name(s.n_h, s.n_w, l));
+          const double e = check_forward(s.n_h, s.n_w, l, false);
+          CHECK(e <= fft_tolerance(s.n_h, s.n_w));
+          worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
+        }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
+  TEST_CASE("fbfft inverse inverts FFTW spectra on clipped windows") {
+    FBFFT_REQUIRE_DEVICE();
+    double worst = 0;
+    for (const auto& s : all_sizes())
+      for (Layout l : kLayouts)
+        for (int rep = 0; rep < 2; ++rep) {
+          INFO(size_name(s.n_h, s.n_w, l));
+          const double e = check_inverse(s.n_h, s.n_w, l, false);
+          CHECK(e <= fft_tolerance(s.n_h, s.n_w));
+          worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
+        }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
+  TEST_CASE("fbfft reference kernels match FFTW (including sizes without a register kernel)") {
+    FBFFT_REQUIRE_DEVICE();
+    const Size2 sizes[] = {{1, 8}, {8, 8}, {16, 32}, {5, 12}, {1, 7}, {3, 3}};
+    for (const auto& s : sizes)
+      for (Layout l : kLayouts) {
+        INFO(size_name(s.n_h, s.n_w, l));
+        CHECK(check_forward(s.n_h, s.n_w, l, true) <= 1e-6);
+        if (s.n_w % 2 == 0) CHECK(check_inverse(s.n_h, s.n_w, l, true) <= 1e-6);
+      }
+  }
+
+  TEST_CASE("fbfft inverse of non-Hermitian spectra matches the reference definition") {
+    FBFFT_REQUIRE_DEVICE();
+    for (const auto& s : all_sizes()) {
+      INFO(size_name(s.n_h, s.n_w, Layout::standard));
+      const int64_t batch = 5;
+      const size_t n = spectrum_elems(Layout::standard, batch, s.n_h, s.n_w, 0);
+      const auto raw = random_floats(2 * n);
+      DeviceBuffer d_in = upload(raw);
+      DeviceBuffer d_fast(size_t(batch) * s.n_h * s.n_w * sizeof(float)), d_ref(d_fast.bytes());
+      poison(d_fast);
+      poison(d_ref);
+      InverseArgs a;
+      a.batch = batch;
+      a.n_h = s.n_h;
+      a.n_w = s.n_w;
+      a.input = d_in.as<float2>();
+      a.out_h = s.n_h;
+      a.out_w = s.n_w;
+      a.out_ld = s.n_w;
+      a.out_plane_stride = int64_t(s.n_h) * s.n_w;
+      a.output = d_fast.as<float>();
+      fftconv::fbfft::inverse(a);
+      a.output = d_ref.as<float>();
+      fftconv::fbfft::inverse_reference(a);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto fast = download<float>(d_fast, batch * s.n_h * s.n_w), ref = download<float>(d_ref, fast.size());
+      std::vector<cd> g(fast.begin(), fast.end()), r(ref.begin(), ref.end());
+      CHECK(rel_l2(g, r) <= fft_tolerance(s.n_h, s.n_w));
+    }
+  }
+
+  TEST_CASE("fbfft self-tests: linearity, impulse response, time shift") {
+    FBFFT_REQUIRE_DEVICE();
+    const Size2 sizes[] = {{1, 8}, {1, 64}, {1, 256}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}, {128, 128}};
+    for (const auto& s : sizes) {
+      INFO(size_name(s.n_h, s.n_w, Layout::standard));
+      const int n_h = s.n_h, n_w = s.n_w, nw2 = n_w / 2 + 1, plane = n_h * n_w;
+      const int64_t batch = 4;  // planes: x, y, alpha x + beta y, shifted x
+      const auto x = random_floats(plane), y = random_floats(plane);
+      const float alpha = 0.75f, beta = -1.5f;
+      const int sy = uniform_int(0, n_h - 1), sx = uniform_int(0, n_w - 1);
+      std::vector<float> in(size_t(batch) * plane);
+      for (int i = 0; i < plane; ++i) {
+        in[i] = x[i];
+        in[plane + i] = y[i];
+        in[2 * plane + i] = alpha * x[i] + beta * y[i];
+        const int r = i / n_w, c = i % n_w;
+        in[3 * plane + ((r + sy) % n_h) * n_w + (c + sx) % n_w] = x[i];
+      }
+      DeviceBuffer d_in = upload(in);
+      DeviceBuffer d_out(size_t(batch) * n_h * nw2 * sizeof(float2));
+      poison(d_out);
+      ForwardArgs a;
+      a.batch = batch;
+      a.n_h = n_h;
+      a.n_w = n_w;
+      a.input = d_in.as<float>();
+      a.in_h = n_h;
+      a.in_w = n_w;
+      a.in_ld = n_w;
+      a.in_plane_stride = plane;
+      a.output = d_out.as<float2>();
+      fftconv::fbfft::forward(a);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto out = download<float2>(d_out, size_t(batch) * n_h * nw2);
+      const size_t nf = size_t(n_h) * nw2;
+      std::vector<cd> lin, lin_ref, shift, shift_ref;
+      for (size_t f = 0; f < nf; ++f) {
+        const int kh = int(f / nw2), kw = int(f % nw2);
+        const cd X(out[f].x, out[f].y), Y(out[nf + f].x, out[nf + f].y);
+        lin.emplace_back(out[2 * nf + f].x, out[2 * nf + f].y);
+        lin_ref.push_back(double(alpha) * X + double(beta) * Y);
+        shift.emplace_back(out[3 * nf + f].x, out[3 * nf + f].y);
+        const double ph = -2.0 * M_PI * (double(kh) * sy / n_h + double(kw) * sx / n_w);
+        shift_ref.push_back(X * std::polar(1.0, ph));
+      }
+      CHECK(rel_l2(lin, lin_ref) <= 2 * fft_tolerance(n_h, n_w));
+      CHECK(rel_l2(shift, shift_ref) <= 2 * fft_tolerance(n_h, n_w));
+
+      // Impulse at (sy, sx), read through implicit padding: a 1×1 plane placed at that offset.
+      const std::vector<float> one{1.f};
+      DeviceBuffer d_one = upload(one);
+      DeviceBuffer d_imp(nf * sizeof(float2));
+      poison(d_imp);
+      ForwardArgs b = a;
+      b.batch = 1;
+      b.input = d_one.as<float>();
+      b.in_h = b.in_w = b.in_ld = b.in_plane_stride = 1;
+      b.off_h = n_h == 1 ? 0 : sy;
+      b.off_w = sx;
+      b.output = d_imp.as<float2>();
+      fftconv::fbfft::forward(b);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto imp = download<float2>(d_imp, nf);
+      std::vector<cd> g, r;
+      for (size_t f = 0; f < nf; ++f) {
+        const int kh = int(f / nw2), kw = int(f % nw2);
+        g.emplace_back(imp[f].x, imp[f].y);
+        r.push_back(std::polar(1.0, -2.0 * M_PI * (double(kh) * b.off_h / n_h + double(kw) * sx / n_w)));
+      }
+      CHECK(rel_l2(g, r) <= fft_tolerance(n_h, n_w));
+    }
+  }
+
+  TEST_CASE("fbfft rejects bad arguments and sizes without a kernel") {
+    ForwardArgs a;
+    a.batch = 1;
+    a.n_h = 8;
+    a.n_w = 8;
+    float dummy = 0;
+    float2 dummy2{};
+    a.input = &dummy;
+    a.output = &dummy2;
+    a.in_h = a.in_w = a.in_ld = 8;
+    a.in_plane_stride = 64;
+    a.off_w = -1;
+    CHECK_THROWS_AS(fftconv::fbfft::validate(a), fftconv::InvalidArgument);
+    a.off_w = 0;
+    a.in_ld = 4;
+    CHECK_THROWS_AS(fftconv::fbfft::validate(a), fftconv::InvalidArgument);
+    a.in_ld = 8;
+    CHECK_NOTHROW(fftconv::fbfft::validate(a));
+    CHECK(fftconv::fbfft::supported(8, 8));
+    CHECK(fftconv::fbfft::supported(1, 256));
+    CHECK(fftconv::fbfft::supported(128, 128));
+    CHECK_FALSE(fftconv::fbfft::supported(12, 12));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 128));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 512));
+    a.n_h = 12;
+    CHECK_THROWS_AS(fftconv::fbfft::forward(a), fftconv::Unsupported);
+    InverseArgs b;
+    b.batch = 1;
+    b.n_h = 8;
+    b.n_w = 8;
+    b.input = &dummy2;
+    b.output = &dummy;
+    b.out_h = 4;
+    b.out_w = 4;
+    b.out_off_h = 5;  // 5 + 4 > 8
+    b.out_ld = 4;
+    CHECK_THROWS_AS(fftconv::fbfft::validate(b), fftconv::InvalidArgument);
+  }
+}
