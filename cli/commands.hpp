@@ -15,5 +15,6 @@ void add_validate_command(CLI::App& app, int* exit_code);      // cmd_validate.c
 void add_bench_layers_command(CLI::App& bench, int* exit_code);  // cmd_bench_layers.cpp
 void add_bench_fft_command(CLI::App& bench, int* exit_code);     // cmd_bench_fft.cpp
 void add_bench_tiling_command(CLI::App& bench, int* exit_code);  // cmd_bench_tiling.cpp
+void add_bench_conv_command(CLI::App& bench, int* exit_code);    // cmd_bench_conv.cpp
 
 }  // namespace fftconv::cli

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -82,7 +83,11 @@ class FftwPlan final : public Plan {
       throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
                             std::string(to_string(opts_.dtype)));
     run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
-                   static_cast<const T*>(a.grad_output), static_cast<T*>(a.result));
+                   static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), steps_ptr());
+  }
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    return steps_;
   }
   std::string describe() const override {
     std::ostringstream s;
@@ -103,6 +108,15 @@ class FftwPlan final : public Plan {
   BasisChoice basis_;
   std::unique_ptr<FreqEngine<T>> engine_;
   ChunkPlan chunks_;
+  mutable std::mutex steps_mutex_;
+  mutable StepTimes steps_;
+  // The step timings of the last execute(), when PlanOptions::breakdown asked for them.
+  StepTimes* steps_ptr() const {
+    if (!opts_.breakdown) return nullptr;
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    steps_.clear();
+    return &steps_;
+  }
 };
 
 class FftwBackend final : public Backend {

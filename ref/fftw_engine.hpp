@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace fftconv {
 
@@ -52,7 +54,9 @@ class FreqEngine {
   // Throws Unsupported naming workspace_limit when even 1×1×1 does not fit.
   ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap = 0, int64_t rc_cap = 0) const;
   std::size_t workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const;
-  void run(const ProductSpec<T>& spec, const ChunkPlan& chunks) const;
+  // When `steps` is given, adds the wall time (ms) of each pipeline step to it.
+  void run(const ProductSpec<T>& spec, const ChunkPlan& chunks,
+           std::vector<std::pair<std::string, double>>* steps = nullptr) const;
 
  private:
   struct Impl;

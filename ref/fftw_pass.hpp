@@ -70,7 +70,7 @@ void load_window(const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c
 // Untiled execution of one pass (Table 1): operands embedded at the top-left of the basis.
 template <class T>
 void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProblem& p, Pass pass, const T* input,
-                 const T* weight, const T* grad_output, T* result) {
+                 const T* weight, const T* grad_output, T* result, StepTimes* steps = nullptr) {
   const PassShape sh = pass_shape(p, pass);
   const int64_t ld = eng.nw(), oh = p.out_h(), ow = p.out_w();
   const int64_t in_plane = p.h * p.w, w_plane = p.kh * p.kw, o_plane = oh * ow;
@@ -102,7 +102,7 @@ void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProble
       spec.store_c = [&](int64_t j, int64_t i, const T* c) { clip(c, p.kh, p.kw, result + (j * p.f + i) * w_plane); };
       break;
   }
-  eng.run(spec, ch);
+  eng.run(spec, ch, steps);
 }
 
 }  // namespace fftconv

@@ -1,7 +1,9 @@
 // Tiled execution of the fftw backend: runs any TilePlan of the shared planner (tiling/) on the
 // frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
 // extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "ref/fftw_pass.hpp"
@@ -34,7 +36,14 @@ class FftwTiledPlan final : public Plan {
       for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
   }
 
-  std::size_t workspace_bytes() const override { return chunks_.workspace; }
+  std::size_t workspace_bytes() const override {
+    const bool fold = pass_ == Pass::bprop && choice_.plan.tiled && choice_.plan.assembly == BpropAssembly::fold_accumulate;
+    return chunks_.workspace + (fold ? std::size_t(p_.S * p_.f * p_.padded_h() * p_.padded_w()) * sizeof(T) : 0);
+  }
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    return steps_;
+  }
   std::string tile_json() const override {
     const TilePlan& tp = choice_.plan;
     std::ostringstream s;
@@ -60,7 +69,7 @@ class FftwTiledPlan final : public Plan {
                             std::string(to_string(opts_.dtype)));
     if (!choice_.plan.tiled) {
       run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
-                     static_cast<const T*>(a.grad_output), static_cast<T*>(a.result));
+                     static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), steps_ptr());
       return;
     }
     run_tiled(static_cast<const T*>(a.input), static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output),
@@ -96,11 +105,15 @@ class FftwTiledPlan final : public Plan {
           for (int64_t y = 0; y < w.h; ++y)
             for (int64_t x = 0; x < w.w; ++x) out[(w.y0 + y) * ow + w.x0 + x] = c[y * ld + x];
         };
-        engine_->run(spec, chunks_);
+        engine_->run(spec, chunks_, steps_ptr());
         return;
       case Pass::bprop: {
+        // Note [bprop tile fold]: with mirror padding the tiles' kept values go to a padded-grid
+        // buffer (tiles partition it, so no races) and are folded per plane afterwards, in a fixed
+        // order, so results are bitwise repeatable.
         const bool fold = tp.assembly == BpropAssembly::fold_accumulate;
-        if (fold) std::fill(result, result + p.input_elems(), T(0));
+        const int64_t hp = p.padded_h(), wp = p.padded_w();
+        std::vector<T> gpad(fold ? std::size_t(p.S * p.f * hp * wp) : 0);
         spec.M = tp.item_count();
         spec.load_a = [&](int64_t item, int64_t j, T* d) {
           const Window& r = tile_of(item).read;
@@ -109,22 +122,21 @@ class FftwTiledPlan final : public Plan {
         spec.load_b = load_w;
         spec.store_c = [&, fold](int64_t item, int64_t i, const T* c) {
           const Tile& t = tile_of(item);
-          T* out = result + ((item % S) * p.f + i) * in_plane;
+          const int64_t plane = (item % S) * p.f + i;
           for (int64_t y = 0; y < t.window.h; ++y)
             for (int64_t x = 0; x < t.window.w; ++x) {
               const T v = c[(t.keep.y0 + y) * ld + t.keep.x0 + x];
               const int64_t gy = t.window.y0 + y, gx = t.window.x0 + x;
-              if (!fold) {
-                out[(gy - p.ph) * p.w + gx - p.pw] = v;
-              } else {  // Note [bprop tile fold]: tiles of one plane may run concurrently
-                const int64_t r = padded_source(gy, p.h, p.ph, p.padding), cc = padded_source(gx, p.w, p.pw, p.padding);
-                T& dst = out[r * p.w + cc];
-#pragma omp atomic
-                dst += v;
-              }
+              if (fold) gpad[std::size_t((plane * hp + gy) * wp + gx)] = v;
+              else result[plane * in_plane + (gy - p.ph) * p.w + gx - p.pw] = v;
             }
         };
-        engine_->run(spec, chunks_);
+        engine_->run(spec, chunks_, steps_ptr());
+        if (fold) {
+#pragma omp parallel for num_threads(engine_->threads())
+          for (int64_t plane = 0; plane < p.S * p.f; ++plane)
+            fold_padded_plane(gpad.data() + plane * hp * wp, wp, result + plane * in_plane, p);
+        }
         return;
       }
       case Pass::accgrad: {
@@ -146,7 +158,7 @@ class FftwTiledPlan final : public Plan {
           spec.load_a = load_g_tile;
           spec.load_b = load_x_tile;
           spec.store_c = clip_into(false);
-          engine_->run(spec, chunks_);
+          engine_->run(spec, chunks_, steps_ptr());
           return;
         }
         // time: groups of items, an inverse per group, kh×kw crops summed in the time domain.
@@ -157,16 +169,25 @@ class FftwTiledPlan final : public Plan {
           spec.load_a = [&, g0](int64_t j, int64_t r, T* d) { load_g_tile(j, g0 + r, d); };
           spec.load_b = [&, g0](int64_t r, int64_t i, T* d) { load_x_tile(g0 + r, i, d); };
           spec.store_c = clip_into(true);
-          engine_->run(spec, chunks_);
+          engine_->run(spec, chunks_, steps_ptr());
         }
         return;
       }
     }
   }
 
+  StepTimes* steps_ptr() const {
+    if (!opts_.breakdown) return nullptr;
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    steps_.clear();
+    return &steps_;
+  }
+
   ConvProblem p_;
   Pass pass_;
   PlanOptions opts_;
+  mutable std::mutex steps_mutex_;
+  mutable StepTimes steps_;
   TilingChoice choice_;
   std::vector<Tile> tiles_;
   std::unique_ptr<FreqEngine<T>> engine_;

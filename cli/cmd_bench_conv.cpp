@@ -1,0 +1,129 @@
+// `fftconv bench conv`: one backend against a baseline backend over a grid of square problems —
+// by default the paper's fbfft experiment (3x3 kernels, x in {13,16,27,32,57,64},
+// S = f = fo = p in {16,32,64,128}, all three passes): every row and the geometric-mean speedup.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "api/fftconv.hpp"
+#include "bench/runner.hpp"
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "common/fft_size.hpp"
+#include "validation/compare.hpp"
+#include "validation/reference.hpp"
+#include "validation/tolerance.hpp"
+
+namespace fftconv::cli {
+
+namespace {
+struct Flags {
+  std::string backend = "fbfft", baseline = "cufft", json_path;
+  std::vector<int64_t> inputs{13, 16, 27, 32, 57, 64}, sizes{16, 32, 64, 128};
+  std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
+  int64_t kernel = 3;
+  int repeat = 20;
+  int64_t verify_batch = 2;
+  PlanFlags plan;
+};
+
+// Checks a backend on the problem at a reduced batch against the float64 reference.
+bool verify(const Backend& b, ConvProblem p, Pass pass, const PlanOptions& o, int64_t batch, double* rel) {
+  p.S = std::min(p.S, batch);
+  PassData d = make_pass_data(p, pass, 11);
+  auto plan = b.plan(p, pass, o);
+  run_plan(b, *plan, d, 1);
+  const auto ref = reference_result(p, pass, d, RefKind::automatic);
+  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+  *rel = e.rel_l2;
+  return e.finite_ok() && count_nan(d.result) == 0 &&
+         e.rel_l2 <= tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w())).rel_l2;
+}
+
+int run(const Flags& f) {
+  const Backend& b = builtin_registry().get(f.backend);
+  const Backend& base = builtin_registry().get(f.baseline);
+  for (const Backend* x : {&b, &base})
+    if (Support a = x->available(); !a.ok) throw Unsupported(std::string(x->name()) + ": not usable here: " + a.reason);
+  const PlanOptions o = f.plan.to_options();
+  nlohmann::json rows = nlohmann::json::array();
+  double log_sum = 0, worst = std::numeric_limits<double>::infinity();
+  int n = 0;
+  bool all_ok = true;
+  std::printf("%-34s %-8s %12s %12s %8s %10s %10s\n", "problem", "pass", (f.backend + " ms").c_str(),
+              (f.baseline + " ms").c_str(), "speedup", "rel_l2", "base rel");
+  for (int64_t x : f.inputs)
+    for (int64_t s : f.sizes)
+      for (const auto& ps : f.passes) {
+        ConvProblem p;
+        p.S = p.f = p.fo = s;
+        p.h = p.w = x;
+        p.kh = p.kw = f.kernel;
+        p.validate();
+        const Pass pass = parse_pass(ps);
+        nlohmann::json row = {{"problem", p.to_string()}, {"pass", ps}};
+        const Support sb = b.supports(p, pass, DType::f32), sa = base.supports(p, pass, DType::f32);
+        if (!sb.ok || !sa.ok) {
+          std::printf("%-34s %-8s skipped: %s\n", p.to_string().substr(0, 34).c_str(), ps.c_str(),
+                      (!sb.ok ? sb.reason : sa.reason).c_str());
+          row["skipped"] = !sb.ok ? sb.reason : sa.reason;
+          rows.push_back(row);
+          continue;
+        }
+        double rel_b = 0, rel_a = 0;
+        const bool ok = verify(b, p, pass, o, f.verify_batch, &rel_b) && verify(base, p, pass, o, f.verify_batch, &rel_a);
+        all_ok = all_ok && ok;
+        PassData d = make_pass_data(p, pass, 5);
+        auto pb = b.plan(p, pass, o);
+        auto pa = base.plan(p, pass, o);
+        const Timing tb = run_plan(b, *pb, d, f.repeat).time;
+        const Timing ta = run_plan(base, *pa, d, f.repeat).time;
+        const double speedup = ta.median_ms / tb.median_ms;
+        log_sum += std::log(speedup);
+        worst = std::min(worst, speedup);
+        ++n;
+        std::printf("%-34s %-8s %12.4f %12.4f %7.2fx %10.2e %10.2e%s\n", p.to_string().substr(0, 34).c_str(), ps.c_str(),
+                    tb.median_ms, ta.median_ms, speedup, rel_b, rel_a, ok ? "" : "  CHECK FAILED");
+        std::fflush(stdout);
+        row.update({{"time_ms", tb.median_ms}, {"baseline_time_ms", ta.median_ms}, {"speedup", speedup},
+                    {"rel_l2", rel_b}, {"baseline_rel_l2", rel_a}, {"ok", ok}, {"plan", pb->describe()},
+                    {"baseline_plan", pa->describe()}, {"workspace_bytes", pb->workspace_bytes()},
+                    {"baseline_workspace_bytes", pa->workspace_bytes()}});
+        rows.push_back(row);
+      }
+  const double geo = n ? std::exp(log_sum / n) : 0.0;
+  std::printf("%d rows: geometric-mean speedup of %s over %s %.3fx, minimum %.3fx\n", n, f.backend.c_str(),
+              f.baseline.c_str(), geo, n ? worst : 0.0);
+  if (!f.json_path.empty()) {
+    std::ofstream out(f.json_path);
+    if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
+    out << nlohmann::json{{"device", device_description(b.location())}, {"backend", f.backend},
+                          {"baseline", f.baseline}, {"geomean_speedup", geo}, {"min_speedup", n ? worst : 0.0},
+                          {"rows", rows}}
+               .dump(2)
+        << "\n";
+  }
+  return all_ok ? kExitOk : kExitCheckFailed;
+}
+}  // namespace
+
+void add_bench_conv_command(CLI::App& bench, int* exit_code) {
+  auto f = std::make_shared<Flags>();
+  auto* cmd = bench.add_subcommand("conv", "Backend against a baseline backend on a grid of square problems "
+                                           "(default: the paper's fbfft vs cuFFT experiment)");
+  cmd->add_option("--backend", f->backend, "Backend under test")->capture_default_str();
+  cmd->add_option("--baseline", f->baseline, "Baseline backend")->capture_default_str();
+  cmd->add_option("--inputs", f->inputs, "Input sizes x = h = w")->delimiter(',')->capture_default_str();
+  cmd->add_option("--sizes", f->sizes, "Problem sizes p = S = f = fo")->delimiter(',')->capture_default_str();
+  cmd->add_option("--kernel", f->kernel, "Kernel size k")->capture_default_str();
+  cmd->add_option("--passes", f->passes, "Passes")->delimiter(',')->capture_default_str();
+  cmd->add_option("--repeat", f->repeat, "Timed repetitions")->capture_default_str();
+  cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
+  cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");
+  f->plan.add_to(cmd);
+  cmd->callback([f, exit_code] { *exit_code = run(*f); });
+}
+
+}  // namespace fftconv::cli

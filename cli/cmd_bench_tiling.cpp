@@ -1,0 +1,132 @@
+// `fftconv bench tiling`: the tiled CPU path against the untiled one (time, workspace, check), and
+// per candidate tile size the planner's predicted cost ratio beside the measured time ratio.
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "api/fftconv.hpp"
+#include "bench/runner.hpp"
+#include "cli/commands.hpp"
+#include "common/fft_size.hpp"
+#include "tiling/planner.hpp"
+#include "validation/compare.hpp"
+#include "validation/reference.hpp"
+#include "validation/tolerance.hpp"
+
+namespace fftconv::cli {
+
+namespace {
+struct Flags {
+  std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4"};
+  std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
+  std::string backend = "fftw", json_path;
+  int repeat = 3;
+  bool candidates = false;
+};
+
+struct Measured {
+  double median_ms = 0, rel_l2 = 0;
+  std::size_t workspace = 0;
+  bool ok = false;
+  std::string tile = "null", describe;
+};
+
+Measured measure(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& o, PassData& d,
+                 const std::vector<double>& ref, int repeat) {
+  Measured m;
+  auto plan = b.plan(p, pass, o);
+  std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
+  const RunResult rr = run_plan(b, *plan, d, repeat);
+  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+  const Tolerance tol = tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w()));
+  m.median_ms = rr.time.median_ms;
+  m.rel_l2 = e.rel_l2;
+  m.ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && count_nan(d.result) == 0;
+  m.workspace = plan->workspace_bytes();
+  m.tile = plan->tile_json();
+  m.describe = plan->describe();
+  return m;
+}
+
+int run(const Flags& f) {
+  if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
+  const Backend& b = builtin_registry().get(f.backend);
+  nlohmann::json rows = nlohmann::json::array();
+  bool all_ok = true;
+  std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",
+              "none ws MiB", "auto ws MiB", "auto tile", "check");
+  for (const auto& spec : f.problems) {
+    const ConvProblem p = ConvProblem::parse(spec);
+    for (const auto& ps : f.passes) {
+      const Pass pass = parse_pass(ps);
+      PassData d = make_pass_data(p, pass, 7);
+      const auto ref = reference_result(p, pass, d, RefKind::automatic);
+      PlanOptions none, autop;
+      autop.tile = TileSpec::parse("auto");
+      const Measured mn = measure(b, p, pass, none, d, ref, f.repeat);
+      const Measured ma = measure(b, p, pass, autop, d, ref, f.repeat);
+      const TilingChoice choice = plan_tiling(p, pass, autop);
+      all_ok = all_ok && mn.ok && ma.ok;
+      std::string tile_label = choice.candidates[choice.chosen].label();
+      std::printf("%-28s %-8s %10.2f %10.2f %6.2fx %12.1f %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),
+                  ps.c_str(), mn.median_ms, ma.median_ms, mn.median_ms / ma.median_ms, mn.workspace / 1048576.0,
+                  ma.workspace / 1048576.0, tile_label.c_str(), mn.ok && ma.ok ? "ok" : "FAILED");
+      if (!choice.plan.tiled) std::printf("    planner chose none: %s\n", choice.reason.c_str());
+      nlohmann::json row = {{"problem", p.to_string()}, {"pass", ps}, {"backend", f.backend},
+                             {"none", {{"median_ms", mn.median_ms}, {"workspace_bytes", mn.workspace}, {"rel_l2", mn.rel_l2}}},
+                             {"auto", {{"median_ms", ma.median_ms}, {"workspace_bytes", ma.workspace}, {"rel_l2", ma.rel_l2},
+                                       {"tile", nlohmann::json::parse(ma.tile)}, {"plan", ma.describe}}},
+                             {"reason", choice.reason}, {"ok", mn.ok && ma.ok}};
+      if (f.candidates) {
+        nlohmann::json cands = nlohmann::json::array();
+        const double base_cost = choice.candidates.front().cost.cost;
+        std::printf("    %-16s %14s %14s %12s %12s\n", "candidate", "pred. ratio", "meas. ratio", "median ms", "ws MiB");
+        for (const Candidate& c : choice.candidates) {
+          if (!c.feasible) continue;
+          PlanOptions o;
+          if (c.tiled) {
+            o.tile.kind = TileSpec::Kind::fixed;
+            o.tile.fft_h = c.fft_h;
+            o.tile.fft_w = c.fft_w;
+            o.extra["accgrad_reduction"] = std::string(to_string(c.reduction));
+          } else {
+            o.basis_h = c.fft_h;
+            o.basis_w = c.fft_w;
+          }
+          const Measured mc = measure(b, p, pass, o, d, ref, f.repeat);
+          all_ok = all_ok && mc.ok;
+          const double pred = c.cost.cost / base_cost, meas = mc.median_ms / mn.median_ms;
+          std::printf("    %-16s %14.3f %14.3f %12.2f %12.1f%s\n", c.label().c_str(), pred, meas, mc.median_ms,
+                      mc.workspace / 1048576.0, mc.ok ? "" : "  FAILED");
+          cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"measured_time_ratio", meas},
+                           {"median_ms", mc.median_ms}, {"workspace_bytes", mc.workspace}, {"ok", mc.ok}});
+        }
+        row["candidates"] = cands;
+      }
+      rows.push_back(row);
+      std::fflush(stdout);
+    }
+  }
+  if (!f.json_path.empty()) {
+    std::ofstream out(f.json_path);
+    if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
+    out << nlohmann::json{{"device", device_description(b.location())}, {"rows", rows}}.dump(2) << "\n";
+  }
+  return all_ok ? kExitOk : kExitCheckFailed;
+}
+}  // namespace
+
+void add_bench_tiling_command(CLI::App& bench, int* exit_code) {
+  auto f = std::make_shared<Flags>();
+  auto* cmd = bench.add_subcommand("tiling", "Tiled (--tile auto) against untiled (--tile none) on the CPU: time, "
+                                             "workspace, and predicted vs measured cost per candidate tile");
+  cmd->add_option("--problems", f->problems, "Problem specs")->delimiter(';')->capture_default_str();
+  cmd->add_option("--passes", f->passes, "Passes")->delimiter(',')->capture_default_str();
+  cmd->add_option("--backend", f->backend, "Backend that runs the tile plans")->capture_default_str();
+  cmd->add_option("--repeat", f->repeat, "Timed repetitions")->capture_default_str();
+  cmd->add_flag("--candidates", f->candidates, "Also time every feasible candidate of the planner");
+  cmd->add_option("--json", f->json_path, "Write the rows as JSON to this path");
+  cmd->callback([f, exit_code] { *exit_code = run(*f); });
+}
+
+}  // namespace fftconv::cli

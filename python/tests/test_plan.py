@@ -1,0 +1,104 @@
+"""Problem, plan() and the tiling planner as Python data: round trips, repeatable execution,
+thread safety, and tile geometry (the tiles partition the region the planner names)."""
+import threading
+
+import numpy as np
+import pytest
+
+import fftconv
+from conftest import TOL, ref_fprop, rel_l2
+
+
+def test_problem_spec_round_trip():
+    p = fftconv.Problem("S=4,f=3,fo=8,h=20,w=24,kh=5,kw=3,ph=2,pw=1,pad=mirror")
+    assert fftconv.Problem(p.spec) == p and hash(fftconv.Problem(p.spec)) == hash(p)
+    assert (p.S, p.f, p.fo, p.h, p.w, p.kh, p.kw, p.ph, p.pw, p.padding) == (4, 3, 8, 20, 24, 5, 3, 2, 1, "mirror")
+    assert p.out_h == 20 and p.out_w == 24 and p.output_shape == (4, 8, 20, 24)
+    assert p.result_shape("accgrad") == p.weight_shape == (8, 3, 5, 3)
+    assert fftconv.Problem("n=32,k=3", S=2) == fftconv.Problem(S=2, n=32, k=3)
+    assert fftconv.Problem.preset("L1").S == 128
+    assert "Problem('" in repr(p)
+    import pickle
+    assert pickle.loads(pickle.dumps(p)) == p
+
+
+@pytest.mark.parametrize("pass_", ["fprop", "bprop", "accgrad"])
+def test_plan_describes_itself(pass_):
+    pl = fftconv.plan("S=2,f=3,fo=4,n=32,k=5,p=2", pass_)
+    assert pl.pass_ == pass_ and pl.backend in {b["name"] for b in fftconv.backends()}
+    assert isinstance(pl.describe(), str) and pl.describe()
+    assert pl.workspace_bytes >= 0
+    assert pl.tile_plan is None or isinstance(pl.tile_plan, dict)
+    assert isinstance(pl.tiling(), dict)
+    assert pass_ in repr(pl)
+
+
+def test_plan_execute_is_repeatable_and_thread_safe(rng):
+    pl = fftconv.plan("S=2,f=3,fo=4,n=24,k=5,p=2", "fprop", backend="fftw", tile="none")
+    x = rng.standard_normal((2, 3, 24, 24)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 5, 5)).astype(np.float32)
+    first = pl.execute(x, w)
+    assert rel_l2(first, ref_fprop(x, w, 2, 2, "zeros")) < TOL["float32"]
+    # Repeatable to rounding (bitwise repeatability is the backend's own tests' business).
+    assert rel_l2(pl.execute(x, w), first) < TOL["float32"]
+    results = [None] * 6
+
+    def work(k):
+        results[k] = pl.execute(x, w)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        assert rel_l2(r, first) < TOL["float32"]
+
+
+def test_backends_listing():
+    bs = fftconv.backends()
+    assert [b["name"] for b in bs][-1] == "direct"
+    for b in bs:
+        assert set(b) == {"name", "location", "available", "reason", "summary"}
+        assert b["location"] in ("host", "cuda")
+
+
+def covered(tiles, key, shape):
+    grid = np.zeros(shape, dtype=int)
+    for t in tiles:
+        win = t[key]
+        grid[win["y0"]:win["y0"] + win["h"], win["x0"]:win["x0"] + win["w"]] += 1
+    return grid
+
+
+@pytest.mark.parametrize("pass_", ["fprop", "bprop", "accgrad"])
+@pytest.mark.parametrize("pad", ["zero", "mirror"])
+def test_tiles_partition_the_region(pass_, pad):
+    p = fftconv.Problem(S=2, f=3, fo=4, h=37, w=29, kh=5, kw=3, ph=2, pw=1, padding=pad)
+    t = fftconv.tile_plan(p, pass_, 16, 8)
+    assert t["tiled"] and t["fft_h"] == 16 and t["fft_w"] == 8
+    assert t["out_tile_h"] == 12 and t["out_tile_w"] == 6
+    tiles = t["tiles"]
+    assert len(tiles) == t["count"] == t["rows"]["count"] * t["cols"]["count"]
+    r = t["region"]
+    grid = covered(tiles, "window", (r["y0"] + r["h"], r["x0"] + r["w"]))
+    assert np.all(grid[r["y0"]:, r["x0"]:] == 1) and grid.sum() == r["h"] * r["w"]
+    for tile in tiles:  # each transformed window fits the tile's basis
+        assert tile["read"]["h"] <= 16 and tile["read"]["w"] <= 8
+
+
+def test_tiling_choice_data():
+    c = fftconv.tiling("S=8,f=16,fo=16,n=64,k=5", "fprop", tile="auto")
+    labels = [k["label"] for k in c["candidates"]]
+    assert c["chosen"] in labels and labels[c["chosen_index"]] == c["chosen"]
+    assert any(not k["tiled"] for k in c["candidates"])  # "none" is always a candidate
+    assert c["reason"] and c["table"]
+    feasible = [k for k in c["candidates"] if k["feasible"]]
+    assert min(k["cost"] for k in feasible) == c["candidates"][c["chosen_index"]]["cost"]
+    fixed = fftconv.tiling("S=8,f=16,fo=16,n=64,k=5", "accgrad", tile=(32, 16))
+    assert fixed["plan"]["fft_h"] == 32 and fixed["plan"]["fft_w"] == 16
+    assert fixed["plan"]["reduction"] in ("frequency", "time")
+    none = fftconv.tiling("S=8,f=16,fo=16,n=64,k=5", "bprop", tile="none")
+    assert not none["plan"]["tiled"] and none["plan"]["tiles"] is None
+    small = fftconv.tiling("S=8,f=16,fo=16,n=64,k=5", "fprop", tile="auto", tile_sizes=[16])
+    assert {k["label"] for k in small["candidates"] if k["tiled"]} == {"16x16"}
