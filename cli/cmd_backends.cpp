@@ -9,7 +9,8 @@ namespace fftconv::cli {
 
 void add_backends_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("backends", "List every registered backend and whether it is usable here");
-  auto* json = cmd->add_flag("--json", "Print a JSON array instead of a table");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print a JSON array instead of a table");
   cmd->callback([json, exit_code] {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& b : builtin_registry().all()) {

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests (ctest, incl. the install/find_package consumer and the bad-input
+# corpus), the CPU validation sets, a bounded fuzz run, and the Python package + notebooks.
+# Usage: scripts/test.sh            (FUZZ_SECONDS=30 by default; SKIP_PYTHON=1 to skip Python)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+install_missing
+build
+start=$(date +%s)
+echo "== unit tests (ctest)"
+ctest --test-dir build --output-on-failure -j "$(nproc)"
+echo "== validation: smoke set, every CPU backend, untiled and tiled"
+FC=build/cli/fftconv
+mkdir -p build/validation-results
+$FC validate --set smoke --backends fftw,im2col,direct --out build/validation-results/smoke.jsonl
+$FC validate --set smoke --backends fftw --tile auto --out build/validation-results/smoke-tiled.jsonl
+echo "== validation: seeded sample of paper-grid, capped in size"
+$FC validate --set paper-grid --sample 150 --seed 1 --max-elements 200000 --backends fftw,im2col \
+  --out build/validation-results/paper-grid-sample.jsonl
+echo "== fuzz: spec parser and planner (${FUZZ_SECONDS:-30} s)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+if [ "${SKIP_PYTHON:-0}" != 1 ]; then
+  echo "== python package, pytest and notebooks"
+  scripts/python.sh
+fi
+echo "== all tests passed in $(( $(date +%s) - start )) s after the build"

@@ -1,0 +1,23 @@
+# ctest driver: install the built project into a scratch prefix, then configure, build and run a
+# tiny consumer project that uses find_package(fftconv) and links fftconv::fftconv.
+set(prefix "${BIN}/consumer-install")
+set(cbuild "${BIN}/consumer-build")
+file(REMOVE_RECURSE "${prefix}" "${cbuild}")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${BIN}" --prefix "${prefix}" RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "cmake --install failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${SRC}/tests/consumer" -B "${cbuild}" -G "${GEN}"
+  "-DCMAKE_PREFIX_PATH=${prefix}" RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${cbuild}" RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed: ${rc}")
+endif()
+execute_process(COMMAND "${cbuild}/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message(STATUS "${out}")
+if(rc)
+  message(FATAL_ERROR "the consumer failed: ${rc}")
+endif()
