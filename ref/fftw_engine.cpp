@@ -142,7 +142,10 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   const int64_t F = nfreq(), nplane = nh_ * nw_;
   const T scale = T(1) / T(nplane);
   const int64_t mc_max = ch.mc, nc_max = ch.nc, rc_max = ch.rc > 0 ? ch.rc : s.R;
-  std::vector<C> af(std::size_t(F * mc_max * rc_max)), bf(std::size_t(F * rc_max * nc_max)),
+  // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
+  // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable.
+  using AlignedVec = std::vector<C, Eigen::aligned_allocator<C>>;
+  AlignedVec af(std::size_t(F * mc_max * rc_max)), bf(std::size_t(F * rc_max * nc_max)),
       cf(std::size_t(F * mc_max * nc_max));
 
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).

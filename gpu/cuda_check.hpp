@@ -1,0 +1,119 @@
+// One checking macro per CUDA library (runtime, cuFFT, cuBLAS): a failed call throws
+// fftconv::CudaError naming the expression, file and line; plus DeviceBuffer, an owning RAII
+// device allocation that throws fftconv::OutOfMemory(bytes) when cudaMalloc fails.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "common/errors.hpp"
+
+namespace fftconv::cuda_detail {
+
+inline const char* cufft_result_name(cufftResult r) {
+  switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "cufftResult(unknown)";
+  }
+}
+
+[[noreturn]] inline void throw_cuda_error(const char* lib, const std::string& what, const char* expr,
+                                          const char* file, int line) {
+  throw CudaError(std::string(lib) + " call `" + expr + "` failed with " + what + " at " + file + ":" +
+                  std::to_string(line));
+}
+
+inline void check_cuda(cudaError_t e, const char* expr, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+  throw_cuda_error("CUDA", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")", expr, file,
+                   line);
+}
+
+inline void check_cufft(cufftResult r, const char* expr, const char* file, int line) {
+  if (r == CUFFT_SUCCESS) return;
+  throw_cuda_error("cuFFT", std::string(cufft_result_name(r)) + " (" + std::to_string(int(r)) + ")", expr, file,
+                   line);
+}
+
+inline void check_cublas(cublasStatus_t s, const char* expr, const char* file, int line) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  throw_cuda_error("cuBLAS", std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")", expr,
+                   file, line);
+}
+
+}  // namespace fftconv::cuda_detail
+
+#define FFTCONV_CUDA_CHECK(expr) ::fftconv::cuda_detail::check_cuda((expr), #expr, __FILE__, __LINE__)
+#define FFTCONV_CUFFT_CHECK(expr) ::fftconv::cuda_detail::check_cufft((expr), #expr, __FILE__, __LINE__)
+#define FFTCONV_CUBLAS_CHECK(expr) ::fftconv::cuda_detail::check_cublas((expr), #expr, __FILE__, __LINE__)
+// Checks the launch of the kernel just issued (configuration errors; not asynchronous faults).
+#define FFTCONV_CUDA_CHECK_LAUNCH() FFTCONV_CUDA_CHECK(cudaGetLastError())
+
+namespace fftconv {
+
+// An owning device allocation of `bytes` bytes (nothing for 0). Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes) { allocate(bytes); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = std::exchange(o.ptr_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+
+  // Frees the old allocation, then allocates `bytes`; throws OutOfMemory(bytes) on failure.
+  void allocate(std::size_t bytes) {
+    release();
+    if (bytes == 0) return;
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw OutOfMemory("cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(e), bytes);
+    }
+    ptr_ = p;
+    bytes_ = bytes;
+  }
+  void release() noexcept {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
+
+  void* get() const { return ptr_; }
+  template <class T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace fftconv

@@ -1,0 +1,168 @@
+// The `cufft` backend: the three passes through cuFFT + cuBLAS (paper Section 3, Table 1), with the
+// configuration chosen by cufft_tuner, a grow-only workspace arena per plan, optional per-step timing,
+// and the "naive" variant of the benchmark (extra["naive"]="1").
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "gpu/backends.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/cufft_pipeline.hpp"
+#include "gpu/cufft_tuner.hpp"
+#include "gpu/device_arena.hpp"
+
+namespace fftconv {
+namespace {
+
+// Throws InvalidArgument when `ptr` is not device-accessible memory of the current device.
+void require_device_pointer(const void* ptr, const char* name, int device) {
+  if (!ptr) return;
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw InvalidArgument(std::string("cufft: ") + name + " is not a CUDA pointer (" + cudaGetErrorString(e) + ")");
+  }
+  if (attr.type == cudaMemoryTypeUnregistered || attr.type == cudaMemoryTypeHost)
+    throw InvalidArgument(std::string("cufft: ") + name + " points to host memory; cufft needs device tensors");
+  if (attr.type == cudaMemoryTypeDevice && attr.device != device)
+    throw InvalidArgument(std::string("cufft: ") + name + " is on device " + std::to_string(attr.device) +
+                          " but the plan was made on device " + std::to_string(device));
+}
+
+class CufftPlan final : public Plan {
+ public:
+  CufftPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftChoice choice, bool naive)
+      : p_(p), pass_(pass), opts_(opts), naive_(naive), why_(std::move(choice.why)) {
+    FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
+    FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    workspace_bytes_ = choice.pipeline->workspace_bytes();
+    config_ = choice.pipeline->config();
+    summary_ = choice.pipeline->workspace_summary();
+    if (!naive_) {
+      pipeline_ = std::move(choice.pipeline);
+      arena_.reserve(workspace_bytes_);
+    }
+  }
+  ~CufftPlan() override {
+    if (done_) {
+      cudaEventSynchronize(done_);  // the arena must outlive the work queued on it
+      cudaEventDestroy(done_);
+    }
+  }
+
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+
+  void execute(const Args& a) const override {
+    require_operands(a, pass_, "cufft");
+    if (a.dtype != DType::f32)
+      throw InvalidArgument("cufft: dtype " + std::string(to_string(a.dtype)) + " not supported (f32 only)");
+    int dev = -1;
+    FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev != device_)
+      throw InvalidArgument("cufft: current device " + std::to_string(dev) + " differs from the plan's device " +
+                            std::to_string(device_));
+    require_device_pointer(a.input, "input", device_);
+    require_device_pointer(a.weight, "weight", device_);
+    require_device_pointer(a.grad_output, "grad_output", device_);
+    require_device_pointer(a.result, "result", device_);
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    // A previous execute() may still be running on another stream with the same workspace.
+    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    timer_.reset();
+    StepTimer* timer = opts_.breakdown ? &timer_ : nullptr;
+    if (naive_) {
+      // No reuse at all: plans and every buffer are made and released inside this call.
+      CufftPipeline pipeline(p_, pass_, config_);
+      DeviceBuffer workspace(pipeline.workspace_bytes());
+      pipeline.run(a, stream, workspace.get(), timer);
+      FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    } else {
+      pipeline_->run(a, stream, arena_.base(), timer);
+    }
+    FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
+  }
+
+  std::string describe() const override {
+    std::ostringstream os;
+    os << "cufft " << to_string(pass_) << " " << p_.to_string() << ": " << config_.to_string() << "; " << why_
+       << "; workspace " << summary_;
+    if (opts_.workspace_limit) os << ", limit " << opts_.workspace_limit;
+    if (config_.chunk < p_.S)
+      os << "; batch processed in chunks of " << config_.chunk
+         << (pass_ == Pass::accgrad ? " (accumulated in the frequency domain)" : "");
+    return os.str();
+  }
+
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_breakdown_;
+  }
+
+ private:
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  bool naive_;
+  std::string why_, summary_;
+  PipelineConfig config_;
+  std::size_t workspace_bytes_ = 0;
+  int device_ = 0;
+  std::unique_ptr<CufftPipeline> pipeline_;
+  DeviceArena arena_;
+  cudaEvent_t done_ = nullptr;
+  mutable std::mutex mutex_;
+  mutable StepTimer timer_;
+  mutable StepTimes last_breakdown_;
+};
+
+class CufftBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cufft"; }
+  Location location() const override { return Location::cuda; }
+  std::string_view summary() const override {
+    return "CUDA: cuFFT R2C/C2R + cuBLAS CGEMM per frequency (paper Table 1), autotuned basis and CGEMM strategy";
+  }
+
+  Support available() const override {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {false, std::string("no CUDA device (") + cudaGetErrorString(e) + ")"};
+    }
+    if (n == 0) return {false, "no CUDA device"};
+    return {};
+  }
+
+  Support supports(const ConvProblem& p, Pass, DType dtype) const override {
+    if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
+    try {
+      p.validate();
+    } catch (const InvalidProblem& e) {
+      return {false, e.what()};
+    }
+    return available();
+  }
+
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
+    p.validate();
+    if (opts.tile.kind != TileSpec::Kind::none)
+      throw Unsupported("cufft: tiled execution not yet implemented (tile=" + opts.tile.to_string() + ")");
+    if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
+    const CufftPins pins = read_cufft_pins(p, opts);
+    if (pins.naive) return std::make_unique<CufftPlan>(p, pass, opts, naive_cufft_config(p, pass, opts), true);
+    return std::make_unique<CufftPlan>(p, pass, opts, choose_cufft_config(p, pass, opts, pins), false);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cufft_backend() { return std::make_shared<CufftBackend>(); }
+
+}  // namespace fftconv

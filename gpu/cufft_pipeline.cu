@@ -1,0 +1,349 @@
+// CufftPipeline (see cufft_pipeline.hpp): the Table 1 pipeline on cuFFT + cuBLAS for one configuration.
+//
+// Note [frequency-major products]
+// R2C writes each operand as [plane][freq] with F = Nh*(Nw/2+1) frequencies; one transposition makes it
+// [freq][plane], where plane = outer*inner (e.g. input: s*f + i). Read column-major per frequency, the
+// block of plane-major data is an inner×outer matrix, so every product is one GEMM with unit-stride
+// leading dimensions, and the conjugations of the brief's formulas are cuBLAS op flags:
+//   fprop:   Y(fo×S)  = W(f×fo)^H · X(f×S)          (Y[s,j] = sum_i X[s,i] conj(W[j,i]))
+//   bprop:   Gp(f×S)  = W(f×fo)   · G(fo×S)         (Gp[s,i] = sum_j G[s,j] W[j,i])
+//   accgrad: GW(f×fo) = X(f×S)    · G(fo×S)^H       (GW[j,i] = sum_s conj(G[s,j]) X[s,i])
+// The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
+// With batch chunks, fprop/bprop transform the weight once and loop over chunks of samples; accgrad
+// accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
+#include "gpu/cufft_pipeline.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_arena.hpp"
+#include "gpu/gpu_kernels_conv.cuh"
+
+namespace fftconv {
+
+std::string_view to_string(GemmStrategy g) {
+  switch (g) {
+    case GemmStrategy::batched: return "batched";
+    case GemmStrategy::strided: return "strided";
+    case GemmStrategy::loop: return "loop";
+    case GemmStrategy::gemm3m: return "3m";
+  }
+  return "?";
+}
+
+GemmStrategy parse_gemm_strategy(std::string_view s) {
+  if (s == "batched") return GemmStrategy::batched;
+  if (s == "strided") return GemmStrategy::strided;
+  if (s == "loop") return GemmStrategy::loop;
+  if (s == "3m") return GemmStrategy::gemm3m;
+  throw InvalidArgument("extra[\"gemm\"]: unknown CGEMM strategy '" + std::string(s) +
+                        "' (expected batched, strided, loop or 3m)");
+}
+
+std::string PipelineConfig::to_string() const {
+  return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
+         ", chunk " + std::to_string(chunk) + ", cublas workspace " + std::to_string(cublas_workspace);
+}
+
+// ---------------------------------------------------------------------------------------------
+// StepTimer
+
+StepTimer::~StepTimer() {
+  for (cudaEvent_t e : pool_) cudaEventDestroy(e);
+}
+
+cudaEvent_t StepTimer::next_event() {
+  if (used_ == pool_.size()) {
+    cudaEvent_t e;
+    FFTCONV_CUDA_CHECK(cudaEventCreate(&e));
+    pool_.push_back(e);
+  }
+  return pool_[used_++];
+}
+
+void StepTimer::begin(const char* name, cudaStream_t s) {
+  Record r{name, next_event(), next_event()};
+  FFTCONV_CUDA_CHECK(cudaEventRecord(r.start, s));
+  records_.push_back(r);
+}
+
+void StepTimer::end(cudaStream_t s) { FFTCONV_CUDA_CHECK(cudaEventRecord(records_.back().stop, s)); }
+
+StepTimes StepTimer::collect() {
+  StepTimes out;
+  if (records_.empty()) return out;
+  FFTCONV_CUDA_CHECK(cudaEventSynchronize(records_.back().stop));
+  for (const Record& r : records_) {
+    float ms = 0.0f;
+    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == r.name; });
+    if (it == out.end()) out.emplace_back(r.name, double(ms));
+    else it->second += double(ms);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operand roles per pass (Note [frequency-major products]).
+
+namespace {
+
+struct Operand {
+  const float* src = nullptr;
+  int64_t planes_per_sample = 0;  // batched operands: planes per sample; others: total planes
+  bool batched = true;
+  int64_t h = 0, w = 0, ph = 0, pw = 0;
+  bool mirror = false;
+};
+
+struct Roles {
+  Operand a, b;
+  int64_t c_planes_per_sample = 0;  // fprop/bprop: per sample; accgrad: total (fo*f)
+  bool c_batched = true;
+  gpu_kernels::ClipSpec clip;
+};
+
+Roles roles(const ConvProblem& p, Pass pass, const Args* args) {
+  auto ptr = [&](const void* q) { return args ? static_cast<const float*>(q) : nullptr; };
+  const bool mirror = p.padding == Padding::mirror;
+  Roles r;
+  const Operand input{args ? ptr(args->input) : nullptr, p.f, true, p.h, p.w, p.ph, p.pw, mirror};
+  const Operand weight{args ? ptr(args->weight) : nullptr, p.fo * p.f, false, p.kh, p.kw, 0, 0, false};
+  const Operand grad{args ? ptr(args->grad_output) : nullptr, p.fo, true, p.out_h(), p.out_w(), 0, 0, false};
+  switch (pass) {
+    case Pass::fprop:
+      r.a = input, r.b = weight, r.c_planes_per_sample = p.fo;
+      r.clip.out_h = p.out_h(), r.clip.out_w = p.out_w();
+      break;
+    case Pass::bprop:
+      r.a = grad, r.b = weight, r.c_planes_per_sample = p.f;
+      r.clip.out_h = p.h, r.clip.out_w = p.w;
+      if (mirror) r.clip.mirror_fold = true, r.clip.ph = p.ph, r.clip.pw = p.pw;
+      else r.clip.off_h = p.ph, r.clip.off_w = p.pw;
+      break;
+    case Pass::accgrad:
+      r.a = input, r.b = grad, r.c_planes_per_sample = p.fo * p.f, r.c_batched = false;
+      r.clip.out_h = p.kh, r.clip.out_w = p.kw;
+      break;
+  }
+  return r;
+}
+
+int64_t planes_of(const Operand& o, int64_t sc) { return o.batched ? o.planes_per_sample * sc : o.planes_per_sample; }
+
+int to_int(int64_t v, const char* what) {
+  if (v < 0 || v > INT_MAX)
+    throw Unsupported(std::string("cufft: ") + what + " = " + std::to_string(v) + " exceeds the int range of cuBLAS");
+  return static_cast<int>(v);
+}
+
+std::size_t complex_bytes(int64_t planes, int64_t freqs) {
+  return static_cast<std::size_t>(checked_mul(checked_mul(planes, freqs, "cufft buffer"), 8, "cufft buffer"));
+}
+
+}  // namespace
+
+struct CufftPipeline::Sizes {
+  int64_t pa, pb, pc;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Construction: plans for every batch count the chunks need, sizes of every buffer.
+
+CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg)
+    : p_(p), pass_(pass), cfg_(cfg) {
+  p_.validate();
+  if (cfg_.nh < p.padded_h() || cfg_.nw < p.padded_w())
+    throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
+                          " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
+                          std::to_string(p.padded_w()));
+  if (cfg_.chunk < 1 || cfg_.chunk > p.S)
+    throw InvalidArgument("cufft: batch chunk " + std::to_string(cfg_.chunk) + " not in [1, S=" +
+                          std::to_string(p.S) + "]");
+  fw_ = cfg_.nw / 2 + 1;
+  ld_ = 2 * fw_;
+  freqs_ = checked_mul(cfg_.nh, fw_, "cufft frequencies");
+
+  const Roles r = roles(p_, pass_, nullptr);
+  std::vector<int64_t> chunk_sizes{cfg_.chunk};
+  if (p.S % cfg_.chunk != 0) chunk_sizes.push_back(p.S % cfg_.chunk);
+  int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
+  for (int64_t sc : chunk_sizes) {
+    const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
+    const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
+    make_fft_plan(pa, false);
+    make_fft_plan(pb, false);
+    make_fft_plan(pc, true);
+    max_scratch = std::max({max_scratch, pa, pb, pc});
+    max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
+  }
+  scratch_bytes_ = complex_bytes(max_scratch, freqs_);
+  a_bytes_ = complex_bytes(max_a, freqs_);
+  b_bytes_ = complex_bytes(max_b, freqs_);
+  c_bytes_ = complex_bytes(max_c, freqs_);
+  ptr_bytes_ = cfg_.gemm == GemmStrategy::batched ? static_cast<std::size_t>(3 * freqs_) * sizeof(void*) : 0;
+  ArenaCursor cur;
+  for (std::size_t b : {scratch_bytes_, a_bytes_, b_bytes_, c_bytes_, ptr_bytes_, fft_work_bytes_,
+                        cfg_.cublas_workspace})
+    cur.take(b);
+  workspace_bytes_ = cur.used();
+
+  FFTCONV_CUBLAS_CHECK(cublasCreate(&blas_));
+  FFTCONV_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));  // strict fp32: no TF32
+  FFTCONV_CUBLAS_CHECK(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST));
+}
+
+CufftPipeline::~CufftPipeline() {
+  for (auto& [key, h] : fft_plans_) cufftDestroy(h);
+  if (blas_) cublasDestroy(blas_);
+}
+
+void CufftPipeline::make_fft_plan(int64_t batch, bool inverse) {
+  if (fft_plans_.count({batch, inverse})) return;
+  cufftHandle h;
+  FFTCONV_CUFFT_CHECK(cufftCreate(&h));
+  fft_plans_[{batch, inverse}] = h;  // owned from here on (destroyed by the destructor)
+  FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
+  long long n[2] = {cfg_.nh, cfg_.nw};
+  long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_};
+  const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
+  std::size_t work = 0;
+  if (!inverse)
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, real_embed, 1, real_dist, complex_embed, 1, complex_dist,
+                                            CUFFT_R2C, batch, &work));
+  else
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, 1, complex_dist, real_embed, 1, real_dist,
+                                            CUFFT_C2R, batch, &work));
+  fft_work_bytes_ = std::max(fft_work_bytes_, work);
+}
+
+cufftHandle CufftPipeline::fft_plan(int64_t batch, bool inverse) const {
+  auto it = fft_plans_.find({batch, inverse});
+  if (it == fft_plans_.end())
+    throw Error("cufft: internal: no cuFFT plan for batch " + std::to_string(batch));  // planned in the ctor
+  return it->second;
+}
+
+std::string CufftPipeline::workspace_summary() const {
+  std::ostringstream os;
+  os << workspace_bytes_ << " bytes (FFT scratch " << scratch_bytes_ << ", A^T " << a_bytes_ << ", B^T " << b_bytes_
+     << ", C^T " << c_bytes_;
+  if (ptr_bytes_) os << ", pointer arrays " << ptr_bytes_;
+  os << ", cuFFT work area " << fft_work_bytes_ << ", cuBLAS workspace " << cfg_.cublas_workspace << ")";
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const {
+  using gpu_kernels::FftLayout;
+  const Roles r = roles(p_, pass_, &args);
+  ArenaCursor cur(static_cast<char*>(workspace));
+  auto* scratch = static_cast<cuComplex*>(cur.take(scratch_bytes_));
+  auto* at = static_cast<cuComplex*>(cur.take(a_bytes_));
+  auto* bt = static_cast<cuComplex*>(cur.take(b_bytes_));
+  auto* ct = static_cast<cuComplex*>(cur.take(c_bytes_));
+  auto* ptrs = static_cast<cuComplex**>(cur.take(ptr_bytes_));
+  void* fft_work = cur.take(fft_work_bytes_);
+  void* blas_work = cur.take(cfg_.cublas_workspace);
+  float* scratch_real = reinterpret_cast<float*>(scratch);
+  const FftLayout layout{cfg_.nh, cfg_.nw, ld_};
+
+  for (auto& [key, h] : fft_plans_) {
+    FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
+    FFTCONV_CUFFT_CHECK(cufftSetWorkArea(h, fft_work));
+  }
+  FFTCONV_CUBLAS_CHECK(cublasSetStream(blas_, stream));  // resets the workspace: set it after
+  FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_work, cfg_.cublas_workspace));
+
+  auto step = [&](const char* name, auto&& fn) {
+    if (timer) timer->begin(name, stream);
+    fn();
+    if (timer) timer->end(stream);
+  };
+  // Pad, R2C and transpose one operand (planes starting at sample s0) into `dst` ([freq][plane]).
+  auto forward = [&](const Operand& o, int64_t s0, int64_t planes, cuComplex* dst, const char* pad_name,
+                     const char* fft_name, const char* trans_name) {
+    const float* src = o.src + (o.batched ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    step(pad_name, [&] {
+      gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
+    });
+    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, scratch)); });
+    step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
+  };
+  // Transpose back, C2R, and clip `planes` result planes into `dst`.
+  gpu_kernels::ClipSpec clip = r.clip;
+  clip.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
+  auto inverse = [&](int64_t planes, float* dst) {
+    step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
+    step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), scratch, scratch_real)); });
+    step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
+  };
+
+  const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
+  if (!r.b.batched) forward(r.b, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+
+  auto* result = static_cast<float*>(args.result);
+  for (int64_t s0 = 0; s0 < p_.S; s0 += cfg_.chunk) {
+    const int64_t sc = std::min(cfg_.chunk, p_.S - s0);
+    const int64_t pa = planes_of(r.a, sc);
+    forward(r.a, s0, pa, at, "PAD A", "FFT A", "TRANS A");
+    if (r.b.batched) forward(r.b, s0, planes_of(r.b, sc), bt, "PAD B", "FFT B", "TRANS B");
+
+    // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
+    cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
+    int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, scs = 0;
+    const cuComplex *ga = nullptr, *gb = nullptr;
+    float beta_re = 0.0f;
+    switch (pass_) {
+      case Pass::fprop:  // Y = W^H X
+        opa = CUBLAS_OP_C, m = p_.fo, n = sc, k = p_.f, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.f,
+        sb = pa, ldc = p_.fo, scs = sc * p_.fo;
+        break;
+      case Pass::bprop:  // Gp = W G
+        m = p_.f, n = sc, k = p_.fo, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.fo, sb = pa, ldc = p_.f,
+        scs = sc * p_.f;
+        break;
+      case Pass::accgrad:  // GW = X G^H, accumulated over chunks
+        opb = CUBLAS_OP_C, m = p_.f, n = p_.fo, k = sc, ga = at, lda = p_.f, sa = pa, gb = bt, ldb = p_.fo,
+        sb = sc * p_.fo, ldc = p_.f, scs = p_.fo * p_.f, beta_re = s0 == 0 ? 0.0f : 1.0f;
+        break;
+    }
+    const cuComplex alpha = make_cuComplex(1.0f, 0.0f), beta = make_cuComplex(beta_re, 0.0f);
+    const int im = to_int(m, "m"), in = to_int(n, "n"), ik = to_int(k, "k"), ilda = to_int(lda, "lda"),
+              ildb = to_int(ldb, "ldb"), ildc = to_int(ldc, "ldc"), count = to_int(freqs_, "frequencies");
+    step("CGEMM", [&] {
+      switch (cfg_.gemm) {
+        case GemmStrategy::strided:
+          FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb, ildb,
+                                                         sb, &beta, ct, ildc, scs, count));
+          break;
+        case GemmStrategy::gemm3m:
+          FFTCONV_CUBLAS_CHECK(cublasCgemm3mStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb,
+                                                           ildb, sb, &beta, ct, ildc, scs, count));
+          break;
+        case GemmStrategy::batched:
+          gpu_kernels::fill_pointer_arrays(ga, sa, gb, sb, ct, scs, freqs_, ptrs, stream);
+          FFTCONV_CUBLAS_CHECK(cublasCgemmBatched(blas_, opa, opb, im, in, ik, &alpha, ptrs, ilda, ptrs + freqs_,
+                                                  ildb, &beta, ptrs + 2 * freqs_, ildc, count));
+          break;
+        case GemmStrategy::loop:
+          for (int64_t q = 0; q < freqs_; ++q)
+            FFTCONV_CUBLAS_CHECK(cublasCgemm(blas_, opa, opb, im, in, ik, &alpha, ga + q * sa, ilda, gb + q * sb, ildb,
+                                             &beta, ct + q * scs, ildc));
+          break;
+      }
+    });
+    if (pass_ != Pass::accgrad) {
+      const int64_t pc = r.c_planes_per_sample * sc;
+      inverse(pc, result + s0 * r.c_planes_per_sample * clip.out_h * clip.out_w);
+    }
+  }
+  if (pass_ == Pass::accgrad) inverse(r.c_planes_per_sample, result);
+}
+
+}  // namespace fftconv

@@ -1,0 +1,99 @@
+// CufftPipeline: one configuration (basis, CGEMM strategy, batch chunk) of the paper's Table 1
+// pipeline for one (problem, pass): pad -> batched R2C -> transpose to frequency-major -> one complex
+// product per frequency (cuBLAS) -> transpose back -> batched C2R -> clip/fold and scale.
+// It owns its cuFFT plans and cuBLAS handle, never memory: run() carves its buffers from a workspace.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/backend.hpp"
+#include "common/problem.hpp"
+
+namespace fftconv {
+
+// How the per-frequency complex products are issued (paper Section 3.3).
+enum class GemmStrategy { batched, strided, loop, gemm3m };
+std::string_view to_string(GemmStrategy g);                 // "batched" | "strided" | "loop" | "3m"
+GemmStrategy parse_gemm_strategy(std::string_view s);       // throws InvalidArgument naming extra["gemm"]
+inline constexpr GemmStrategy kAllGemmStrategies[] = {GemmStrategy::strided, GemmStrategy::batched,
+                                                      GemmStrategy::loop, GemmStrategy::gemm3m};
+
+// cuBLAS workspace handed to cublasSetWorkspace: the 32 MiB NVIDIA recommends on Hopper, or a
+// small one when a workspace limit is tight.
+inline constexpr std::size_t kCublasWorkspaceLarge = std::size_t(32) << 20;
+inline constexpr std::size_t kCublasWorkspaceSmall = std::size_t(1) << 20;
+
+struct PipelineConfig {
+  int64_t nh = 0, nw = 0;                     // Fourier basis (>= padded input size)
+  GemmStrategy gemm = GemmStrategy::strided;
+  int64_t chunk = 0;                          // samples per batch chunk (S = untiled batch)
+  std::size_t cublas_workspace = kCublasWorkspaceLarge;
+  std::string to_string() const;
+};
+
+// Times each pipeline step with CUDA events (PlanOptions::breakdown); events are pooled.
+class StepTimer {
+ public:
+  StepTimer() = default;
+  StepTimer(const StepTimer&) = delete;
+  StepTimer& operator=(const StepTimer&) = delete;
+  ~StepTimer();
+  void reset() { records_.clear(); used_ = 0; }
+  void begin(const char* name, cudaStream_t s);
+  void end(cudaStream_t s);
+  // Waits for the last recorded event and sums the times per step name (first-seen order).
+  StepTimes collect();
+
+ private:
+  cudaEvent_t next_event();
+  struct Record { std::string name; cudaEvent_t start, stop; };
+  std::vector<cudaEvent_t> pool_;
+  std::size_t used_ = 0;
+  std::vector<Record> records_;
+};
+
+class CufftPipeline {
+ public:
+  // Creates the cuFFT plans (no auto-allocated work area) and a cuBLAS handle. Throws Unsupported
+  // when a size does not fit the library's int parameters, CudaError on library failure.
+  CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg);
+  ~CufftPipeline();
+  CufftPipeline(const CufftPipeline&) = delete;
+  CufftPipeline& operator=(const CufftPipeline&) = delete;
+
+  // Exact bytes run() carves from its workspace (buffers + cuFFT work area + cuBLAS workspace).
+  std::size_t workspace_bytes() const { return workspace_bytes_; }
+  // Breakdown of workspace_bytes() for describe().
+  std::string workspace_summary() const;
+  const PipelineConfig& config() const { return cfg_; }
+
+  // Enqueues one execution on `stream`; `workspace` holds >= workspace_bytes() device bytes.
+  // Device pointers in args. timer may be nullptr.
+  void run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const;
+
+ private:
+  struct Sizes;  // planes per operand for a chunk of sc samples
+  cufftHandle fft_plan(int64_t batch, bool inverse) const;
+  void make_fft_plan(int64_t batch, bool inverse);
+
+  ConvProblem p_;
+  Pass pass_;
+  PipelineConfig cfg_;
+  int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
+  std::map<std::pair<int64_t, bool>, cufftHandle> fft_plans_;  // (batch, inverse) -> plan
+  std::size_t fft_work_bytes_ = 0;
+  std::size_t scratch_bytes_ = 0, a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, ptr_bytes_ = 0;
+  std::size_t workspace_bytes_ = 0;
+  cublasHandle_t blas_ = nullptr;
+};
+
+}  // namespace fftconv

@@ -1,0 +1,346 @@
+// GPU tests of the cufft backend (doctest suite "gpu"; each case skips when no CUDA device exists):
+// against a double-precision direct convolution written here, every pass and padding, random odd,
+// prime and rectangular sizes, every CGEMM strategy, pinned bases, chunked execution, the tune cache,
+// the workspace limit, typed errors, breakdown, and the naive variant.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/padding.hpp"
+#include "common/tensor.hpp"
+#include "gpu/backends.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/cufft_tune_cache.hpp"
+#include "gpu/device_arena.hpp"
+#include "validation/tolerance.hpp"
+#include "common/fft_size.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+#define SKIP_WITHOUT_DEVICE()                          \
+  if (!have_device()) {                                \
+    MESSAGE("no CUDA device: skipping cufft GPU test"); \
+    return;                                            \
+  }
+
+// Ground truth in double (the brief's definitions, written independently of every backend).
+std::vector<double> direct_reference(const ConvProblem& p, Pass pass, const std::vector<float>& x,
+                                     const std::vector<float>& w, const std::vector<float>& g) {
+  const int64_t hp = p.padded_h(), wp = p.padded_w(), oh = p.out_h(), ow = p.out_w();
+  auto xpad = [&](int64_t s, int64_t i, int64_t y, int64_t c) -> double {
+    const int64_t sy = padded_source(y, p.h, p.ph, p.padding), sx = padded_source(c, p.w, p.pw, p.padding);
+    return (sy < 0 || sx < 0) ? 0.0 : double(x[((s * p.f + i) * p.h + sy) * p.w + sx]);
+  };
+  auto W = [&](int64_t j, int64_t i, int64_t u, int64_t v) { return double(w[((j * p.f + i) * p.kh + u) * p.kw + v]); };
+  auto G = [&](int64_t s, int64_t j, int64_t y, int64_t c) { return double(g[((s * p.fo + j) * oh + y) * ow + c]); };
+  std::vector<double> out(size_t(p.result_elems(pass)), 0.0);
+  if (pass == Pass::fprop) {
+    for (int64_t s = 0; s < p.S; ++s)
+      for (int64_t j = 0; j < p.fo; ++j)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t c = 0; c < ow; ++c) {
+            double acc = 0;
+            for (int64_t i = 0; i < p.f; ++i)
+              for (int64_t u = 0; u < p.kh; ++u)
+                for (int64_t v = 0; v < p.kw; ++v) acc += xpad(s, i, y + u, c + v) * W(j, i, u, v);
+            out[size_t(((s * p.fo + j) * oh + y) * ow + c)] = acc;
+          }
+  } else if (pass == Pass::bprop) {
+    std::vector<double> gpad(size_t(hp * wp)), plane(size_t(p.h * p.w));
+    for (int64_t s = 0; s < p.S; ++s)
+      for (int64_t i = 0; i < p.f; ++i) {
+        std::fill(gpad.begin(), gpad.end(), 0.0);
+        for (int64_t j = 0; j < p.fo; ++j)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t c = 0; c < ow; ++c)
+              for (int64_t u = 0; u < p.kh; ++u)
+                for (int64_t v = 0; v < p.kw; ++v) gpad[size_t((y + u) * wp + c + v)] += G(s, j, y, c) * W(j, i, u, v);
+        fold_padded_plane(gpad.data(), wp, plane.data(), p);
+        std::copy(plane.begin(), plane.end(), out.begin() + (s * p.f + i) * p.h * p.w);
+      }
+  } else {
+    for (int64_t j = 0; j < p.fo; ++j)
+      for (int64_t i = 0; i < p.f; ++i)
+        for (int64_t u = 0; u < p.kh; ++u)
+          for (int64_t v = 0; v < p.kw; ++v) {
+            double acc = 0;
+            for (int64_t s = 0; s < p.S; ++s)
+              for (int64_t y = 0; y < oh; ++y)
+                for (int64_t c = 0; c < ow; ++c) acc += xpad(s, i, y + u, c + v) * G(s, j, y, c);
+            out[size_t(((j * p.f + i) * p.kh + u) * p.kw + v)] = acc;
+          }
+  }
+  return out;
+}
+
+std::vector<float> random_vector(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& e : v) e = d(rng);
+  return v;
+}
+
+DeviceBuffer upload(const std::vector<float>& v) {
+  DeviceBuffer b(v.size() * sizeof(float));
+  FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return b;
+}
+
+struct Outcome {
+  double rel_l2 = 0;
+  int64_t non_finite = 0;
+};
+
+// Runs `plan` on fresh random operands with a NaN-poisoned result; compares to the double reference.
+Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::mt19937& rng,
+                        cudaStream_t stream = nullptr) {
+  const auto x = random_vector(p.input_elems(), rng), w = random_vector(p.weight_elems(), rng),
+             g = random_vector(p.output_elems(), rng);
+  DeviceBuffer dx = upload(x), dw = upload(w), dg = upload(g);
+  const int64_t n = p.result_elems(pass);
+  std::vector<float> result(size_t(n), std::nanf(""));
+  DeviceBuffer dr = upload(result);  // poisoned
+  Args a;
+  a.input = pass == Pass::bprop ? nullptr : dx.get();
+  a.weight = pass == Pass::accgrad ? nullptr : dw.get();
+  a.grad_output = pass == Pass::fprop ? nullptr : dg.get();
+  a.result = dr.get();
+  a.stream = stream;
+  plan.execute(a);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  FFTCONV_CUDA_CHECK(cudaMemcpy(result.data(), dr.get(), size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
+  const auto ref = direct_reference(p, pass, x, w, g);
+  Outcome o;
+  double d2 = 0, r2 = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (!std::isfinite(result[size_t(k)])) ++o.non_finite;
+    const double d = double(result[size_t(k)]) - ref[size_t(k)];
+    d2 += d * d;
+    r2 += ref[size_t(k)] * ref[size_t(k)];
+  }
+  o.rel_l2 = r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
+  return o;
+}
+
+// The project's tolerance model (validation/tolerance.hpp) at the basis the plan may use: the pinned
+// one, else the power-of-two bound of the smooth candidates (the larger basis, the looser bound).
+double tol(const ConvProblem& p, Pass pass, int64_t nh = 0, int64_t nw = 0) {
+  const int64_t basis = (nh ? nh : next_pow2(p.padded_h())) * (nw ? nw : next_pow2(p.padded_w()));
+  return tolerance(p, pass, DType::f32, basis).rel_l2;
+}
+constexpr Pass kPasses[] = {Pass::fprop, Pass::bprop, Pass::accgrad};
+
+ConvProblem random_problem(std::mt19937& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  ConvProblem p;
+  p.padding = pick(0, 1) ? Padding::mirror : Padding::zero;
+  p.S = pick(1, 3), p.f = pick(1, 4), p.fo = pick(1, 4);
+  p.h = pick(1, 23), p.w = pick(1, 23);  // odd, prime and rectangular shapes
+  const int64_t max_ph = p.padding == Padding::mirror ? std::min<int64_t>(3, p.h - 1) : 3;
+  const int64_t max_pw = p.padding == Padding::mirror ? std::min<int64_t>(3, p.w - 1) : 3;
+  p.ph = pick(0, max_ph), p.pw = pick(0, max_pw);
+  p.kh = pick(1, std::min<int64_t>(7, p.padded_h()));
+  p.kw = pick(1, std::min<int64_t>(7, p.padded_w()));
+  p.validate();
+  return p;
+}
+
+std::shared_ptr<const Backend> g_backend;
+const Backend& backend() {
+  if (!g_backend) g_backend = make_cufft_backend();
+  return *g_backend;
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+
+TEST_CASE("cufft: available() answers without throwing") {
+  const Support s = backend().available();
+  CHECK(s.ok == have_device());
+  if (!s.ok) CHECK(!s.reason.empty());
+  CHECK_FALSE(backend().supports(ConvProblem{}, Pass::fprop, DType::f64).ok);
+}
+
+TEST_CASE("cufft matches a double direct convolution on random problems, all passes and paddings") {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(std::random_device{}());
+  const char* gemms[] = {"strided", "batched", "loop", "3m"};
+  int checked = 0;
+  for (int t = 0; t < 120; ++t) {
+    const ConvProblem p = random_problem(rng);
+    for (Pass pass : kPasses) {
+      PlanOptions opts;
+      opts.autotune = false;
+      opts.extra["gemm"] = gemms[(t + int(pass)) % 4];
+      if (t % 5 == 0) {  // pinned bases, including sizes that are not 2,3,5,7-smooth
+        opts.basis_h = p.padded_h() + (t % 3);
+        opts.basis_w = p.padded_w() + (t % 4);
+      }
+      if (t % 11 == 0) opts.extra = {{"naive", "1"}}, opts.basis_h = opts.basis_w = 0;
+      INFO(p.to_string(), " ", to_string(pass), " gemm=", opts.extra.count("gemm") ? opts.extra["gemm"] : "-",
+           " basis=", opts.basis_h, "x", opts.basis_w);
+      auto plan = backend().plan(p, pass, opts);
+      INFO(plan->describe());
+      const Outcome o = run_and_compare(p, pass, *plan, rng);
+      CHECK(o.non_finite == 0);
+      CHECK(o.rel_l2 <= tol(p, pass, opts.basis_h, opts.basis_w));
+      ++checked;
+    }
+  }
+  CHECK(checked == 360);
+}
+
+TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache round-trips through a file") {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(std::random_device{}());
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("fftconv_cufft_tune_" + std::to_string(rng()) + ".json")).string();
+  const ConvProblem p = ConvProblem::parse("S=4,f=3,fo=5,h=13,w=11,kh=3,kw=4,ph=1,pw=2,pad=mirror");
+  for (Pass pass : kPasses) {
+    PlanOptions opts;
+    opts.tune_cache = path;
+    auto tuned = backend().plan(p, pass, opts);
+    INFO(tuned->describe());
+    CHECK(tuned->describe().find("autotuned") != std::string::npos);
+    for (int rep = 0; rep < 2; ++rep) {  // execute() is repeatable
+      const Outcome o = run_and_compare(p, pass, *tuned, rng);
+      CHECK(o.non_finite == 0);
+      CHECK(o.rel_l2 <= tol(p, pass));
+    }
+    REQUIRE(std::filesystem::exists(path));
+    TuneCache::instance().clear_memory();  // the next plan must come from the file
+    auto cached = backend().plan(p, pass, opts);
+    INFO(cached->describe());
+    CHECK(cached->describe().find("tune cache " + path) != std::string::npos);
+    // Same configuration: the describe() texts agree up to the first ';'.
+    const std::string a = tuned->describe(), b = cached->describe();
+    CHECK(a.substr(0, a.find(';')) == b.substr(0, b.find(';')));
+    CHECK(cached->workspace_bytes() == tuned->workspace_bytes());
+  }
+  std::ofstream(path) << "{ not json";
+  TuneCache::instance().clear_memory();
+  PlanOptions bad;
+  bad.tune_cache = path;
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, bad), InvalidArgument);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Unsupported below it") {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=32,f=16,fo=16,h=60,w=61,kh=5,kw=4,ph=2,pw=1,pad=zero");
+  for (Pass pass : kPasses) {
+    PlanOptions opts;
+    opts.autotune = false;
+    const std::size_t full = backend().plan(p, pass, opts)->workspace_bytes();
+    for (std::size_t limit : {full - 1, full / 2, full / 5}) {
+      opts.workspace_limit = limit;
+      auto plan = backend().plan(p, pass, opts);
+      INFO(to_string(pass), " limit ", limit, ": ", plan->describe());
+      CHECK(plan->workspace_bytes() <= limit);
+      const Outcome o = run_and_compare(p, pass, *plan, rng);
+      CHECK(o.non_finite == 0);
+      CHECK(o.rel_l2 <= tol(p, pass));
+      opts.autotune = true;  // the tuner must respect the same limit
+      auto tuned = backend().plan(p, pass, opts);
+      CHECK(tuned->workspace_bytes() <= limit);
+      opts.autotune = false;
+    }
+    opts.workspace_limit = 4096;  // far below one sample's spectra
+    CHECK_THROWS_AS(backend().plan(p, pass, opts), Unsupported);
+  }
+}
+
+TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
+  SKIP_WITHOUT_DEVICE();
+  const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
+  PlanOptions opts;
+  opts.autotune = false;
+  opts.tile = TileSpec::parse("16");
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), Unsupported);
+  opts.tile = TileSpec{};
+  opts.basis_h = 8;  // < padded 11
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.basis_h = 0;
+  opts.extra["gemm"] = "fastest";
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.extra = {{"colour", "blue"}};
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.extra.clear();
+  auto plan = backend().plan(p, Pass::fprop, opts);
+  std::vector<float> host(size_t(p.input_elems()));
+  DeviceBuffer dw(size_t(p.weight_elems()) * 4), dr(size_t(p.output_elems()) * 4);
+  Args a;
+  a.input = host.data();  // host memory: rejected
+  a.weight = dw.get();
+  a.result = dr.get();
+  CHECK_THROWS_AS(plan->execute(a), InvalidArgument);
+  a.input = dw.get();
+  a.weight = nullptr;  // missing operand
+  CHECK_THROWS_AS(plan->execute(a), InvalidArgument);
+  a.weight = dw.get();
+  a.dtype = DType::f64;
+  CHECK_THROWS_AS(plan->execute(a), InvalidArgument);
+  ConvProblem bad = p;
+  bad.kh = 40;
+  CHECK_THROWS_AS(backend().plan(bad, Pass::fprop, opts), InvalidProblem);
+}
+
+TEST_CASE("cufft breakdown times every step; runs on a user stream") {
+  SKIP_WITHOUT_DEVICE();
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=8,f=4,fo=6,h=20,w=17,kh=5,kw=3,ph=2,pw=1,pad=mirror");
+  cudaStream_t stream;
+  FFTCONV_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (Pass pass : kPasses) {
+    PlanOptions opts;
+    opts.autotune = false;
+    opts.breakdown = true;
+    auto plan = backend().plan(p, pass, opts);
+    const Outcome o = run_and_compare(p, pass, *plan, rng, stream);
+    CHECK(o.non_finite == 0);
+    CHECK(o.rel_l2 <= tol(p, pass));
+    const StepTimes t = plan->last_breakdown();
+    for (const char* step : {"PAD A", "FFT A", "TRANS A", "PAD B", "FFT B", "TRANS B", "CGEMM", "TRANS C", "IFFT C",
+                             "CLIP C"}) {
+      auto it = std::find_if(t.begin(), t.end(), [&](const auto& e) { return e.first == step; });
+      CHECK_MESSAGE(it != t.end(), step);
+      if (it != t.end()) CHECK(it->second >= 0.0);
+    }
+  }
+  FFTCONV_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("DeviceArena grows only when a larger workspace is asked for") {
+  SKIP_WITHOUT_DEVICE();
+  DeviceArena arena;
+  CHECK(arena.reserve(1000));
+  CHECK_FALSE(arena.reserve(500));
+  CHECK_FALSE(arena.reserve(1000));
+  CHECK(arena.reserve(5000));
+  CHECK(arena.grow_count() == 2);
+  CHECK(arena.capacity() >= 5000);
+  CHECK_THROWS_AS(DeviceBuffer(std::size_t(1) << 60), OutOfMemory);
+}
+
+}  // TEST_SUITE

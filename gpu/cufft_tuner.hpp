@@ -1,0 +1,39 @@
+// Choosing a cufft configuration (paper Sections 3.2-3.4): Fourier basis per dimension among the
+// 2,3,5,7-smooth sizes up to the next power of two, CGEMM strategy, and a batch chunk that keeps
+// the workspace under PlanOptions::workspace_limit — by hand (pins), from the tune cache, by timing
+// candidates (autotune), or by a heuristic (autotune off).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/backend.hpp"
+#include "gpu/cufft_pipeline.hpp"
+
+namespace fftconv {
+
+// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], extra["naive"]).
+struct CufftPins {
+  int64_t nh = 0, nw = 0;  // 0 = choose
+  std::optional<GemmStrategy> gemm;
+  bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
+};
+// Validates the options against the problem; throws InvalidArgument naming the option.
+CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts);
+
+struct CufftChoice {
+  std::unique_ptr<CufftPipeline> pipeline;  // the winner, plans made, no memory attached
+  std::string why;                          // for describe()
+};
+
+// The plan's configuration. Throws Unsupported (with the smallest requirement) when no candidate
+// fits the workspace limit, OutOfMemory when tuning buffers cannot be allocated.
+CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins);
+
+// The naive configuration: next_pow2 basis, one cublasCgemm per frequency, largest chunk in the limit.
+CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts);
+
+// Relative l2 difference accepted for cublasCgemm3m against the standard CGEMM on the tuning run.
+inline constexpr double kGemm3mTolerance = 1e-5;
+
+}  // namespace fftconv

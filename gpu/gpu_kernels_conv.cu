@@ -1,0 +1,196 @@
+// Element-wise kernels of the cuFFT/cuBLAS pipeline (see gpu_kernels_conv.cuh). Grid-stride loops
+// with 64-bit indices, so any tensor that fits in memory is covered by a bounded grid.
+#include <cmath>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/gpu_kernels_conv.cuh"
+
+namespace fftconv::gpu_kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t(1) << 20;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b < 1) b = 1;
+  if (b > kMaxBlocks) b = kMaxBlocks;
+  return static_cast<unsigned>(b);
+}
+
+// Same map as common/padding.hpp padded_source (kept here so device code needs no host header).
+__device__ inline int64_t source_index(int64_t i, int64_t n, int64_t p, bool mirror) {
+  int64_t j = i - p;
+  if (j >= 0 && j < n) return j;
+  if (!mirror) return -1;
+  if (j < 0) j = -j;
+  if (j >= n) j = 2 * (n - 1) - j;
+  return j;
+}
+
+// Padded positions (along one axis of length n padded by p) whose reflected source is r; returns count.
+__device__ inline int fold_sources(int64_t r, int64_t n, int64_t p, int64_t out[3]) {
+  int k = 0;
+  out[k++] = r + p;
+  if (r >= 1 && r <= p) out[k++] = p - r;
+  if (r >= n - 1 - p && r <= n - 2) out[k++] = 2 * (n - 1) - r + p;
+  return k;
+}
+
+__global__ void embed_kernel(const float* __restrict__ src, int64_t planes, int64_t h, int64_t w, int64_t ph,
+                             int64_t pw, bool mirror, float* __restrict__ dst, FftLayout L) {
+  const int64_t plane = L.nh * L.ld, total = planes * plane;
+  const int64_t hp = h + 2 * ph, wp = w + 2 * pw;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t p = idx / plane, rem = idx - p * plane;
+    const int64_t y = rem / L.ld, x = rem - y * L.ld;
+    float v = 0.0f;
+    if (y < hp && x < wp) {
+      const int64_t sy = source_index(y, h, ph, mirror), sx = source_index(x, w, pw, mirror);
+      if (sy >= 0 && sx >= 0) v = src[(p * h + sy) * w + sx];
+    }
+    dst[idx] = v;
+  }
+}
+
+constexpr int kTile = 32, kRowsPerPass = 8;
+
+__global__ void transpose_kernel(const cuComplex* __restrict__ in, int64_t rows, int64_t cols,
+                                 cuComplex* __restrict__ out) {
+  __shared__ cuComplex tile[kTile][kTile + 1];
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const int64_t c0 = int64_t(blockIdx.x) * kTile;
+  for (int64_t rt = blockIdx.y; rt < row_tiles; rt += gridDim.y) {
+    const int64_t r0 = rt * kTile;
+    for (int k = threadIdx.y; k < kTile; k += kRowsPerPass) {
+      const int64_t r = r0 + k, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[k][threadIdx.x] = in[r * cols + c];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kTile; k += kRowsPerPass) {
+      const int64_t c = c0 + k, r = r0 + threadIdx.x;
+      if (r < rows && c < cols) out[c * rows + r] = tile[threadIdx.x][k];
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void clip_kernel(const float* __restrict__ src, FftLayout L, int64_t planes, ClipSpec s,
+                            float* __restrict__ dst) {
+  const int64_t plane_out = s.out_h * s.out_w, total = planes * plane_out;
+  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
+       idx += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t p = idx / plane_out, rem = idx - p * plane_out;
+    const int64_t r = rem / s.out_w, c = rem - r * s.out_w;
+    const float* plane = src + p * L.nh * L.ld;
+    float v;
+    if (!s.mirror_fold) {
+      v = plane[(r + s.off_h) * L.ld + (c + s.off_w)];
+    } else {
+      int64_t rows[3], cols[3];
+      const int nr = fold_sources(r, s.out_h, s.ph, rows), nc = fold_sources(c, s.out_w, s.pw, cols);
+      v = 0.0f;
+      for (int a = 0; a < nr; ++a)
+        for (int b = 0; b < nc; ++b) v += plane[rows[a] * L.ld + cols[b]];
+    }
+    dst[idx] = v * s.scale;
+  }
+}
+
+__global__ void pointer_kernel(const cuComplex* a, int64_t sa, const cuComplex* b, int64_t sb, cuComplex* c,
+                               int64_t sc, int64_t n, cuComplex** ptrs) {
+  for (int64_t q = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; q < n; q += int64_t(gridDim.x) * blockDim.x) {
+    ptrs[q] = const_cast<cuComplex*>(a) + q * sa;
+    ptrs[n + q] = const_cast<cuComplex*>(b) + q * sb;
+    ptrs[2 * n + q] = c + q * sc;
+  }
+}
+
+__global__ void diff_norms_kernel(const float* __restrict__ x, const float* __restrict__ y, int64_t n,
+                                  double* sums) {
+  double d2 = 0.0, y2 = 0.0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const double d = double(x[i]) - double(y[i]);
+    d2 += d * d;
+    y2 += double(y[i]) * double(y[i]);
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    d2 += __shfl_down_sync(0xffffffffu, d2, off);
+    y2 += __shfl_down_sync(0xffffffffu, y2, off);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], d2);
+    atomicAdd(&sums[1], y2);
+  }
+}
+
+__global__ void fill_uniform_kernel(float* x, int64_t n, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * uint64_t(i + 1);  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x[i] = float(double(z >> 40) * (1.0 / double(1ull << 23)) - 1.0);
+  }
+}
+
+__global__ void fill_nan_kernel(float* x, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = __int_as_float(0x7fc00000);
+}
+
+}  // namespace
+
+void embed_planes(const float* src, int64_t planes, int64_t h, int64_t w, int64_t ph, int64_t pw, bool mirror,
+                  float* dst, FftLayout layout, cudaStream_t stream) {
+  const int64_t total = planes * layout.plane_floats();
+  if (total == 0) return;
+  embed_kernel<<<blocks_for(total), kThreads, 0, stream>>>(src, planes, h, w, ph, pw, mirror, dst, layout);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComplex* out, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
+  if (col_tiles > int64_t(0x7fffffff)) throw Unsupported("transpose_complex: cols " + std::to_string(cols) + " too large");
+  const dim3 grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles < 65535 ? row_tiles : 65535));
+  transpose_kernel<<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(in, rows, cols, out);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void clip_planes(const float* src, FftLayout layout, int64_t planes, const ClipSpec& spec, float* dst,
+                 cudaStream_t stream) {
+  const int64_t total = planes * spec.out_h * spec.out_w;
+  if (total == 0) return;
+  clip_kernel<<<blocks_for(total), kThreads, 0, stream>>>(src, layout, planes, spec, dst);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void fill_pointer_arrays(const cuComplex* a, int64_t stride_a, const cuComplex* b, int64_t stride_b, cuComplex* c,
+                         int64_t stride_c, int64_t n, cuComplex** ptrs, cudaStream_t stream) {
+  if (n == 0) return;
+  pointer_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, stride_a, b, stride_b, c, stride_c, n, ptrs);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void diff_norms(const float* x, const float* y, int64_t n, double* sums, cudaStream_t stream) {
+  if (n == 0) return;
+  const unsigned blocks = blocks_for(n) < 1024u ? blocks_for(n) : 1024u;
+  diff_norms_kernel<<<blocks, kThreads, 0, stream>>>(x, y, n, sums);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void fill_uniform(float* x, int64_t n, uint64_t seed, cudaStream_t stream) {
+  if (n == 0) return;
+  fill_uniform_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n, seed);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void fill_nan(float* x, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  fill_nan_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, n);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace fftconv::gpu_kernels
