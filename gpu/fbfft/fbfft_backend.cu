@@ -1,24 +1,30 @@
-// The `fbfft` convolution backend. For now it answers honestly that its pipeline (Table 1 with
-// fbfft transforms, implicit padding and a cuBLAS CGEMM) is not implemented; the transforms it
-// will use are in gpu/fbfft/fbfft.hpp and are tested and benchmarked on their own.
+// The `fbfft` convolution backend: paper Table 1 with fbfft transforms (gpu/fbfft/fbfft.hpp) that read
+// the unpadded tensors in place and write the frequency-major layout the cuBLAS CGEMM reads, untiled on
+// a power-of-two basis or on the shared planner's tiles (plan: fbfft_conv_plan.hpp).
 #include <cuda_runtime.h>
 
 #include <memory>
 #include <string>
 
 #include "common/errors.hpp"
+#include "common/fft_size.hpp"
 #include "gpu/backends.hpp"
+#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 namespace {
+
+bool tile_side_ok(int64_t n) { return n >= 2 && n <= fbfft::kMaxSide2d && is_pow2(n); }
 
 class FbfftBackend final : public Backend {
  public:
   std::string_view name() const override { return "fbfft"; }
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
-    return "warp-shuffle FFTs of power-of-two sizes with implicit padding (convolution pipeline not yet "
-           "implemented; transforms: fftconv bench fft)";
+    return "CUDA: warp-shuffle FFTs of power-of-two sizes with implicit padding + cuBLAS CGEMM on their "
+           "frequency-major output (paper Table 1, no transpositions); untiled up to 128x128 or tiled 8..64";
   }
 
   Support available() const override {
@@ -32,18 +38,71 @@ class FbfftBackend final : public Backend {
     return {};
   }
 
-  Support supports(const ConvProblem& p, Pass pass, DType dtype) const override {
-    (void)p;
-    (void)pass;
+  Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
-    return {false, "the fbfft convolution pipeline is not implemented yet (only its transforms are)"};
+    try {
+      p.validate();
+    } catch (const InvalidProblem& e) {
+      return {false, e.what()};
+    }
+    fbfft_conv::Basis basis;
+    return fbfft_conv::untiled_basis(p, 0, 0, basis);
   }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    (void)opts;
     p.validate();
-    throw Unsupported("fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string() +
-                      ": " + supports(p, pass, DType::f32).reason);
+    const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
+    if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");
+    if (Support s = available(); !s.ok) throw Unsupported(what + ": " + s.reason);
+    if (opts.tile.kind == TileSpec::Kind::none) {
+      fbfft_conv::Basis basis;
+      if (Support s = fbfft_conv::untiled_basis(p, opts.basis_h, opts.basis_w, basis); !s.ok)
+        throw Unsupported(what + ": " + s.reason);
+      return fbfft_conv::make_untiled_conv_plan(p, pass, opts, basis, "");
+    }
+    return plan_tiled(p, pass, opts, what);
+  }
+
+ private:
+  // tile=auto or a fixed tile, through the shared planner restricted to what fbfft can run:
+  // power-of-two tile sides with a kernel and accgrad's frequency reduction.
+  std::unique_ptr<Plan> plan_tiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                   const std::string& what) const {
+    PlanOptions o = opts;
+    if (auto it = o.extra.find("accgrad_reduction"); it != o.extra.end() &&
+                                                      parse_accgrad_reduction(it->second) != AccgradReduction::frequency)
+      throw Unsupported(what + ": accgrad_reduction=" + it->second + " is not implemented (frequency is)");
+    o.extra["accgrad_reduction"] = "frequency";
+    o.tile_sizes = SizePolicy::pow2;
+    if (!o.tile_candidates.empty()) {
+      std::vector<int64_t> keep;
+      for (int64_t n : o.tile_candidates)
+        if (tile_side_ok(n)) keep.push_back(n);
+      if (keep.empty()) throw Unsupported(what + ": none of tile_candidates is a power of two in 2..128");
+      o.tile_candidates = keep;
+    }
+    if (o.tile.kind == TileSpec::Kind::fixed &&
+        (!tile_side_ok(o.tile.fft_h) || !tile_side_ok(o.tile.fft_w) ||
+         !fbfft::supported(int(o.tile.fft_h), int(o.tile.fft_w))))
+      throw Unsupported(what + ": tile " + o.tile.to_string() +
+                        " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
+    const TilingChoice c = plan_tiling(p, pass, o);
+    if (c.plan.tiled) return fbfft_conv::make_tiled_conv_plan(p, pass, o, c.plan, "planner: " + c.reason);
+    // The planner preferred no tiling: run untiled when fbfft has the basis, else the cheapest
+    // feasible tile basis it has a kernel for.
+    fbfft_conv::Basis basis;
+    const Support untiled = fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis);
+    if (untiled.ok) return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "planner: " + c.reason);
+    const Candidate* best = nullptr;
+    for (const Candidate& k : c.candidates)
+      if (k.tiled && k.feasible && fbfft::supported(int(k.fft_h), int(k.fft_w)) &&
+          (!best || k.cost.cost < best->cost.cost))
+        best = &k;
+    if (!best) throw Unsupported(what + ": " + untiled.reason + ", and no feasible tile basis has an fbfft kernel");
+    const TilePlan tp = make_tiled_plan(p, pass, best->fft_h, best->fft_w, best->tiles_in_flight,
+                                        AccgradReduction::frequency);
+    return fbfft_conv::make_tiled_conv_plan(
+        p, pass, o, tp, "planner preferred untiled, but " + untiled.reason + "; cheapest tile with a kernel");
   }
 };
 

@@ -1,0 +1,530 @@
+// The fbfft convolution plan (see fbfft_conv_plan.hpp): workspace layout and chunking, the three
+// passes untiled and tiled, and Note [fbfft CGEMM without transpositions].
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <mutex>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/fft_size.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/device_arena.hpp"
+#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/fbfft/fbfft_conv_kernels.cuh"
+#include "gpu/fbfft/fbfft_conv_plan.hpp"
+
+namespace fftconv::fbfft_conv {
+
+// Note [fbfft CGEMM without transpositions]
+// The fbfft forward writes Layout::freq_major: spectrum value (frequency q, plane b) at q*ld + b.
+// Planes are numbered as in the NCHW tensors: input plane s*f+i, weight plane j*f+i, gradOutput
+// plane s*fo+j. Per frequency q, the block at q*ld read column-major with leading dimension f is
+// the f×S matrix Xc(i, s) = X[s][i] (element i + s*f); likewise Wc(i, j) = W[j][i] (f×fo, ld f) and
+// Gc(j, s) = G[s][j] (fo×S, ld fo). cuBLAS then needs no transposed copy in any pass:
+//   fprop:   Y[s][j] = sum_i X[s][i] conj(W[j][i]) = (Wc^H Xc)(j, s): C fo×S, ldc fo, so Y of (s, j)
+//            lands at j + s*fo = output plane s*fo+j.          gemm(C, N, m=fo, n=S, k=f)
+//   bprop:   Gp[s][i] = sum_j G[s][j] W[j][i] = (Wc Gc)(i, s): C f×S, ldc f -> gradInput plane s*f+i.
+//                                                             gemm(N, N, m=f, n=S, k=fo)
+//   accgrad: GW[j][i] = sum_s conj(G[s][j]) X[s][i] = (Xc Gc^H)(i, j): C f×fo, ldc f -> plane j*f+i.
+//                                                             gemm(N, C, m=f, n=fo, k=S)
+// Worked example, fprop with S=2, f=3, fo=1 at one frequency: X block = [X00 X01 X02 X10 X11 X12]
+// (plane s*3+i), Xc = 3×2 with columns (X00,X01,X02) and (X10,X11,X12); W block = [W00 W01 W02],
+// Wc = 3×1; Wc^H Xc = 1×2 = (sum_i conj(W0i) X0i, sum_i conj(W0i) X1i) = (Y[0][0], Y[1][0]) at
+// planes 0 = 0*1+0 and 1 = 1*1+0 of the output. The inverse reads C freq-major with the same
+// plane numbering and writes NCHW planes (or a chunk of them) directly.
+// Tiled plans number items as images (item = t*S + s), so the same calls apply with S -> items.
+
+namespace {
+
+enum Buf { kSpecW, kSpecA, kSpecB, kSpecC, kRealA, kRealB, kRealC, kBufCount };
+using Sizes = std::array<std::size_t, kBufCount>;
+
+const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "operand spectra B", "product spectra",
+                                    "real staging A", "real staging B", "real staging C"};
+
+void require_device_pointer(const void* ptr, const char* name, int device) {
+  if (!ptr) return;
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw InvalidArgument(std::string("fbfft: ") + name + " is not a CUDA pointer (" + cudaGetErrorString(e) + ")");
+  }
+  if (attr.type == cudaMemoryTypeUnregistered || attr.type == cudaMemoryTypeHost)
+    throw InvalidArgument(std::string("fbfft: ") + name + " points to host memory; fbfft needs device tensors");
+  if (attr.type == cudaMemoryTypeDevice && attr.device != device)
+    throw InvalidArgument(std::string("fbfft: ") + name + " is on device " + std::to_string(attr.device) +
+                          " but the plan was made on device " + std::to_string(device));
+}
+
+AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
+
+class FbfftConvPlan final : public Plan {
+ public:
+  FbfftConvPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int n_h, int n_w, const TilePlan* tp,
+                std::string why)
+      : p_(p), pass_(pass), opts_(opts), n_h_(n_h), n_w_(n_w), why_(std::move(why)) {
+    freqs_ = int64_t(n_h_) * (n_w_ / 2 + 1);
+    if (tp) {
+      tiled_ = true;
+      tile_plan_ = *tp;
+      rows_ = axis_geom(tp->rows);
+      cols_ = axis_geom(tp->cols);
+      check_tile_geometry();
+    }
+    units_ = tiled_ ? tile_plan_.item_count() : p_.S;
+    const int64_t max_chunk = tiled_ ? std::min(tile_plan_.tiles_in_flight, units_) : units_;
+    choose_chunk(max_chunk);
+    FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
+    FFTCONV_CUBLAS_CHECK(cublasCreate(&handle_));
+    const cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      cublasDestroy(handle_);
+      FFTCONV_CUDA_CHECK(e);
+    }
+  }
+
+  ~FbfftConvPlan() override {
+    if (done_) {
+      cudaEventSynchronize(done_);  // the arena must outlive the work queued on it
+      cudaEventDestroy(done_);
+    }
+    if (handle_) cublasDestroy(handle_);
+  }
+
+  std::size_t workspace_bytes() const override { return workspace_; }
+
+  std::string tile_json() const override {
+    if (!tiled_) return "null";
+    const TilePlan& tp = tile_plan_;
+    std::ostringstream s;
+    s << "{\"fft_h\":" << tp.fft_h << ",\"fft_w\":" << tp.fft_w << ",\"out_h\":" << tp.out_tile_h()
+      << ",\"out_w\":" << tp.out_tile_w() << ",\"count\":" << tp.tile_count() << ",\"tiles_in_flight\":" << chunk_
+      << "}";
+    return s.str();
+  }
+
+  std::string describe() const override {
+    std::ostringstream s;
+    s << "fbfft " << to_string(pass_) << " " << p_.to_string() << ": basis " << n_h_ << "x" << n_w_ << " ("
+      << freqs_ << " frequencies), ";
+    if (tiled_)
+      s << tile_plan_.summary() << ", items (tile-major t*S+s) gathered into " << n_h_ << "x" << n_w_
+        << " planes" << (pass_ == Pass::bprop ? ", bprop tiles folded onto gradInput by a deterministic "
+                                                "gather kernel per chunk"
+                                              : "")
+        << (pass_ == Pass::accgrad ? ", accgrad reduced over items in the frequency domain" : "");
+    else
+      s << "untiled, "
+        << (p_.padding == Padding::zero || pass_ == Pass::bprop
+                ? "no padded copies (implicit zero padding: the forward reads the unpadded planes at their offset)"
+                : "mirror padding materialized by a padding kernel (fbfft loads only zero-pad)")
+        << (pass_ == Pass::bprop ? (p_.padding == Padding::zero
+                                        ? ", inverse stores the cropped window straight into gradInput"
+                                        : ", padded-grid inverse folded onto gradInput (P^T)")
+                                 : "");
+    s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
+    switch (pass_) {
+      case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
+      case Pass::bprop: s << "N, N, m=f, n=" << (tiled_ ? "items" : "images") << ", k=fo"; break;
+      case Pass::accgrad: s << "N, C, m=f, n=fo, k=" << (tiled_ ? "items" : "images"); break;
+    }
+    s << ", batch=" << freqs_ << "), no transpositions; " << chunk_ << " " << (tiled_ ? "items" : "images")
+      << " per chunk of " << units_ << "; workspace " << workspace_ << " bytes";
+    if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
+    if (!why_.empty()) s << "; " << why_;
+    return s.str();
+  }
+
+  void execute(const Args& a) const override {
+    require_operands(a, pass_, "fbfft");
+    if (a.dtype != DType::f32)
+      throw InvalidArgument("fbfft: dtype " + std::string(to_string(a.dtype)) + " not supported (f32 only)");
+    int dev = -1;
+    FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev != device_)
+      throw InvalidArgument("fbfft: current device " + std::to_string(dev) + " differs from the plan's device " +
+                            std::to_string(device_));
+    require_device_pointer(a.input, "input", device_);
+    require_device_pointer(a.weight, "weight", device_);
+    require_device_pointer(a.grad_output, "grad_output", device_);
+    require_device_pointer(a.result, "result", device_);
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto stream = static_cast<cudaStream_t>(a.stream);
+    if (arena_.capacity() < workspace_) {
+      FFTCONV_CUDA_CHECK(cudaEventSynchronize(done_));  // nothing may still use the old allocation
+      arena_.reserve(workspace_);
+    }
+    // A previous execute() may still be running on another stream with the same workspace.
+    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, stream));
+    Buffers b = carve(arena_.base());
+    const auto* x = static_cast<const float*>(a.input);
+    const auto* w = static_cast<const float*>(a.weight);
+    const auto* g = static_cast<const float*>(a.grad_output);
+    auto* r = static_cast<float*>(a.result);
+    switch (pass_) {
+      case Pass::fprop: tiled_ ? fprop_tiled(x, w, r, b, stream) : fprop(x, w, r, b, stream); break;
+      case Pass::bprop: tiled_ ? bprop_tiled(g, w, r, b, stream) : bprop(g, w, r, b, stream); break;
+      case Pass::accgrad: tiled_ ? accgrad_tiled(x, g, r, b, stream) : accgrad(x, g, r, b, stream); break;
+    }
+    FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+  }
+
+ private:
+  struct Buffers {
+    float2 *spec_w, *spec_a, *spec_b, *spec_c;
+    float *real_a, *real_b, *real_c;
+  };
+
+  // Byte sizes of the buffers for `chunk` images (untiled) or items (tiled).
+  Sizes sizes(int64_t chunk) const {
+    const ConvProblem& p = p_;
+    const bool mirror = p.padding == Padding::mirror;
+    const int64_t F = freqs_, plane = int64_t(n_h_) * n_w_, pad_plane = p.padded_h() * p.padded_w();
+    const int64_t out_tile = tiled_ ? rows_.step * cols_.step : 0;
+    auto c = [](int64_t a, int64_t b, int64_t e) {
+      return std::size_t(checked_mul(checked_mul(a, b, "fbfft workspace"), e, "fbfft workspace"));
+    };
+    constexpr int64_t kC = sizeof(float2), kR = sizeof(float);
+    Sizes s{};
+    switch (pass_) {
+      case Pass::fprop:
+        s[kSpecW] = c(F, p.fo * p.f, kC);
+        s[kSpecA] = c(F, chunk * p.f, kC);
+        s[kSpecC] = c(F, chunk * p.fo, kC);
+        s[kRealA] = tiled_ ? c(chunk * p.f, plane, kR) : (mirror ? c(chunk * p.f, pad_plane, kR) : 0);
+        s[kRealC] = tiled_ ? c(chunk * p.fo, out_tile, kR) : 0;
+        break;
+      case Pass::bprop:
+        s[kSpecW] = c(F, p.fo * p.f, kC);
+        s[kSpecA] = c(F, chunk * p.fo, kC);
+        s[kSpecC] = c(F, chunk * p.f, kC);
+        s[kRealA] = tiled_ ? c(chunk * p.fo, plane, kR) : 0;
+        s[kRealC] = tiled_ ? c(chunk * p.f, out_tile, kR) : (mirror ? c(chunk * p.f, pad_plane, kR) : 0);
+        break;
+      case Pass::accgrad:
+        s[kSpecA] = c(F, chunk * p.f, kC);
+        s[kSpecB] = c(F, chunk * p.fo, kC);
+        s[kSpecC] = c(F, p.fo * p.f, kC);
+        s[kRealA] = tiled_ ? c(chunk * p.f, plane, kR) : (mirror ? c(chunk * p.f, pad_plane, kR) : 0);
+        s[kRealB] = tiled_ ? c(chunk * p.fo, plane, kR) : 0;
+        break;
+    }
+    return s;
+  }
+
+  static std::size_t total(const Sizes& s) {
+    ArenaCursor cur;
+    for (std::size_t n : s) cur.take(n);
+    return cur.used();
+  }
+
+  Buffers carve(char* base) const {
+    ArenaCursor cur(base);
+    std::array<void*, kBufCount> ptr{};
+    for (int k = 0; k < kBufCount; ++k) ptr[std::size_t(k)] = sizes_[std::size_t(k)] ? cur.take(sizes_[std::size_t(k)]) : nullptr;
+    return {static_cast<float2*>(ptr[kSpecW]), static_cast<float2*>(ptr[kSpecA]), static_cast<float2*>(ptr[kSpecB]),
+            static_cast<float2*>(ptr[kSpecC]), static_cast<float*>(ptr[kRealA]),  static_cast<float*>(ptr[kRealB]),
+            static_cast<float*>(ptr[kRealC])};
+  }
+
+  // The largest chunk <= max_chunk whose workspace fits the limit; the cuBLAS int arguments bound it too.
+  void choose_chunk(int64_t max_chunk) {
+    const int64_t widest = std::max(p_.f, p_.fo);
+    if (freqs_ > INT_MAX || p_.f * p_.fo > INT_MAX || widest > INT_MAX)
+      throw Unsupported("fbfft: " + p_.to_string() + " exceeds cuBLAS's int arguments (f*fo = " +
+                        std::to_string(p_.f * p_.fo) + ")");
+    max_chunk = std::min<int64_t>(max_chunk, INT_MAX / widest);
+    const std::size_t limit = opts_.workspace_limit;
+    int64_t chunk = max_chunk;
+    if (limit && total(sizes(chunk)) > limit) {
+      const std::size_t least = total(sizes(1));
+      if (least > limit) {
+        const Sizes s = sizes(1);
+        std::string parts;
+        for (int k = 0; k < kBufCount; ++k)
+          if (s[std::size_t(k)]) parts += std::string(parts.empty() ? "" : ", ") + kBufNames[k] + " " + std::to_string(s[std::size_t(k)]);
+        throw Unsupported("fbfft: workspace_limit=" + std::to_string(limit) + " bytes is below the " +
+                          std::to_string(least) + " bytes that one " + (tiled_ ? "item" : "image") +
+                          " needs on basis " + std::to_string(n_h_) + "x" + std::to_string(n_w_) + " (" + parts + ")");
+      }
+      int64_t lo = 1, hi = max_chunk;  // total(sizes(lo)) fits, total(sizes(hi)) does not
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (total(sizes(mid)) <= limit ? lo : hi) = mid;
+      }
+      chunk = lo;
+    }
+    chunk_ = chunk;
+    sizes_ = sizes(chunk_);
+    workspace_ = total(sizes_);
+  }
+
+  // The device kernels recompute each tile's window from the axis geometry; check it against the
+  // planner's tiles once, so a misreading of Note [tile geometry] fails loudly at plan time.
+  void check_tile_geometry() const {
+    const TilePlan& tp = tile_plan_;
+    const int64_t kh = p_.kh, kw = p_.kw;
+    for (int64_t t = 0; t < tp.tile_count(); ++t) {
+      const Tile tile = tp.tile(t);
+      const int64_t tr = t / cols_.count, tc = t % cols_.count;
+      const Window win{rows_.origin + tr * rows_.step, cols_.origin + tc * cols_.step,
+                       std::min(rows_.step, rows_.extent - tr * rows_.step),
+                       std::min(cols_.step, cols_.extent - tc * cols_.step)};
+      Window read{win.y0, win.x0, win.h + kh - 1, win.w + kw - 1};
+      if (pass_ == Pass::bprop) read = {win.y0 - (kh - 1), win.x0 - (kw - 1), read.h, read.w};
+      const bool ok = tile.window == win && tile.read == read && read.h <= n_h_ && read.w <= n_w_ &&
+                      win.h <= rows_.step && win.w <= cols_.step;
+      if (!ok) throw Error("fbfft: internal error: tile " + std::to_string(t) + " geometry differs from the planner's");
+    }
+  }
+
+  // --- building blocks -------------------------------------------------------------------------
+  void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
+               int64_t ld, cudaStream_t st) const {
+    fbfft::ForwardArgs f;
+    f.batch = batch;
+    f.n_h = n_h_;
+    f.n_w = n_w_;
+    f.input = src;
+    f.in_h = in_h;
+    f.in_w = in_w;
+    f.in_ld = in_w;
+    f.in_plane_stride = in_h * in_w;
+    f.off_h = off_h;
+    f.off_w = off_w;
+    f.output = dst;
+    f.layout = fbfft::Layout::freq_major;
+    f.ld_batch = ld;
+    fbfft::forward(f, st);
+  }
+
+  void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
+               int64_t off_w, cudaStream_t st) const {
+    fbfft::InverseArgs v;
+    v.batch = batch;
+    v.n_h = n_h_;
+    v.n_w = n_w_;
+    v.input = src;
+    v.layout = fbfft::Layout::freq_major;
+    v.ld_batch = ld;
+    v.output = dst;
+    v.out_h = out_h;
+    v.out_w = out_w;
+    v.out_off_h = off_h;
+    v.out_off_w = off_w;
+    v.out_ld = out_w;
+    v.out_plane_stride = out_h * out_w;
+    v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
+    fbfft::inverse(v, st);
+  }
+
+  // One strided-batched CGEMM over the frequencies (Note [fbfft CGEMM without transpositions]).
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const float2* A, int64_t lda,
+            int64_t stride_a, const float2* B, int64_t ldb, int64_t stride_b, bool accumulate, float2* C, int64_t ldc,
+            int64_t stride_c) const {
+    const cuComplex one = make_cuComplex(1.f, 0.f), beta = make_cuComplex(accumulate ? 1.f : 0.f, 0.f);
+    FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(handle_, ta, tb, int(m), int(n), int(k), &one, A, int(lda),
+                                                   stride_a, B, int(ldb), stride_b, &beta, C, int(ldc), stride_c,
+                                                   int(freqs_)));
+  }
+
+  void transform_weight(const float* w, float2* spec_w, cudaStream_t st) const {
+    forward(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f, st);
+  }
+
+  // Spectra of input images [s0, s0+sc) into dst (ld chunk*f): read in place with the padding as
+  // the forward's offset (zero), or through a padded copy (mirror).
+  void transform_input(const float* x, int64_t s0, int64_t sc, float* pad, float2* dst, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    const float* src = x + s0 * p.f * p.h * p.w;
+    if (p.padding == Padding::zero) {
+      forward(src, sc * p.f, p.h, p.w, p.ph, p.pw, dst, chunk_ * p.f, st);
+    } else {
+      pad_planes(src, sc * p.f, p.h, p.w, p.ph, p.pw, p.padding, pad, st);
+      forward(pad, sc * p.f, p.padded_h(), p.padded_w(), 0, 0, dst, chunk_ * p.f, st);
+    }
+  }
+
+  void transform_grad(const float* g, int64_t s0, int64_t sc, float2* dst, cudaStream_t st) const {
+    const int64_t oh = p_.out_h(), ow = p_.out_w();
+    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st);
+  }
+
+  // --- untiled passes --------------------------------------------------------------------------
+  void fprop(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    const int64_t oh = p.out_h(), ow = p.out_w();
+    transform_weight(w, b.spec_w, st);
+    for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
+      const int64_t sc = std::min(chunk_, p.S - s0);
+      transform_input(x, s0, sc, b.real_a, b.spec_a, st);
+      gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, sc, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
+           b.spec_c, p.fo, chunk_ * p.fo);
+      inverse(b.spec_c, sc * p.fo, chunk_ * p.fo, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st);
+    }
+  }
+
+  void bprop(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    transform_weight(w, b.spec_w, st);
+    for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
+      const int64_t sc = std::min(chunk_, p.S - s0);
+      transform_grad(g, s0, sc, b.spec_a, st);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
+           b.spec_c, p.f, chunk_ * p.f);
+      float* out = gx + s0 * p.f * p.h * p.w;
+      if (p.padding == Padding::zero) {  // P^T is the crop: store the window [ph, ph+h)×[pw, pw+w)
+        inverse(b.spec_c, sc * p.f, chunk_ * p.f, out, p.h, p.w, p.ph, p.pw, st);
+      } else {  // the padded grid, then the fold
+        inverse(b.spec_c, sc * p.f, chunk_ * p.f, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st);
+        fold_planes(b.real_c, sc * p.f, p, out, st);
+      }
+    }
+  }
+
+  void accgrad(const float* x, const float* g, float* gw, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
+      const int64_t sc = std::min(chunk_, p.S - s0);
+      transform_input(x, s0, sc, b.real_a, b.spec_a, st);
+      transform_grad(g, s0, sc, b.spec_b, st);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, sc, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo,
+           s0 > 0, b.spec_c, p.f, p.fo * p.f);
+    }
+    inverse(b.spec_c, p.fo * p.f, p.fo * p.f, gw, p.kh, p.kw, 0, 0, st);
+  }
+
+  // --- tiled passes (Note [tile geometry]) -----------------------------------------------------
+  SourceGrid input_grid(const float* x) const {
+    return {x, p_.h, p_.w, p_.ph, p_.pw, p_.padding, p_.f};
+  }
+  SourceGrid grad_grid(const float* g) const { return {g, p_.out_h(), p_.out_w(), 0, 0, Padding::zero, p_.fo}; }
+
+  void gather(const SourceGrid& src, GatherRect rect, int64_t i0, int64_t ic, float* dst, cudaStream_t st) const {
+    gather_tiles(src, rect, p_.kh, p_.kw, rows_, cols_, p_.S, i0, ic, n_h_, n_w_, dst, st);
+  }
+
+  void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    transform_weight(w, b.spec_w, st);
+    for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
+      const int64_t ic = std::min(chunk_, units_ - i0);
+      gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
+      forward(b.real_a, ic * p.f, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.f, st);
+      gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, ic, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
+           b.spec_c, p.fo, chunk_ * p.fo);
+      inverse(b.spec_c, ic * p.fo, chunk_ * p.fo, b.real_c, rows_.step, cols_.step, 0, 0, st);
+      scatter_tiles(b.real_c, rows_, cols_, p.S, p.fo, i0, ic, y, p.out_h(), p.out_w(), st);
+    }
+  }
+
+  void bprop_tiled(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    transform_weight(w, b.spec_w, st);
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(gx, 0, std::size_t(p.input_elems()) * sizeof(float), st));
+    for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
+      const int64_t ic = std::min(chunk_, units_ - i0);
+      gather(grad_grid(g), GatherRect::grad_full, i0, ic, b.real_a, st);
+      forward(b.real_a, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.fo, st);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, ic, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
+           b.spec_c, p.f, chunk_ * p.f);
+      // keep [kh-1, kh-1+step) × [kw-1, kw-1+step): the g_pad window of each tile
+      inverse(b.spec_c, ic * p.f, chunk_ * p.f, b.real_c, rows_.step, cols_.step, p.kh - 1, p.kw - 1, st);
+      fold_tiles(b.real_c, rows_, cols_, p, i0, ic, gx, st);
+    }
+  }
+
+  void accgrad_tiled(const float* x, const float* g, float* gw, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
+      const int64_t ic = std::min(chunk_, units_ - i0);
+      gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
+      gather(grad_grid(g), GatherRect::grad_window, i0, ic, b.real_b, st);
+      forward(b.real_a, ic * p.f, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.f, st);
+      forward(b.real_b, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_b, chunk_ * p.fo, st);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, ic, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo, i0 > 0,
+           b.spec_c, p.f, p.fo * p.f);
+    }
+    inverse(b.spec_c, p.fo * p.f, p.fo * p.f, gw, p.kh, p.kw, 0, 0, st);
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  int n_h_, n_w_;
+  std::string why_;
+  int64_t freqs_ = 0;
+  bool tiled_ = false;
+  TilePlan tile_plan_;
+  AxisGeom rows_, cols_;
+  int64_t units_ = 0, chunk_ = 1;  // images (untiled) or items (tiled), and how many per chunk
+  Sizes sizes_{};
+  std::size_t workspace_ = 0;
+  int device_ = 0;
+  cublasHandle_t handle_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  mutable DeviceArena arena_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace
+
+Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out) {
+  const int64_t hp = p.padded_h(), wp = p.padded_w();
+  auto side = [](int64_t padded, int64_t pin, const char* name, int64_t& n) -> std::string {
+    if (pin <= 0) {
+      n = std::max<int64_t>(2, next_pow2(padded));
+      return "";
+    }
+    if (!is_pow2(pin) || pin < padded)
+      return std::string(name) + "=" + std::to_string(pin) + " must be a power of two >= the padded size " +
+             std::to_string(padded);
+    n = pin;
+    return "";
+  };
+  int64_t nh = 0, nw = 0;
+  if (std::string e = side(hp, pin_h, "basis_h", nh); !e.empty()) return {false, e};
+  if (std::string e = side(wp, pin_w, "basis_w", nw); !e.empty()) return {false, e};
+  out.note = "basis next_pow2 of the padded input " + std::to_string(hp) + "x" + std::to_string(wp);
+  if (pin_h > 0 || pin_w > 0) out.note = "pinned basis";
+  if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX))) && pin_h <= 0 &&
+      pin_w <= 0 && nh <= fbfft::kMaxSide2d && nw <= fbfft::kMaxSide2d) {
+    nh = nw = fbfft::kMaxSide2d;  // one side > 64: the square kernel is the only one that fits
+    out.note += ", widened to 128x128 (fbfft's only 2-D kernel with a side > 64)";
+  }
+  if (nh > fbfft::kMaxSide2d || nw > fbfft::kMaxSide2d || !fbfft::supported(int(nh), int(nw)))
+    return {false, "basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
+                       std::to_string(hp) + "x" + std::to_string(wp) +
+                       " has no fbfft kernel (2-D sides 2..64, or 128x128); a tiled plan (tile=auto, or 8..64) can "
+                       "run it"};
+  out.n_h = int(nh);
+  out.n_w = int(nw);
+  return {};
+}
+
+std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                             const Basis& basis, std::string why) {
+  std::string w = basis.note;
+  if (!why.empty()) w += "; " + why;
+  return std::make_unique<FbfftConvPlan>(p, pass, opts, basis.n_h, basis.n_w, nullptr, std::move(w));
+}
+
+std::unique_ptr<Plan> make_tiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, const TilePlan& tp,
+                                           std::string why) {
+  if (!tp.tiled) throw InvalidArgument("fbfft: make_tiled_conv_plan needs a tiled plan");
+  if (tp.fft_h > fbfft::kMaxSide2d || tp.fft_w > fbfft::kMaxSide2d || !fbfft::supported(int(tp.fft_h), int(tp.fft_w)))
+    throw Unsupported("fbfft: tile basis " + std::to_string(tp.fft_h) + "x" + std::to_string(tp.fft_w) +
+                      " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
+  if (pass == Pass::accgrad && tp.reduction != AccgradReduction::frequency)
+    throw Unsupported("fbfft: accgrad_reduction=time is not implemented (the frequency reduction is)");
+  return std::make_unique<FbfftConvPlan>(p, pass, opts, int(tp.fft_h), int(tp.fft_w), &tp, std::move(why));
+}
+
+}  // namespace fftconv::fbfft_conv

@@ -1,0 +1,34 @@
+// The plan of the fbfft convolution backend: paper Table 1 with fbfft transforms that read the
+// unpadded tensors in place (implicit zero padding) and write the frequency-major layout that a
+// strided-batched cuBLAS CGEMM consumes directly, untiled or on the shared planner's tiles.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "common/backend.hpp"
+#include "tiling/tile_plan.hpp"
+
+namespace fftconv::fbfft_conv {
+
+// The power-of-two Fourier basis of an untiled plan.
+struct Basis {
+  int n_h = 0, n_w = 0;
+  std::string note;  // how it was chosen
+};
+
+// The untiled basis for p: the pinned sides when > 0 (powers of two >= the padded input), else
+// max(2, next_pow2(padded)) per side, widened to 128×128 when one side exceeds 64 (fbfft has 2-D
+// kernels for sides 2..64 and for 128×128). ok = false with the reason when no kernel fits.
+Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out);
+
+// An untiled plan on `basis` (from untiled_basis). `why` is appended to describe().
+std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                             const Basis& basis, std::string why);
+
+// A plan running the tiles of `tp` (tp.tiled, fbfft::supported(fft_h, fft_w), accgrad with the
+// frequency reduction), at most tp.tiles_in_flight items at once (fewer when the workspace limit
+// requires it).
+std::unique_ptr<Plan> make_tiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                           const TilePlan& tp, std::string why);
+
+}  // namespace fftconv::fbfft_conv

@@ -1,0 +1,282 @@
+// GPU tests of the fbfft convolution backend (doctest suite "gpu"; each case skips without a CUDA
+// device): against the double `direct` reference on random problems of every pass and padding,
+// tiled plans, chunking under a workspace limit, determinism, a user stream, and typed errors.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "api/fftconv.hpp"
+#include "common/fft_size.hpp"
+#include "gpu/cuda_check.hpp"
+#include "validation/compare.hpp"
+#include "validation/data.hpp"
+#include "validation/reference.hpp"
+#include "validation/tolerance.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+#define SKIP_WITHOUT_DEVICE()                                \
+  if (!have_device()) {                                      \
+    MESSAGE("no CUDA device: skipping fbfft conv GPU test"); \
+    return;                                                  \
+  }
+
+const Backend& fbfft_backend() { return builtin_registry().get("fbfft"); }
+
+uint64_t fresh_seed() { return (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}(); }
+
+// The untiled basis side the backend picks (fbfft_conv_plan.hpp untiled_basis), for the tolerance.
+int64_t untiled_basis_elems(const ConvProblem& p) {
+  int64_t nh = std::max<int64_t>(2, next_pow2(p.padded_h())), nw = std::max<int64_t>(2, next_pow2(p.padded_w()));
+  if ((nh > 64 || nw > 64) && nh <= 128 && nw <= 128) nh = nw = 128;
+  return nh * nw;
+}
+
+DeviceBuffer upload(const std::vector<float>& v) {
+  DeviceBuffer b(v.size() * sizeof(float));
+  if (!v.empty())
+    FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return b;
+}
+
+std::vector<float> download(const DeviceBuffer& b, int64_t n) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  FFTCONV_CUDA_CHECK(cudaMemcpy(v.data(), b.get(), std::size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+struct Run {
+  std::vector<float> result, again;  // first and second execution (each into a NaN-poisoned buffer)
+  std::vector<double> ref;
+};
+
+// Fresh operands, result poisoned with NaN, executed twice on `stream`, plus the double reference.
+Run run_plan(const ConvProblem& p, Pass pass, const Plan& plan, cudaStream_t stream = nullptr) {
+  PassData d = make_pass_data(p, pass, fresh_seed());
+  DeviceBuffer dx = upload(d.input), dw = upload(d.weight), dg = upload(d.grad_output), dr = upload(d.result);
+  Args a;
+  a.input = d.input.empty() ? nullptr : dx.get();
+  a.weight = d.weight.empty() ? nullptr : dw.get();
+  a.grad_output = d.grad_output.empty() ? nullptr : dg.get();
+  a.result = dr.get();
+  a.stream = stream;
+  plan.execute(a);
+  FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  FFTCONV_CUDA_CHECK(cudaGetLastError());
+  Run r;
+  r.result = download(dr, p.result_elems(pass));
+  DeviceBuffer dr2 = upload(d.result);  // still the NaN poison
+  a.result = dr2.get();
+  plan.execute(a);
+  FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  r.again = download(dr2, p.result_elems(pass));
+  r.ref = reference_result(p, pass, d, RefKind::direct);
+  return r;
+}
+
+// Runs and checks one plan: every element written and finite, within the tolerance model, and
+// the second execution bit-identical to the first.
+void check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int64_t basis_elems,
+                cudaStream_t stream = nullptr) {
+  const auto plan = fbfft_backend().plan(p, pass, opts);
+  INFO(plan->describe());
+  const Run r = run_plan(p, pass, *plan, stream);
+  const int64_t n = p.result_elems(pass);
+  const ErrorStats e = compare(r.result.data(), r.ref.data(), n);
+  const Tolerance tol = tolerance(p, pass, DType::f32, basis_elems);
+  CHECK(e.nonfinite == 0);
+  CHECK(count_nan(r.result) == 0);
+  CHECK(e.rel_l2 <= tol.rel_l2);
+  CHECK(e.max_abs_rel <= tol.max_abs_rel);
+  CHECK(std::equal(r.result.begin(), r.result.end(), r.again.begin()));
+}
+
+ConvProblem random_problem(std::mt19937_64& rng, int64_t max_padded) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (;;) {
+    ConvProblem p;
+    p.S = pick(1, 3);
+    p.f = pick(1, 5);
+    p.fo = pick(1, 5);
+    p.h = pick(1, max_padded);
+    p.w = pick(1, max_padded);
+    p.padding = pick(0, 1) ? Padding::mirror : Padding::zero;
+    const int64_t maxp_h = p.padding == Padding::mirror ? p.h - 1 : 3, maxp_w = p.padding == Padding::mirror ? p.w - 1 : 3;
+    p.ph = pick(0, std::min<int64_t>(3, maxp_h));
+    p.pw = pick(0, std::min<int64_t>(3, maxp_w));
+    if (p.padded_h() > max_padded || p.padded_w() > max_padded) continue;
+    p.kh = pick(1, std::min<int64_t>(7, p.padded_h()));
+    p.kw = pick(1, std::min<int64_t>(7, p.padded_w()));
+    return p;
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("fbfft conv: available() answers without throwing; supports() gives reasons") {
+    Support s;
+    CHECK_NOTHROW(s = fbfft_backend().available());
+    if (!s.ok) CHECK(!s.reason.empty());
+    const ConvProblem small = ConvProblem::parse("S=2,f=3,fo=4,h=13,w=13,kh=3,kw=3,ph=1,pw=1");
+    CHECK(fbfft_backend().supports(small, Pass::fprop).ok);
+    CHECK(!fbfft_backend().supports(small, Pass::fprop, DType::f64).ok);
+    const ConvProblem big = ConvProblem::parse("S=1,f=1,fo=1,h=200,w=200,kh=3,kw=3");
+    const Support no = fbfft_backend().supports(big, Pass::fprop);
+    CHECK(!no.ok);
+    CHECK(no.reason.find("256x256") != std::string::npos);
+  }
+
+  TEST_CASE("fbfft conv matches the double direct reference on random problems, all passes and paddings") {
+    SKIP_WITHOUT_DEVICE();
+    std::mt19937_64 rng(fresh_seed());
+    for (int k = 0; k < 100; ++k) {
+      const ConvProblem p = random_problem(rng, k < 80 ? 40 : 64);
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(p.to_string());
+        CAPTURE(to_string(pass));
+        check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+      }
+    }
+  }
+
+  TEST_CASE("fbfft conv: fixed corner cases (1x1 planes, kernel = padded input, 128x128 basis, L5-like)") {
+    SKIP_WITHOUT_DEVICE();
+    const char* specs[] = {
+        "S=2,f=2,fo=3,h=1,w=1,kh=1,kw=1",
+        "S=1,f=3,fo=2,h=1,w=9,kh=1,kw=4",
+        "S=2,f=2,fo=2,h=5,w=7,kh=5,kw=7",
+        "S=1,f=2,fo=2,h=5,w=7,kh=7,kw=9,ph=1,pw=1",
+        "S=1,f=2,fo=2,h=5,w=7,kh=3,kw=3,ph=4,pw=6,pad=mirror",
+        "S=2,f=2,fo=3,h=100,w=30,kh=5,kw=3,ph=2,pw=1",          // widened to 128x128
+        "S=1,f=2,fo=2,h=128,w=128,kh=3,kw=3",                   // 128x128 exactly
+        "S=1,f=2,fo=2,h=126,w=126,kh=3,kw=3,ph=1,pw=1,pad=mirror",
+        "S=4,f=48,fo=48,h=13,w=13,kh=3,kw=3,ph=1,pw=1",          // L5-like
+        "S=4,f=48,fo=48,h=13,w=13,kh=3,kw=3,ph=1,pw=1,pad=mirror",
+        "S=3,f=16,fo=24,h=27,w=27,kh=3,kw=3",
+        "S=2,f=8,fo=8,h=57,w=57,kh=3,kw=3,ph=1,pw=1",
+    };
+    for (const char* spec : specs) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(spec);
+        CAPTURE(to_string(pass));
+        check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+      }
+    }
+  }
+
+  TEST_CASE("fbfft conv runs the planner's tile plans (8, 16, 32, rectangular, auto), several chunks") {
+    SKIP_WITHOUT_DEVICE();
+    const char* specs[] = {
+        "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1",
+        "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1,pad=mirror",
+        "S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=0",
+        "S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=2,pad=mirror",
+        "S=2,f=4,fo=4,h=13,w=13,kh=3,kw=3,ph=1,pw=1,pad=mirror",  // L5-like, one tile row at 16
+        "S=1,f=2,fo=2,h=150,w=70,kh=7,kw=7,ph=3,pw=3",             // untiled basis 256x128: no kernel
+    };
+    const char* tiles[] = {"8", "16", "32", "8x16", "auto"};
+    for (const char* spec : specs) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      for (const char* tile : tiles)
+        for (const char* flight : {"0", "5"})
+          for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+            PlanOptions o;
+            o.tile = TileSpec::parse(tile);
+            o.extra["tiles_in_flight"] = flight;
+            if (o.tile.kind == TileSpec::Kind::fixed && (o.tile.fft_h < p.kh || o.tile.fft_w < p.kw)) continue;
+            CAPTURE(spec);
+            CAPTURE(tile);
+            CAPTURE(flight);
+            CAPTURE(to_string(pass));
+            const auto plan = fbfft_backend().plan(p, pass, o);
+            const std::string json = plan->tile_json();
+            int64_t basis = untiled_basis_elems(p);
+            if (json != "null") {  // tiled: the tolerance of the tile basis
+              const auto num = [&](const char* key) {
+                const auto at = json.find(key);
+                REQUIRE(at != std::string::npos);
+                return std::stoll(json.substr(at + std::string(key).size()));
+              };
+              basis = num("\"fft_h\":") * num("\"fft_w\":");
+            } else {
+              CHECK(std::string(tile) == "auto");
+            }
+            check_plan(p, pass, o, basis);
+          }
+    }
+  }
+
+  TEST_CASE("fbfft conv chunks under a workspace limit, and says Unsupported below one image") {
+    SKIP_WITHOUT_DEVICE();
+    const ConvProblem p = ConvProblem::parse("S=7,f=5,fo=6,h=19,w=23,kh=3,kw=5,ph=1,pw=2,pad=mirror");
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      CAPTURE(to_string(pass));
+      const std::size_t full = fbfft_backend().plan(p, pass, PlanOptions{})->workspace_bytes();
+      CHECK(full > 0);
+      PlanOptions o;
+      o.workspace_limit = full * 2 / 3;  // the fixed spectra plus a few images
+      const auto plan = fbfft_backend().plan(p, pass, o);
+      CHECK(plan->workspace_bytes() <= o.workspace_limit);
+      CHECK(plan->workspace_bytes() < full);
+      check_plan(p, pass, o, untiled_basis_elems(p));
+      o.workspace_limit = 4096;  // below one image's spectra
+      CHECK_THROWS_AS(fbfft_backend().plan(p, pass, o), Unsupported);
+    }
+  }
+
+  TEST_CASE("fbfft conv runs on a user stream") {
+    SKIP_WITHOUT_DEVICE();
+    cudaStream_t stream = nullptr;
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const ConvProblem p = ConvProblem::parse("S=3,f=4,fo=5,h=16,w=16,kh=3,kw=3,ph=1,pw=1");
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      CAPTURE(to_string(pass));
+      check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p), stream);
+    }
+    FFTCONV_CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+
+  TEST_CASE("fbfft conv raises typed errors for requests it cannot serve") {
+    SKIP_WITHOUT_DEVICE();
+    const ConvProblem big = ConvProblem::parse("S=1,f=1,fo=1,h=200,w=200,kh=3,kw=3");
+    CHECK_THROWS_AS(fbfft_backend().plan(big, Pass::fprop, PlanOptions{}), Unsupported);
+    const ConvProblem p = ConvProblem::parse("S=1,f=2,fo=2,h=20,w=20,kh=3,kw=3");
+    PlanOptions o;
+    o.dtype = DType::f64;
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
+    o = PlanOptions{};
+    o.basis_h = o.basis_w = 24;  // not a power of two
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
+    o = PlanOptions{};
+    o.tile = TileSpec::parse("12");  // no kernel for 12
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
+    o = PlanOptions{};
+    o.tile = TileSpec::parse("16");
+    o.extra["accgrad_reduction"] = "time";
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::accgrad, o), Unsupported);
+    // Host pointers are rejected before any launch.
+    const auto plan = fbfft_backend().plan(p, Pass::fprop, PlanOptions{});
+    PassData d = make_pass_data(p, Pass::fprop, 1);
+    CHECK_THROWS_AS(plan->execute(d.args()), InvalidArgument);
+    const std::string text = plan->describe();
+    CHECK(text.find("freq_major") != std::string::npos);
+    CHECK(text.find("no padded copies") != std::string::npos);
+  }
+}
