@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The one command that builds and checks the GPU side on a GPU host (H100/H200, sm_90):
+#   scripts/gpu-check.sh [STAGE ...]     stages: build tests sanitize validate bench python  (default: all)
+# Logs and JSON results go to $OUT (set by the device tool) or build-gpu/out. On a host without a
+# package registry, first `bash ../shared/tools/device-deps.sh` here and carry .devdeps along.
+# Environment: GRID_SAMPLE (paper-grid problems per GPU backend, default 400),
+#              SANITIZE_FILTER (doctest -tc filter for the sanitizer runs).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+[ -f .devdeps/env.sh ] && source .devdeps/env.sh
+OUT=${OUT:-$ROOT/build-gpu/out}
+mkdir -p "$OUT"
+B=build-gpu
+FC=$B/cli/fftconv
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(build tests sanitize validate bench python)
+log() { printf '\n== gpu-check %s: %s\n' "$(date +%T)" "$*"; }
+summary="$OUT/gpu-check-summary.txt"
+
+stage_build() {
+  log "build ($B, sm_90)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$summary"
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFTCONV_CUDA=ON >"$OUT/configure.log" 2>&1 ||
+    { tail -30 "$OUT/configure.log"; exit 1; }
+  cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
+  grep -c "warning" "$OUT/build.log" | sed 's/^/build warnings: /' | tee -a "$summary"
+}
+
+stage_tests() {
+  log "gpu_test (doctest suite gpu) and the CPU unit tests"
+  $B/gpu/gpu_test -ts=gpu 2>&1 | tee "$OUT/gpu_test.log" | tail -5
+  grep -E "test cases|assertions" "$OUT/gpu_test.log" | sed 's/^/gpu_test: /' >>"$summary"
+  ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
+}
+
+stage_sanitize() {
+  local filter=${SANITIZE_FILTER:-"*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,direct64 on*"}
+  for tool in memcheck racecheck initcheck; do
+    log "compute-sanitizer --tool $tool on gpu_test ($filter)"
+    compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$filter" >"$OUT/sanitize-$tool.log" 2>&1 &&
+      echo "sanitizer $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1))" | tee -a "$summary" ||
+      { echo "sanitizer $tool: FAILED" | tee -a "$summary"; grep -E "=========|ERROR" "$OUT/sanitize-$tool.log" | head -20; }
+  done
+  log "validate smoke on the GPU backends under memcheck"
+  compute-sanitizer --tool memcheck --error-exitcode 9 $FC validate --set smoke --backends cufft,fbfft --no-autotune \
+    --no-progress --out "$OUT/smoke-memcheck.jsonl" >"$OUT/smoke-memcheck.log" 2>&1 &&
+    echo "sanitizer memcheck on validate smoke: clean" | tee -a "$summary" ||
+    { echo "sanitizer memcheck on validate smoke: FAILED" | tee -a "$summary"; tail -20 "$OUT/smoke-memcheck.log"; }
+}
+
+stage_validate() {
+  log "validate smoke at full speed, then a paper-grid sample"
+  $FC validate --set smoke --backends cufft,fbfft --out "$OUT/smoke.jsonl" --no-progress | tail -12 | tee -a "$summary"
+  $FC validate --set paper-grid --sample "${GRID_SAMPLE:-400}" --seed 7 --backends cufft,fbfft --check gpu64 \
+    --out "$OUT/grid-sample.jsonl" --no-progress | tail -12 | tee -a "$summary"
+}
+
+stage_bench() {
+  log "bench layers (Table 4: L1-L5 at S=128 vs cuDNN)"
+  $FC bench layers --backends cufft,fbfft --json "$OUT/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
+  log "bench conv (paper's fbfft vs cufft experiment)"
+  $FC bench conv --json "$OUT/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
+  log "bench fft (fbfft vs cuFFT transforms)"
+  $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --json "$OUT/fft2d.json" 2>&1 | tail -12
+  $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --json "$OUT/fft2d_inv.json" 2>&1 | tail -12
+}
+
+stage_python() {
+  log "python package with the CUDA backends; DLPack against torch.nn.functional.conv2d in float64"
+  FFTCONV_VENV="$ROOT/build-gpu/venv" FFTCONV_VENV_SYSTEM_SITE=1 FFTCONV_PIP_OFFLINE=1 FFTCONV_SKIP_NOTEBOOKS=1 \
+    FFTCONV_PYTHON_CUDA=ON scripts/python.sh 2>&1 | tee "$OUT/python.log" | tail -15
+}
+
+for s in "${STAGES[@]}"; do
+  case "$s" in
+    build|tests|sanitize|validate|bench|python) "stage_$s" ;;
+    *) echo "gpu-check: unknown stage '$s' (build tests sanitize validate bench python)" >&2; exit 2 ;;
+  esac
+done
+log "summary"
+cat "$summary"
