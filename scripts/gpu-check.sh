@@ -24,7 +24,7 @@ stage_build() {
   cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFFTCONV_CUDA=ON >"$OUT/configure.log" 2>&1 ||
     { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E "error|FAILED" "$OUT/build.log" | head -40; exit 1; }
-  grep -c "warning" "$OUT/build.log" | sed 's/^/build warnings: /' | tee -a "$summary"
+  echo "build warnings: $(grep -c "warning" "$OUT/build.log" || true)" | tee -a "$summary"
 }
 
 stage_tests() {
@@ -38,12 +38,12 @@ stage_sanitize() {
   local filter=${SANITIZE_FILTER:-"*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,direct64 on*"}
   for tool in memcheck racecheck initcheck; do
     log "compute-sanitizer --tool $tool on gpu_test ($filter)"
-    compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$filter" >"$OUT/sanitize-$tool.log" 2>&1 &&
+    timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$filter" >"$OUT/sanitize-$tool.log" 2>&1 &&
       echo "sanitizer $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1))" | tee -a "$summary" ||
       { echo "sanitizer $tool: FAILED" | tee -a "$summary"; grep -E "=========|ERROR" "$OUT/sanitize-$tool.log" | head -20; }
   done
   log "validate smoke on the GPU backends under memcheck"
-  compute-sanitizer --tool memcheck --error-exitcode 9 $FC validate --set smoke --backends cufft,fbfft --no-autotune \
+  timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool memcheck --error-exitcode 9 $FC validate --set smoke --backends cufft,fbfft --no-autotune \
     --no-progress --out "$OUT/smoke-memcheck.jsonl" >"$OUT/smoke-memcheck.log" 2>&1 &&
     echo "sanitizer memcheck on validate smoke: clean" | tee -a "$summary" ||
     { echo "sanitizer memcheck on validate smoke: FAILED" | tee -a "$summary"; tail -20 "$OUT/smoke-memcheck.log"; }

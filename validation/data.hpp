@@ -16,6 +16,11 @@ struct PassData {
 };
 
 PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed);
+// The same tensors drawn in parallel for large sweeps: standard normal by Box–Muller over a
+// counter-based generator (splitmix64 of seed and index), so the values depend only on the seed,
+// never on the thread count. Different values from make_pass_data for the same seed.
+PassData make_pass_data_parallel(const ConvProblem& p, Pass pass, uint64_t seed);
+void fill_normal_parallel(std::vector<float>& v, uint64_t seed);
 void fill_normal(std::vector<float>& v, uint64_t seed);
 std::vector<double> to_double(const std::vector<float>& v);
 // Number of NaN-poisoned elements that were never written (still NaN with a finite reference).

@@ -29,4 +29,14 @@ std::string tolerance_formula() {
          "K = reduction length (fprop f*kh*kw, bprop fo*kh*kw, accgrad S*out_h*out_w)";
 }
 
+double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems) {
+  double t = 0;
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) t = std::max(t, tolerance(p, pass, d, basis_elems).rel_l2);
+  return 2.0 * t;
+}
+
+double fft_tolerance(DType d, int64_t n) {
+  return 2.0 * kSafety * unit_roundoff(d) * (std::log2(double(std::max<int64_t>(n, 2))) + 1.0);
+}
+
 }  // namespace fftconv

@@ -33,4 +33,19 @@ Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elem
 // The formula as text, for reports.
 std::string tolerance_formula();
 
+// Note [adjoint tolerance]
+// The adjoint identity <fprop(x,w), g> = <x, bprop(g,w)> = <w, accgrad(x,g)> is checked as
+//   |lhs - rhs| / scale <= 2 · max over passes of tolerance(p, pass, d, basis).rel_l2,
+// scale = max(||y||·||g||, ||x||·||gx||, ||w||·||gw||): by Cauchy–Schwarz an error δ in one pass's
+// result moves its inner product by at most ||δ||·||other operand||, and each side carries one pass.
+double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems);
+
+// Note [fft self-test tolerance]
+// A forward transform of length n = nh·nw (batch of signals, complex or real input) is accepted by
+// the self-tests (linearity, impulse, time shift) when the normwise error of an identity that
+// compares two computed transforms is at most 2 · 4 · u · (log2(n) + 1): each side carries the
+// Cooley–Tukey bound u·log2 n (Higham §24.1) plus one rounding of the combined input to the
+// transform's precision, with the model's safety factor 4.
+double fft_tolerance(DType d, int64_t n);
+
 }  // namespace fftconv

@@ -1,0 +1,174 @@
+// Tests of the sweep runner: CPU backends pass a small set, broken backends are caught (wrong value,
+// unwritten element, broken adjoint), unsupported ones are skipped, --resume continues a file.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "api/fftconv.hpp"
+#include "validation/data.hpp"
+#include "validation/runner.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+// Wraps the builtin direct backend and spoils its result in one of several ways.
+class SpoiledBackend final : public Backend {
+ public:
+  enum class Fault { none, wrong_value, unwritten, unsupported, throws };
+  SpoiledBackend(std::string name, Fault f) : name_(std::move(name)), fault_(f) {}
+  std::string_view name() const override { return name_; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem& p, Pass pass, DType d) const override {
+    if (fault_ == Fault::unsupported) return {false, "this test backend supports nothing"};
+    return builtin_registry().get("direct").supports(p, pass, d);
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
+    if (fault_ == Fault::throws) throw std::runtime_error("planner crashed");
+    return std::make_unique<SpoiledPlan>(builtin_registry().get("direct").plan(p, pass, o), p.result_elems(pass), fault_);
+  }
+  std::string_view summary() const override { return "test"; }
+
+ private:
+  class SpoiledPlan final : public Plan {
+   public:
+    SpoiledPlan(std::unique_ptr<Plan> inner, int64_t n, Fault f) : inner_(std::move(inner)), n_(n), fault_(f) {}
+    std::size_t workspace_bytes() const override { return 0; }
+    void execute(const Args& a) const override {
+      auto* out = static_cast<float*>(a.result);
+      const float keep = out[n_ - 1];
+      inner_->execute(a);
+      if (fault_ == Fault::wrong_value) out[0] += 1.0f;
+      if (fault_ == Fault::unwritten) out[n_ - 1] = keep;
+    }
+    std::string describe() const override { return "spoiled " + inner_->describe(); }
+
+   private:
+    std::unique_ptr<Plan> inner_;
+    int64_t n_;
+    Fault fault_;
+  };
+  std::string name_;
+  Fault fault_;
+};
+
+ValidateOptions small_options() {
+  ValidateOptions o;
+  o.set = "S=2,f=3,fo=2,n=9,k=3,p=1,pad=mirror;S=1,f=2,fo=3,h=7,w=12,kh=3,kw=5;n=6,k=6";
+  o.progress = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("fftw, im2col and direct pass a small set, every pass and the adjoint") {
+  ValidateOptions o = small_options();
+  o.backends = {"fftw", "im2col", "direct"};
+  std::ostringstream js;
+  o.json = true;
+  const ValidateResult r = run_validation(o, &js);
+  CHECK(r.problems == 3);
+  CHECK(r.records.size() == 3 * 3 * 4);
+  CHECK(r.summary.failures == 0);
+  CHECK(r.summary.skipped == 0);
+  for (const Record& rec : r.records) {
+    INFO(rec.backend, " ", rec.pass, " ", rec.spec, " ", rec.reason);
+    CHECK(rec.status == "pass");
+    CHECK(rec.tol_rel_l2 > 0);
+    if (rec.pass != "adjoint") CHECK(rec.ref == "direct");
+    if (rec.backend == "fftw" && rec.pass != "adjoint") CHECK(rec.basis > 1);
+    if (rec.backend == "im2col") CHECK(rec.basis == 1);
+  }
+  std::istringstream lines(js.str());
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) n += record_from_json(line).backend.empty() ? 0 : 1;
+  CHECK(n == 36);
+}
+
+TEST_CASE("broken backends fail, unsupported ones are skipped, a throwing one is an error") {
+  Registry reg;
+  using F = SpoiledBackend::Fault;
+  reg.add(std::make_shared<SpoiledBackend>("honest", F::none));
+  reg.add(std::make_shared<SpoiledBackend>("wrong", F::wrong_value));
+  reg.add(std::make_shared<SpoiledBackend>("lazy", F::unwritten));
+  reg.add(std::make_shared<SpoiledBackend>("picky", F::unsupported));
+  reg.add(std::make_shared<SpoiledBackend>("crashy", F::throws));
+  ValidateOptions o = small_options();
+  const ValidateResult r = run_validation(o, nullptr, &reg);
+  for (const Record& rec : r.records) {
+    INFO(rec.backend, " ", rec.pass, " ", rec.spec, " ", rec.status, " ", rec.reason);
+    if (rec.backend == "honest") CHECK(rec.status == "pass");
+    if (rec.backend == "picky") CHECK(rec.status == "skipped");
+    if (rec.backend == "crashy") CHECK(rec.status == "error");
+    if (rec.backend == "lazy" && rec.pass != "adjoint") {
+      CHECK(rec.status == "fail");
+      CHECK(rec.nonfinite >= 1);
+    }
+    if (rec.backend == "wrong") CHECK(rec.status == "fail");  // the adjoint identity breaks too
+  }
+  CHECK(!r.summary.ok());
+  CHECK(r.summary.cells.at("picky").at("fprop").skipped == 3);
+}
+
+TEST_CASE("--resume skips what the file already holds; bad options are rejected up front") {
+  const std::string path = "runner_test_results.jsonl";
+  std::remove(path.c_str());
+  ValidateOptions o = small_options();
+  o.backends = {"im2col"};
+  o.out = path;
+  o.passes = {Pass::fprop};
+  o.adjoint = false;
+  CHECK(run_validation(o, nullptr).records.size() == 3);
+  o.passes = {Pass::fprop, Pass::accgrad};
+  o.resume = true;
+  std::ostringstream js;
+  o.json = true;
+  const ValidateResult r = run_validation(o, &js);
+  CHECK(r.records.size() == 6);
+  const std::string text = js.str();
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);  // only the new accgrad records
+  CHECK(read_records(path).size() == 6);
+  std::remove(path.c_str());
+
+  ValidateOptions bad = small_options();
+  bad.backends = {"nope"};
+  CHECK_THROWS_AS(run_validation(bad, nullptr), InvalidArgument);
+  bad = small_options();
+  bad.tile = "banana";
+  CHECK_THROWS_AS(run_validation(bad, nullptr), InvalidArgument);
+  bad = small_options();
+  bad.check = "exact";
+  CHECK_THROWS_AS(run_validation(bad, nullptr), InvalidArgument);
+}
+
+TEST_CASE("plan_basis_elems reads tile plans and describe() texts") {
+  const ConvProblem p = ConvProblem::parse("n=13,k=3");
+  CHECK(plan_basis_elems("fftw", "x", R"({"fft_h": 16, "fft_w": 8})", p) == 128);
+  CHECK(plan_basis_elems("fftw", "fftw (float32): untiled, Fourier basis 15x14 for padded input", "null", p) == 210);
+  CHECK(plan_basis_elems("im2col", "im2col: per sample, unrolled 9x121 matrix", "null", p) == 1);
+  CHECK(plan_basis_elems("cufft", "no sizes here", "null", p) == 256);
+}
+
+TEST_CASE("fill_normal_parallel: seeded, standard normal, independent of the thread count") {
+  std::vector<float> a(200001), b(200001), c(200001);
+  fill_normal_parallel(a, 42);
+  fill_normal_parallel(b, 42);
+  fill_normal_parallel(c, 43);
+  CHECK(a == b);
+  CHECK(a != c);
+  double m = 0, v = 0;
+  for (float x : a) { CHECK(std::isfinite(x)); m += x; v += double(x) * x; }
+  m /= double(a.size());
+  v = v / double(a.size()) - m * m;
+  CHECK(std::abs(m) < 0.01);
+  CHECK(std::abs(v - 1.0) < 0.02);
+  const PassData d = make_pass_data_parallel(ConvProblem::parse("S=2,f=3,fo=4,n=9,k=3"), Pass::bprop, 5);
+  CHECK(d.input.empty());
+  CHECK(d.weight.size() == 4 * 3 * 9);
+  CHECK(d.grad_output.size() == 2 * 4 * 7 * 7);
+  CHECK(count_nan(d.result) == int64_t(d.result.size()));
+}
