@@ -48,6 +48,11 @@ struct PlanOptions {
   std::map<std::string, std::string> extra;     // backend-specific pins, e.g. {"gemm", "strided"}
 };
 
+// Every key any backend reads from PlanOptions::extra. One PlanOptions may be handed to several
+// backends (validate, bench), so a backend ignores the keys of the others but rejects a key that
+// no backend knows (a typo).
+bool is_known_extra_key(std::string_view key);
+
 // The data of one execution. Which pointers are read and which is written depends on the pass:
 //   fprop:   input (S×f×h×w), weight (fo×f×kh×kw)        -> result = output (S×fo×out_h×out_w)
 //   bprop:   grad_output (S×fo×out_h×out_w), weight      -> result = gradInput (S×f×h×w)

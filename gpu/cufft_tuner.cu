@@ -289,8 +289,8 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
-    } else {
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown cufft option (known: gemm, naive)");
+    } else if (!is_known_extra_key(key)) {
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, naive)");
     }
   }
   return pins;
