@@ -73,7 +73,8 @@ stage_bench() {
 
 stage_python() {
   log "python package with the CUDA backends; DLPack against torch.nn.functional.conv2d in float64"
-  FFTCONV_VENV="$ROOT/build-gpu/venv" FFTCONV_VENV_SYSTEM_SITE=1 FFTCONV_PIP_OFFLINE=1 FFTCONV_SKIP_NOTEBOOKS=1 \
+  # The host's python3 is itself a virtual environment holding PyTorch, nanobind and pytest: use it.
+  FFTCONV_VENV="$(python3 -c 'import sys; print(sys.prefix)')" FFTCONV_PIP_OFFLINE=1 FFTCONV_SKIP_NOTEBOOKS=1 \
     FFTCONV_PYTHON_CUDA=ON scripts/python.sh 2>&1 | tee "$OUT/python.log" | tail -15
 }
 
