@@ -26,7 +26,7 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--basis", basis, "Pin the untiled Fourier basis: N or HxW");
   cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners");
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
-  cmd->add_flag("--breakdown", breakdown, "GPU: time each pipeline step with events");
+  cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
   cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
   cmd->add_option("--opt", opts, "Backend-specific pin key=value (e.g. gemm=strided, fftw_planner=estimate); repeatable");
 }
