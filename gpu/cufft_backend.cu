@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "gpu/backends.hpp"
+#include "gpu/cuda_args.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cufft_pipeline.hpp"
 #include "gpu/cufft_tuner.hpp"
@@ -16,21 +17,6 @@
 namespace fftconv {
 namespace {
 
-// Throws InvalidArgument when `ptr` is not device-accessible memory of the current device.
-void require_device_pointer(const void* ptr, const char* name, int device) {
-  if (!ptr) return;
-  cudaPointerAttributes attr{};
-  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw InvalidArgument(std::string("cufft: ") + name + " is not a CUDA pointer (" + cudaGetErrorString(e) + ")");
-  }
-  if (attr.type == cudaMemoryTypeUnregistered || attr.type == cudaMemoryTypeHost)
-    throw InvalidArgument(std::string("cufft: ") + name + " points to host memory; cufft needs device tensors");
-  if (attr.type == cudaMemoryTypeDevice && attr.device != device)
-    throw InvalidArgument(std::string("cufft: ") + name + " is on device " + std::to_string(attr.device) +
-                          " but the plan was made on device " + std::to_string(device));
-}
 
 class CufftPlan final : public Plan {
  public:
@@ -56,18 +42,7 @@ class CufftPlan final : public Plan {
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
 
   void execute(const Args& a) const override {
-    require_operands(a, pass_, "cufft");
-    if (a.dtype != DType::f32)
-      throw InvalidArgument("cufft: dtype " + std::string(to_string(a.dtype)) + " not supported (f32 only)");
-    int dev = -1;
-    FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev != device_)
-      throw InvalidArgument("cufft: current device " + std::to_string(dev) + " differs from the plan's device " +
-                            std::to_string(device_));
-    require_device_pointer(a.input, "input", device_);
-    require_device_pointer(a.weight, "weight", device_);
-    require_device_pointer(a.grad_output, "grad_output", device_);
-    require_device_pointer(a.result, "result", device_);
+    require_cuda_args(a, pass_, "cufft", device_);
 
     std::lock_guard<std::mutex> lock(mutex_);
     auto stream = static_cast<cudaStream_t>(a.stream);

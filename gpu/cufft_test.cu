@@ -23,24 +23,13 @@
 #include "validation/tolerance.hpp"
 #include "common/fft_size.hpp"
 
+#include "gpu/test_device.hpp"
+
 using namespace fftconv;
 
 namespace {
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
 
-#define SKIP_WITHOUT_DEVICE()                          \
-  if (!have_device()) {                                \
-    MESSAGE("no CUDA device: skipping cufft GPU test"); \
-    return;                                            \
-  }
 
 // Ground truth in double (the brief's definitions, written independently of every backend).
 std::vector<double> direct_reference(const ConvProblem& p, Pass pass, const std::vector<float>& x,
@@ -176,13 +165,13 @@ TEST_SUITE("gpu") {
 
 TEST_CASE("cufft: available() answers without throwing") {
   const Support s = backend().available();
-  CHECK(s.ok == have_device());
+  CHECK(s.ok == fftconv::test::have_device());
   if (!s.ok) CHECK(!s.reason.empty());
   CHECK_FALSE(backend().supports(ConvProblem{}, Pass::fprop, DType::f64).ok);
 }
 
 TEST_CASE("cufft matches a double direct convolution on random problems, all passes and paddings") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
   const char* gemms[] = {"strided", "batched", "loop", "3m"};
   int checked = 0;
@@ -211,7 +200,7 @@ TEST_CASE("cufft matches a double direct convolution on random problems, all pas
 }
 
 TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache round-trips through a file") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
   const auto path = (std::filesystem::temp_directory_path() /
                      ("fftconv_cufft_tune_" + std::to_string(rng()) + ".json")).string();
@@ -246,7 +235,7 @@ TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache roun
 }
 
 TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Unsupported below it") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
   const ConvProblem p = ConvProblem::parse("S=32,f=16,fo=16,h=60,w=61,kh=5,kw=4,ph=2,pw=1,pad=zero");
   for (Pass pass : kPasses) {
@@ -272,7 +261,7 @@ TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Uns
 }
 
 TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
   PlanOptions opts;
   opts.autotune = false;
@@ -307,7 +296,7 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
 }
 
 TEST_CASE("cufft breakdown times every step; runs on a user stream") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
   const ConvProblem p = ConvProblem::parse("S=8,f=4,fo=6,h=20,w=17,kh=5,kw=3,ph=2,pw=1,pad=mirror");
   cudaStream_t stream;
@@ -332,7 +321,7 @@ TEST_CASE("cufft breakdown times every step; runs on a user stream") {
 }
 
 TEST_CASE("DeviceArena grows only when a larger workspace is asked for") {
-  SKIP_WITHOUT_DEVICE();
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   DeviceArena arena;
   CHECK(arena.reserve(1000));
   CHECK_FALSE(arena.reserve(500));

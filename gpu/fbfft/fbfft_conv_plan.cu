@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "gpu/cuda_args.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/fbfft/fbfft.hpp"
@@ -46,20 +47,6 @@ using Sizes = std::array<std::size_t, kBufCount>;
 const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "operand spectra B", "product spectra",
                                     "real staging A", "real staging B", "real staging C"};
 
-void require_device_pointer(const void* ptr, const char* name, int device) {
-  if (!ptr) return;
-  cudaPointerAttributes attr{};
-  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw InvalidArgument(std::string("fbfft: ") + name + " is not a CUDA pointer (" + cudaGetErrorString(e) + ")");
-  }
-  if (attr.type == cudaMemoryTypeUnregistered || attr.type == cudaMemoryTypeHost)
-    throw InvalidArgument(std::string("fbfft: ") + name + " points to host memory; fbfft needs device tensors");
-  if (attr.type == cudaMemoryTypeDevice && attr.device != device)
-    throw InvalidArgument(std::string("fbfft: ") + name + " is on device " + std::to_string(attr.device) +
-                          " but the plan was made on device " + std::to_string(device));
-}
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
@@ -141,18 +128,7 @@ class FbfftConvPlan final : public Plan {
   }
 
   void execute(const Args& a) const override {
-    require_operands(a, pass_, "fbfft");
-    if (a.dtype != DType::f32)
-      throw InvalidArgument("fbfft: dtype " + std::string(to_string(a.dtype)) + " not supported (f32 only)");
-    int dev = -1;
-    FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
-    if (dev != device_)
-      throw InvalidArgument("fbfft: current device " + std::to_string(dev) + " differs from the plan's device " +
-                            std::to_string(device_));
-    require_device_pointer(a.input, "input", device_);
-    require_device_pointer(a.weight, "weight", device_);
-    require_device_pointer(a.grad_output, "grad_output", device_);
-    require_device_pointer(a.result, "result", device_);
+    require_cuda_args(a, pass_, "fbfft", device_);
 
     std::lock_guard<std::mutex> lock(mutex_);
     const auto stream = static_cast<cudaStream_t>(a.stream);

@@ -17,24 +17,13 @@
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
 
+#include "gpu/test_device.hpp"
+
 using namespace fftconv;
 
 namespace {
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
 
-#define SKIP_WITHOUT_DEVICE()                                \
-  if (!have_device()) {                                      \
-    MESSAGE("no CUDA device: skipping fbfft conv GPU test"); \
-    return;                                                  \
-  }
 
 const Backend& fbfft_backend() { return builtin_registry().get("fbfft"); }
 
@@ -143,7 +132,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv matches the double direct reference on random problems, all passes and paddings") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     std::mt19937_64 rng(fresh_seed());
     for (int k = 0; k < 100; ++k) {
       const ConvProblem p = random_problem(rng, k < 80 ? 40 : 64);
@@ -156,7 +145,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv: fixed corner cases (1x1 planes, kernel = padded input, 128x128 basis, L5-like)") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const char* specs[] = {
         "S=2,f=2,fo=3,h=1,w=1,kh=1,kw=1",
         "S=1,f=3,fo=2,h=1,w=9,kh=1,kw=4",
@@ -182,7 +171,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv runs the planner's tile plans (8, 16, 32, rectangular, auto), several chunks") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const char* specs[] = {
         "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1",
         "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1,pad=mirror",
@@ -224,7 +213,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv chunks under a workspace limit, and says Unsupported below one image") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const ConvProblem p = ConvProblem::parse("S=7,f=5,fo=6,h=19,w=23,kh=3,kw=5,ph=1,pw=2,pad=mirror");
     for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
       CAPTURE(to_string(pass));
@@ -242,7 +231,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv runs on a user stream") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     cudaStream_t stream = nullptr;
     FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const ConvProblem p = ConvProblem::parse("S=3,f=4,fo=5,h=16,w=16,kh=3,kw=3,ph=1,pw=1");
@@ -254,7 +243,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft conv raises typed errors for requests it cannot serve") {
-    SKIP_WITHOUT_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const ConvProblem big = ConvProblem::parse("S=1,f=1,fo=1,h=200,w=200,kh=3,kw=3");
     CHECK_THROWS_AS(fbfft_backend().plan(big, Pass::fprop, PlanOptions{}), Unsupported);
     const ConvProblem p = ConvProblem::parse("S=1,f=2,fo=2,h=20,w=20,kh=3,kw=3");

@@ -13,6 +13,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft.hpp"
+#include "gpu/test_device.hpp"
 
 namespace {
 
@@ -22,15 +23,6 @@ using fftconv::fbfft::InverseArgs;
 using fftconv::fbfft::Layout;
 using cd = std::complex<double>;
 
-bool have_device() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-#define FBFFT_REQUIRE_DEVICE()                                  \
-  if (!have_device()) {                                         \
-    MESSAGE("skipped: no CUDA device");                         \
-    return;                                                     \
-  }
 
 std::mt19937_64& rng() {
   static std::mt19937_64 g{std::random_device{}()};
@@ -253,7 +245,7 @@ std::string size_name(int n_h, int n_w, Layout l) {
 
 TEST_SUITE("gpu") {
   TEST_CASE("fbfft forward matches FFTW for every size, layout and placement") {
-    FBFFT_REQUIRE_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
@@ -267,7 +259,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft inverse inverts FFTW spectra on clipped windows") {
-    FBFFT_REQUIRE_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
@@ -281,7 +273,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft reference kernels match FFTW (including sizes without a register kernel)") {
-    FBFFT_REQUIRE_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     const Size2 sizes[] = {{1, 8}, {8, 8}, {16, 32}, {5, 12}, {1, 7}, {3, 3}};
     for (const auto& s : sizes)
       for (Layout l : kLayouts) {
@@ -292,7 +284,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft inverse of non-Hermitian spectra matches the reference definition") {
-    FBFFT_REQUIRE_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     for (const auto& s : all_sizes()) {
       INFO(size_name(s.n_h, s.n_w, Layout::standard));
       const int64_t batch = 5;
@@ -323,7 +315,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft self-tests: linearity, impulse response, time shift") {
-    FBFFT_REQUIRE_DEVICE();
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     const Size2 sizes[] = {{1, 8}, {1, 64}, {1, 256}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}, {128, 128}};
     for (const auto& s : sizes) {
       INFO(size_name(s.n_h, s.n_w, Layout::standard));
