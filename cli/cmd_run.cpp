@@ -38,13 +38,16 @@ int run(const RunFlags& f) {
   const RunResult rr = run_plan(b, *plan, d, f.repeat);
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   const bool fft_like = b.name() != "direct" && b.name() != "im2col";
-  const Tolerance tol =
+  Tolerance tol =
       tolerance(p, pass, DType::f32, fft_like ? next_pow2(p.padded_h()) * next_pow2(p.padded_w()) : 1);
   ErrorStats e;
   bool ok = true;
   const int64_t unwritten = count_nan(d.result);
   if (!ref.empty()) {
     e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+    const auto [rms_a, rms_b] = operand_rms(d, pass);  // Note [cancellation]
+    tol = with_cancellation(
+        tol, cancellation_factor(p.result_elems(pass), p.reduction_length(pass), rms_a, rms_b, e.ref_norm));
     ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && e.max_abs_rel <= tol.max_abs_rel;
   }
   ok = ok && unwritten == 0;

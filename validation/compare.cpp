@@ -20,6 +20,7 @@ ErrorStats compare(const T* out, const double* ref, int64_t n) {
     maxd = std::max(maxd, std::abs(d));
     maxr = std::max(maxr, std::abs(r));
   }
+  e.ref_norm = std::sqrt(den);
   e.rel_l2 = den > 0 ? std::sqrt(num / den) : (num > 0 ? std::numeric_limits<double>::infinity() : 0.0);
   e.max_abs_rel = maxr > 0 ? maxd / maxr : (maxd > 0 ? std::numeric_limits<double>::infinity() : 0.0);
   if (e.nonfinite > 0 && e.ref_nonfinite == 0) {

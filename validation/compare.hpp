@@ -10,6 +10,7 @@ struct ErrorStats {
   double rel_l2 = 0, max_abs_rel = 0;
   int64_t nonfinite = 0;       // non-finite values in out
   int64_t ref_nonfinite = 0;   // non-finite values in the reference
+  double ref_norm = 0;         // ||ref||_2 over finite entries
   bool finite_ok() const { return nonfinite == 0 || ref_nonfinite > 0; }
 };
 

@@ -21,6 +21,23 @@ int64_t count_nan(const std::vector<float>& v) {
   return n;
 }
 
+namespace {
+double rms(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += double(x) * double(x);
+  return v.empty() ? 0.0 : std::sqrt(s / double(v.size()));
+}
+}  // namespace
+
+std::pair<double, double> operand_rms(const PassData& d, Pass pass) {
+  switch (pass) {
+    case Pass::fprop: return {rms(d.input), rms(d.weight)};
+    case Pass::bprop: return {rms(d.grad_output), rms(d.weight)};
+    case Pass::accgrad: return {rms(d.input), rms(d.grad_output)};
+  }
+  return {0.0, 0.0};
+}
+
 PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed) {
   PassData d;
   if (pass != Pass::bprop) { d.input.resize(std::size_t(p.input_elems())); fill_normal(d.input, seed * 3 + 1); }

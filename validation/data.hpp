@@ -1,6 +1,7 @@
 // Random operands of a pass (fresh, seeded, standard normal) and their float64 copies.
 #include <cstdint>
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "common/backend.hpp"
@@ -23,6 +24,10 @@ PassData make_pass_data_parallel(const ConvProblem& p, Pass pass, uint64_t seed)
 void fill_normal_parallel(std::vector<float>& v, uint64_t seed);
 void fill_normal(std::vector<float>& v, uint64_t seed);
 std::vector<double> to_double(const std::vector<float>& v);
+// Root mean square of the two operands the pass reads (input/weight, grad_output/weight,
+// input/grad_output), for Note [cancellation].
+std::pair<double, double> operand_rms(const PassData& d, Pass pass);
+
 // Number of NaN-poisoned elements that were never written (still NaN with a finite reference).
 int64_t count_nan(const std::vector<float>& v);
 

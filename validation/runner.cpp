@@ -153,8 +153,11 @@ Planned make_plan(const Backend& b, const ConvProblem& p, Pass pass, const PlanO
 
 // Checks one backend's result against the reference.
 void judge(Record& r, const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref) {
-  const Tolerance tol = tolerance(p, pass, DType::f32, r.basis);
   const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+  const auto [rms_a, rms_b] = operand_rms(d, pass);
+  const Tolerance tol = with_cancellation(
+      tolerance(p, pass, DType::f32, r.basis),
+      cancellation_factor(p.result_elems(pass), p.reduction_length(pass), rms_a, rms_b, e.ref_norm));
   r.rel_l2 = e.rel_l2;
   r.max_abs_rel = e.max_abs_rel;
   r.tol_rel_l2 = tol.rel_l2;

@@ -29,6 +29,19 @@ std::string tolerance_formula() {
          "K = reduction length (fprop f*kh*kw, bprop fo*kh*kw, accgrad S*out_h*out_w)";
 }
 
+double cancellation_factor(int64_t result_elems, int64_t K, double rms_a, double rms_b, double ref_norm) {
+  const double expected = std::sqrt(double(std::max<int64_t>(result_elems, 1)) * double(std::max<int64_t>(K, 1))) *
+                          rms_a * rms_b;
+  if (!(ref_norm > 0) || !std::isfinite(expected)) return 1.0;
+  return std::max(1.0, expected / ref_norm);
+}
+
+Tolerance with_cancellation(Tolerance t, double factor) {
+  t.rel_l2 *= factor;
+  t.max_abs_rel *= factor;
+  return t;
+}
+
 double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems) {
   double t = 0;
   for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) t = std::max(t, tolerance(p, pass, d, basis_elems).rel_l2);

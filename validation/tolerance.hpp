@@ -33,6 +33,16 @@ Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elem
 // The formula as text, for reports.
 std::string tolerance_formula();
 
+// Note [cancellation]
+// The model above is relative to ||ref||, but rounding errors scale with the magnitudes summed,
+// not with the sum: when the terms cancel, ||ref|| is small and the relative error grows.
+// For operands with independent entries the expected norm of a result of n elements, each a
+// sum of K products, is sqrt(n·K)·rms(a)·rms(b). cancellation_factor() is that expected norm over
+// the actual ||ref|| (at least 1), and with_cancellation() scales both bounds by it. It matters
+// for results of few elements (a 1×1 output, kernel = input), where one unlucky sum is near zero.
+double cancellation_factor(int64_t result_elems, int64_t K, double rms_a, double rms_b, double ref_norm);
+Tolerance with_cancellation(Tolerance t, double factor);
+
 // Note [adjoint tolerance]
 // The adjoint identity <fprop(x,w), g> = <x, bprop(g,w)> = <w, accgrad(x,g)> is checked as
 //   |lhs - rhs| / scale <= 2 · max over passes of tolerance(p, pass, d, basis).rel_l2,
