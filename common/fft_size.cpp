@@ -58,3 +58,12 @@ double rfft2_flops(int64_t nh, int64_t nw) {
 }
 
 }  // namespace fftconv
+
+namespace fftconv {
+
+double rfft2_flops_rows(int64_t nh, int64_t nw, int64_t rows) {
+  const int64_t r = rows <= 0 || rows > nh ? nh : rows;
+  return 0.5 * double(r) * fft_flops_1d(nw) + double(nw / 2 + 1) * fft_flops_1d(nh);
+}
+
+}  // namespace fftconv

@@ -17,5 +17,8 @@ std::vector<int64_t> smooth7_candidates(int64_t n);
 double fft_flops_1d(int64_t n);
 // Flops of one real-to-complex 2-D transform of nh×nw (about half the complex one).
 double rfft2_flops(int64_t nh, int64_t nw);
+// The same when only the first `rows` rows of the real plane are nonzero (forward) or needed
+// (inverse): row transforms of those rows only, all column transforms (Note [row-pruned transforms]).
+double rfft2_flops_rows(int64_t nh, int64_t nw, int64_t rows);
 
 }  // namespace fftconv

@@ -29,10 +29,11 @@ std::size_t default_budget(const ConvProblem& p, const PlanOptions& o) {
 }
 
 PassShape pass_shape(const ConvProblem& p, Pass pass) {
+  const int64_t hp = p.padded_h(), oh = p.out_h(), kh = p.kh;
   switch (pass) {
-    case Pass::fprop: return {p.S, p.f, p.fo, false, true, "C[S][fo] = X[S][f] * conj(W[fo][f])^T"};
-    case Pass::bprop: return {p.S, p.fo, p.f, false, false, "C[S][f] = G[S][fo] * W[fo][f]"};
-    case Pass::accgrad: return {p.fo, p.S, p.f, true, false, "C[fo][f] = conj(G[S][fo])^T * X[S][f]"};
+    case Pass::fprop: return {p.S, p.f, p.fo, false, true, hp, kh, oh, "C[S][fo] = X[S][f] * conj(W[fo][f])^T"};
+    case Pass::bprop: return {p.S, p.fo, p.f, false, false, oh, kh, hp, "C[S][f] = G[S][fo] * W[fo][f]"};
+    case Pass::accgrad: return {p.fo, p.S, p.f, true, false, oh, hp, kh, "C[fo][f] = conj(G[S][fo])^T * X[S][f]"};
   }
   return {};
 }
@@ -45,12 +46,13 @@ BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, co
     throw InvalidArgument("basis_h: " + std::to_string(o.basis_h) + " is below the needed " + std::to_string(need_h));
   if (o.basis_w > 0 && o.basis_w < need_w)
     throw InvalidArgument("basis_w: " + std::to_string(o.basis_w) + " is below the needed " + std::to_string(need_w));
-  const double planes = double(sh.M * sh.R + sh.R * sh.N + sh.M * sh.N);
   std::ostringstream why;
   double best = 0;
   for (int64_t nh : hs)
     for (int64_t nw : ws) {
-      const double fft = planes * rfft2_flops(nh, nw);
+      const double fft = double(sh.M * sh.R) * rfft2_flops_rows(nh, nw, sh.rows_a) +
+                         double(sh.R * sh.N) * rfft2_flops_rows(nh, nw, sh.rows_b) +
+                         double(sh.M * sh.N) * rfft2_flops_rows(nh, nw, sh.rows_c);
       const double gemm = 8.0 * double(sh.M) * double(sh.R) * double(sh.N) * double(nh * (nw / 2 + 1));
       const double cost = fft + gemm;
       char line[160];

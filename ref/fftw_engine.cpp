@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -30,6 +31,16 @@ struct Fftw<float> {
   using Cpx = fftwf_complex;
   static Plan r2c(int n0, int n1, float* in, Cpx* out, unsigned fl) { return fftwf_plan_dft_r2c_2d(n0, n1, in, out, fl); }
   static Plan c2r(int n0, int n1, Cpx* in, float* out, unsigned fl) { return fftwf_plan_dft_c2r_2d(n0, n1, in, out, fl); }
+  static Plan rows_r2c(int n, int howmany, float* in, Cpx* out, int odist, unsigned fl) {
+    return fftwf_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, n, out, nullptr, 1, odist, fl);
+  }
+  static Plan rows_c2r(int n, int howmany, Cpx* in, int idist, float* out, unsigned fl) {
+    return fftwf_plan_many_dft_c2r(1, &n, howmany, in, nullptr, 1, idist, out, nullptr, 1, n, fl);
+  }
+  static Plan cols(int n, int howmany, Cpx* data, int sign, unsigned fl) {
+    return fftwf_plan_many_dft(1, &n, howmany, data, nullptr, howmany, 1, data, nullptr, howmany, 1, sign, fl);
+  }
+  static void exec_dft(Plan p, Cpx* io) { fftwf_execute_dft(p, io, io); }
   static void exec_r2c(Plan p, float* in, Cpx* out) { fftwf_execute_dft_r2c(p, in, out); }
   static void exec_c2r(Plan p, Cpx* in, float* out) { fftwf_execute_dft_c2r(p, in, out); }
   static void destroy(Plan p) { fftwf_destroy_plan(p); }
@@ -42,6 +53,16 @@ struct Fftw<double> {
   using Cpx = fftw_complex;
   static Plan r2c(int n0, int n1, double* in, Cpx* out, unsigned fl) { return fftw_plan_dft_r2c_2d(n0, n1, in, out, fl); }
   static Plan c2r(int n0, int n1, Cpx* in, double* out, unsigned fl) { return fftw_plan_dft_c2r_2d(n0, n1, in, out, fl); }
+  static Plan rows_r2c(int n, int howmany, double* in, Cpx* out, int odist, unsigned fl) {
+    return fftw_plan_many_dft_r2c(1, &n, howmany, in, nullptr, 1, n, out, nullptr, 1, odist, fl);
+  }
+  static Plan rows_c2r(int n, int howmany, Cpx* in, int idist, double* out, unsigned fl) {
+    return fftw_plan_many_dft_c2r(1, &n, howmany, in, nullptr, 1, idist, out, nullptr, 1, n, fl);
+  }
+  static Plan cols(int n, int howmany, Cpx* data, int sign, unsigned fl) {
+    return fftw_plan_many_dft(1, &n, howmany, data, nullptr, howmany, 1, data, nullptr, howmany, 1, sign, fl);
+  }
+  static void exec_dft(Plan p, Cpx* io) { fftw_execute_dft(p, io, io); }
   static void exec_r2c(Plan p, double* in, Cpx* out) { fftw_execute_dft_r2c(p, in, out); }
   static void exec_c2r(Plan p, Cpx* in, double* out) { fftw_execute_dft_c2r(p, in, out); }
   static void destroy(Plan p) { fftw_destroy_plan(p); }
@@ -67,7 +88,12 @@ constexpr int64_t kBlock = 16;  // planes per transposition block
 
 template <class T>
 struct FreqEngine<T>::Impl {
-  typename Fftw<T>::Plan r2c = nullptr, c2r = nullptr;
+  using Plan = typename Fftw<T>::Plan;
+  Plan r2c = nullptr, c2r = nullptr;            // whole-plane 2-D transforms
+  Plan col_fwd = nullptr, col_inv = nullptr;    // in-place column transforms of a half spectrum
+  std::map<int64_t, Plan> rows_fwd, rows_inv;   // row transforms of the first k rows (Note [row-pruned transforms])
+  std::mutex rows_mutex;
+  bool measure = true;
 };
 
 template <class T>
@@ -80,16 +106,40 @@ FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, bool measure, int threads)
   AlignedBuf<T, Cpx> cx(nfreq());
   const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  impl_->measure = measure;
   impl_->r2c = Fftw<T>::r2c(int(nh), int(nw), re.p, cx.p, flags);
   impl_->c2r = Fftw<T>::c2r(int(nh), int(nw), cx.p, re.p, flags);
-  if (!impl_->r2c || !impl_->c2r) throw Error("fftw: planner returned null for " + std::to_string(nh) + "x" + std::to_string(nw));
+  impl_->col_fwd = Fftw<T>::cols(int(nh), int(nw / 2 + 1), cx.p, FFTW_FORWARD, flags);
+  impl_->col_inv = Fftw<T>::cols(int(nh), int(nw / 2 + 1), cx.p, FFTW_BACKWARD, flags);
+  if (!impl_->r2c || !impl_->c2r || !impl_->col_fwd || !impl_->col_inv) throw Error("fftw: planner returned null for " + std::to_string(nh) + "x" + std::to_string(nw));
 }
 
 template <class T>
 FreqEngine<T>::~FreqEngine() {
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-  if (impl_->r2c) Fftw<T>::destroy(impl_->r2c);
-  if (impl_->c2r) Fftw<T>::destroy(impl_->c2r);
+  for (auto p : {impl_->r2c, impl_->c2r, impl_->col_fwd, impl_->col_inv})
+    if (p) Fftw<T>::destroy(p);
+  for (auto* m : {&impl_->rows_fwd, &impl_->rows_inv})
+    for (auto& [k, p] : *m) Fftw<T>::destroy(p);
+}
+
+// The row plan of the first k rows (forward R2C or inverse C2R), made once and cached.
+template <class T>
+typename Fftw<T>::Plan row_plan(typename FreqEngine<T>::Impl& impl, bool forward, int64_t k, int64_t nh, int64_t nw) {
+  using Cpx = typename Fftw<T>::Cpx;
+  std::lock_guard<std::mutex> lock(impl.rows_mutex);
+  auto& cache = forward ? impl.rows_fwd : impl.rows_inv;
+  if (auto it = cache.find(k); it != cache.end()) return it->second;
+  AlignedBuf<T, T> re(nh * nw);
+  AlignedBuf<T, Cpx> cx(nh * (nw / 2 + 1));
+  const unsigned flags = impl.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  std::lock_guard<std::mutex> planner(fftw_planner_mutex());
+  const int nwc = int(nw / 2 + 1);
+  auto p = forward ? Fftw<T>::rows_r2c(int(nw), int(k), re.p, cx.p, nwc, flags)
+                   : Fftw<T>::rows_c2r(int(nw), int(k), cx.p, nwc, re.p, flags);
+  if (!p) throw Error("fftw: planner returned null for " + std::to_string(k) + " rows of " + std::to_string(nw));
+  cache.emplace(k, p);
+  return p;
 }
 
 template <class T>
@@ -148,8 +198,17 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   AlignedVec af(std::size_t(F * mc_max * rc_max)), bf(std::size_t(F * rc_max * nc_max)),
       cf(std::size_t(F * mc_max * nc_max));
 
+  // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
+  auto pruned = [&](int64_t rows) { return rows > 0 && rows < nh_; };
+  const int64_t nwc = nw_ / 2 + 1;
+  typename Fftw<T>::Plan plan_a = pruned(s.a_rows) ? row_plan<T>(*impl_, true, s.a_rows, nh_, nw_) : nullptr;
+  typename Fftw<T>::Plan plan_b = pruned(s.b_rows) ? row_plan<T>(*impl_, true, s.b_rows, nh_, nw_) : nullptr;
+  typename Fftw<T>::Plan plan_c = pruned(s.c_rows) ? row_plan<T>(*impl_, false, s.c_rows, nh_, nw_) : nullptr;
+
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
-  auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld) {
+  // With rows_plan, only the first `rows` rows are loaded and row-transformed.
+  auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld,
+                     typename Fftw<T>::Plan rows_plan, int64_t rows) {
 #pragma omp parallel num_threads(threads_)
     {
       AlignedBuf<T, T> re(nplane);
@@ -159,9 +218,17 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
       for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
         const int64_t nb = std::min(kBlock, count - b0);
         for (int64_t b = 0; b < nb; ++b) {
-          std::fill(re.p, re.p + nplane, T(0));
-          load(b0 + b, re.p);
-          Fftw<T>::exec_r2c(impl_->r2c, re.p, cx.p);
+          if (rows_plan) {
+            std::fill(re.p, re.p + rows * nw_, T(0));
+            load(b0 + b, re.p);
+            Fftw<T>::exec_r2c(rows_plan, re.p, cx.p);
+            std::fill(reinterpret_cast<T*>(cx.p + rows * nwc), reinterpret_cast<T*>(cx.p + F), T(0));
+            Fftw<T>::exec_dft(impl_->col_fwd, cx.p);
+          } else {
+            std::fill(re.p, re.p + nplane, T(0));
+            load(b0 + b, re.p);
+            Fftw<T>::exec_r2c(impl_->r2c, re.p, cx.p);
+          }
           std::memcpy(static_cast<void*>(block.data() + b * F), cx.p, std::size_t(F) * sizeof(C));
         }
         for (int64_t k = 0; k < F; ++k)  // Trans2D: BDHW -> HWBD, one contiguous run per frequency
@@ -171,7 +238,7 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   };
   auto forward_a = [&](int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
     const auto t0 = now();
-    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af.data(), mc * rc);
+    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af.data(), mc * rc, plan_a, s.a_rows);
     t_a += ms(t0, now());
   };
 
@@ -184,7 +251,7 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
         const int64_t rc = std::min(rc_max, s.R - r0);
         if (rc_max < s.R) forward_a(m0, mc, r0, rc);
         auto t0 = now();
-        forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf.data(), rc * nc);
+        forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf.data(), rc * nc, plan_b, s.b_rows);
         t_b += ms(t0, now());
         t0 = now();
         const bool acc = r0 > 0;  // later R chunks accumulate in the frequency domain
@@ -215,8 +282,15 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
             for (int64_t b = 0; b < nb; ++b) block[b * F + k] = cf[k * count + b0 + b];
           for (int64_t b = 0; b < nb; ++b) {
             std::memcpy(cx.p, block.data() + b * F, std::size_t(F) * sizeof(C));
-            Fftw<T>::exec_c2r(impl_->c2r, cx.p, re.p);
-            for (int64_t e = 0; e < nplane; ++e) re.p[e] *= scale;
+            int64_t used = nplane;
+            if (plan_c) {
+              Fftw<T>::exec_dft(impl_->col_inv, cx.p);
+              Fftw<T>::exec_c2r(plan_c, cx.p, re.p);
+              used = s.c_rows * nw_;
+            } else {
+              Fftw<T>::exec_c2r(impl_->c2r, cx.p, re.p);
+            }
+            for (int64_t e = 0; e < used; ++e) re.p[e] *= scale;
             const int64_t p = b0 + b;
             s.store_c(m0 + p / nc, n0 + p % nc, re.p);
           }

@@ -18,9 +18,15 @@ namespace fftconv {
 // op = conjugate when the flag is set. Loaders fill a zero-initialised nh×nw real plane (row-major)
 // with the time-domain operand; store_c receives the inverse transform already divided by nh·nw.
 // store_c may be called concurrently for different (m, n).
+// Note [row-pruned transforms]
+// a_rows / b_rows: how many leading rows of a loaded plane can be nonzero (a kh-row kernel in a
+// 64-row basis); c_rows: how many leading rows of the inverse store_c reads. 0 = all. The engine
+// then runs the 2-D transform as row transforms of only those rows plus full column transforms
+// (the same arithmetic as FFTW's 2-D R2C/C2R, minus the transforms of all-zero or unused rows).
 template <class T>
 struct ProductSpec {
   int64_t M = 0, R = 0, N = 0;
+  int64_t a_rows = 0, b_rows = 0, c_rows = 0;
   bool conj_a = false, conj_b = false;
   std::function<void(int64_t m, int64_t r, T* plane)> load_a;
   std::function<void(int64_t r, int64_t n, T* plane)> load_b;
@@ -58,8 +64,9 @@ class FreqEngine {
   void run(const ProductSpec<T>& spec, const ChunkPlan& chunks,
            std::vector<std::pair<std::string, double>>* steps = nullptr) const;
 
+  struct Impl;  // the FFTW plans (fftw_engine.cpp)
+
  private:
-  struct Impl;
   int64_t nh_, nw_;
   int threads_;
   std::unique_ptr<Impl> impl_;

@@ -14,6 +14,8 @@ namespace fftconv {
 struct PassShape {
   int64_t M = 0, R = 0, N = 0;
   bool conj_a = false, conj_b = false;
+  // Untiled: rows of A and B that can be nonzero, rows of C that are kept (Note [row-pruned transforms]).
+  int64_t rows_a = 0, rows_b = 0, rows_c = 0;
   const char* formula = "";
 };
 PassShape pass_shape(const ConvProblem& p, Pass pass);
@@ -85,6 +87,7 @@ void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProble
   };
   ProductSpec<T> spec;
   spec.M = sh.M; spec.R = sh.R; spec.N = sh.N; spec.conj_a = sh.conj_a; spec.conj_b = sh.conj_b;
+  spec.a_rows = sh.rows_a; spec.b_rows = sh.rows_b; spec.c_rows = sh.rows_c;
   switch (pass) {
     case Pass::fprop:
       spec.load_a = load_x;                                                   // (s, i)

@@ -1,6 +1,7 @@
 // Tiled execution of the fftw backend: runs any TilePlan of the shared planner (tiling/) on the
 // frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
 // extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -90,6 +91,18 @@ class FftwTiledPlan final : public Plan {
       load_padded_window(p, input + ((item % S) * p.f + i) * in_plane, r.y0, r.x0, r.h, r.w, d, ld);
     };
     ProductSpec<T> spec;
+    // Rows each operand tile can fill and each result tile needs (Note [row-pruned transforms]).
+    int64_t read_rows = 0, window_rows = 0, keep_rows = 0;
+    for (const Tile& t : tiles_) {
+      read_rows = std::max(read_rows, t.read.h);
+      window_rows = std::max(window_rows, t.window.h);
+      keep_rows = std::max(keep_rows, t.keep.y0 + t.keep.h);
+    }
+    switch (pass_) {
+      case Pass::fprop: spec.a_rows = read_rows; spec.b_rows = p.kh; spec.c_rows = keep_rows; break;
+      case Pass::bprop: spec.a_rows = read_rows; spec.b_rows = p.kh; spec.c_rows = keep_rows; break;
+      case Pass::accgrad: spec.a_rows = window_rows; spec.b_rows = read_rows; spec.c_rows = p.kh; break;
+    }
     spec.conj_a = sh.conj_a;
     spec.conj_b = sh.conj_b;
     spec.R = sh.R;

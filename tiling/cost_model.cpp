@@ -79,7 +79,9 @@ TileCost estimate_cost(const TilePlan& p) {
   double finals = 0;  // accgrad inverses
   if (p.pass == Pass::accgrad)
     finals = s.f * s.fo * (p.reduction == AccgradReduction::time && p.tiled ? s.T : 1.0);
-  t.transform_flops = r * (items * (s.cin + s.cout) + s.weights + finals);
+  // Kernel spectra and accgrad's final inverses touch only kh rows (Note [row-pruned transforms]).
+  const double r_kernel = rfft2_flops_rows(p.fft_h, p.fft_w, c.kh);
+  t.transform_flops = r * items * (s.cin + s.cout) + r_kernel * (s.weights + finals);
   t.pointwise_flops = 8 * s.F * items * s.f * s.fo;
   if (p.pass == Pass::accgrad && p.reduction == AccgradReduction::time && p.tiled)
     t.extra_flops = s.f * s.fo * double(c.kh) * double(c.kw) * s.T;
