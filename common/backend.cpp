@@ -61,6 +61,15 @@ bool is_known_extra_key(std::string_view key) {
   return false;
 }
 
+Support problem_support(const ConvProblem& p) {
+  try {
+    p.validate();
+  } catch (const InvalidProblem& e) {
+    return {false, e.what()};
+  }
+  return {};
+}
+
 void Registry::add(std::shared_ptr<const Backend> b) {
   if (find(b->name())) throw InvalidArgument("backend: duplicate name '" + std::string(b->name()) + "'");
   backends_.push_back(std::move(b));

@@ -91,6 +91,9 @@ struct Support {
   std::string reason;
 };
 
+// {true} for a valid problem, else {false, the InvalidProblem message}: the common first answer of supports().
+Support problem_support(const ConvProblem& p);
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -117,11 +117,7 @@ class CufftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
-    try {
-      p.validate();
-    } catch (const InvalidProblem& e) {
-      return {false, e.what()};
-    }
+    if (Support s = problem_support(p); !s.ok) return s;
     return available();
   }
 

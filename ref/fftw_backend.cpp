@@ -126,12 +126,7 @@ class FftwBackend final : public Backend {
   std::string_view name() const override { return "fftw"; }
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem& p, Pass, DType) const override {
-    try {
-      p.validate();
-    } catch (const InvalidProblem& e) {
-      return {false, e.what()};
-    }
-    return {};
+    return problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
     p.validate();

@@ -110,12 +110,7 @@ class Im2colBackend final : public Backend {
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem& p, Pass, DType d) const override {
     if (d != DType::f32) return {false, "float32 only"};
-    try {
-      p.validate();
-    } catch (const InvalidProblem& e) {
-      return {false, e.what()};
-    }
-    return {};
+    return problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     p.validate();

@@ -40,11 +40,7 @@ class FbfftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
-    try {
-      p.validate();
-    } catch (const InvalidProblem& e) {
-      return {false, e.what()};
-    }
+    if (Support s = problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
     return fbfft_conv::untiled_basis(p, 0, 0, basis);
   }
