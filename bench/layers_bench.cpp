@@ -26,6 +26,7 @@
 #include "validation/execute.hpp"
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 #endif
 
 namespace fftconv::bench {
@@ -219,7 +220,7 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
       const RefKind ref_kind = resolve_ref(RefKind::automatic, pv);
       const std::vector<double> ref = reference_result(pv, pass, d, ref_kind);
       const int64_t n = pv.result_elems(pass);
-      const Tolerance tol = tolerance(pv, pass, DType::f32, next_pow2(pv.padded_h()) * next_pow2(pv.padded_w()));
+      const Tolerance tol = tolerance(pv, pass, DType::f32, pow2_basis_elems(pv));
       row["reference"] = std::string(to_string(ref_kind));
       row["tolerance_rel_l2"] = tol.rel_l2;
 

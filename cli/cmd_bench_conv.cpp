@@ -11,10 +11,8 @@
 #include "bench/runner.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "common/fft_size.hpp"
-#include "validation/compare.hpp"
 #include "validation/reference.hpp"
-#include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 
 namespace fftconv::cli {
 
@@ -36,10 +34,9 @@ bool verify(const Backend& b, ConvProblem p, Pass pass, const PlanOptions& o, in
   auto plan = b.plan(p, pass, o);
   run_plan(b, *plan, d, 1);
   const auto ref = reference_result(p, pass, d, RefKind::automatic);
-  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-  *rel = e.rel_l2;
-  return e.finite_ok() && count_nan(d.result) == 0 &&
-         e.rel_l2 <= tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w())).rel_l2;
+  const Verdict v = judge_result(p, pass, d, ref, pow2_basis_elems(p));
+  *rel = v.error.rel_l2;
+  return v.ok;
 }
 
 int run(const Flags& f) {

@@ -7,11 +7,9 @@
 #include "api/fftconv.hpp"
 #include "bench/runner.hpp"
 #include "cli/commands.hpp"
-#include "common/fft_size.hpp"
 #include "tiling/planner.hpp"
-#include "validation/compare.hpp"
 #include "validation/reference.hpp"
-#include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 
 namespace fftconv::cli {
 
@@ -37,11 +35,10 @@ Measured measure(const Backend& b, const ConvProblem& p, Pass pass, const PlanOp
   auto plan = b.plan(p, pass, o);
   std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
   const RunResult rr = run_plan(b, *plan, d, repeat);
-  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-  const Tolerance tol = tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w()));
+  const Verdict v = judge_result(p, pass, d, ref, pow2_basis_elems(p));
   m.median_ms = rr.time.median_ms;
-  m.rel_l2 = e.rel_l2;
-  m.ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && count_nan(d.result) == 0;
+  m.rel_l2 = v.error.rel_l2;
+  m.ok = v.ok;
   m.workspace = plan->workspace_bytes();
   m.tile = plan->tile_json();
   m.describe = plan->describe();

@@ -8,10 +8,10 @@
 #include "bench/runner.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
-#include "common/fft_size.hpp"
 #include "validation/compare.hpp"
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 
 namespace fftconv::cli {
 
@@ -38,17 +38,16 @@ int run(const RunFlags& f) {
   const RunResult rr = run_plan(b, *plan, d, f.repeat);
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   const bool fft_like = b.name() != "direct" && b.name() != "im2col";
-  Tolerance tol =
-      tolerance(p, pass, DType::f32, fft_like ? next_pow2(p.padded_h()) * next_pow2(p.padded_w()) : 1);
+  const int64_t basis = fft_like ? pow2_basis_elems(p) : 1;
+  Tolerance tol = tolerance(p, pass, DType::f32, basis);
   ErrorStats e;
   bool ok = true;
-  const int64_t unwritten = count_nan(d.result);
+  const int64_t unwritten = count_nan(d.result);  // checked even with --check none
   if (!ref.empty()) {
-    e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-    const auto [rms_a, rms_b] = operand_rms(d, pass);  // Note [cancellation]
-    tol = with_cancellation(
-        tol, cancellation_factor(p.result_elems(pass), p.reduction_length(pass), rms_a, rms_b, e.ref_norm));
-    ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && e.max_abs_rel <= tol.max_abs_rel;
+    const Verdict v = judge_result(p, pass, d, ref, basis);
+    e = v.error;
+    tol = v.tol;
+    ok = v.ok;
   }
   ok = ok && unwritten == 0;
   const double tred = p.madds() / (rr.time.median_ms * 1e-3) / 1e12;

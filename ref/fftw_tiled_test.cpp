@@ -12,6 +12,7 @@
 #include "validation/compare.hpp"
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 
 using namespace fftconv;
 
@@ -28,7 +29,7 @@ void check_tiled(const ConvProblem& p, Pass pass, const std::string& tile, const
   auto plan = builtin_registry().get("fftw").plan(p, pass, o);
   plan->execute(d.args());
   const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-  const Tolerance tol = tolerance(p, pass, DType::f32, next_pow2(p.padded_h()) * next_pow2(p.padded_w()));
+  const Tolerance tol = tolerance(p, pass, DType::f32, pow2_basis_elems(p));
   INFO(p.to_string(), " ", to_string(pass), " tile ", tile, " ", reduction, " -> ", plan->describe(), " rel_l2 ", e.rel_l2);
   CHECK(count_nan(d.result) == 0);
   CHECK(e.rel_l2 <= tol.rel_l2);

@@ -1,6 +1,7 @@
 // The validation sweep (see runner.hpp): reference once per (problem, pass), every backend compared
 // with it, JSON lines flushed as they are made, a rate-limited progress line on stderr.
 #include "validation/runner.hpp"
+#include "validation/verdict.hpp"
 
 #include <unistd.h>
 
@@ -153,20 +154,16 @@ Planned make_plan(const Backend& b, const ConvProblem& p, Pass pass, const PlanO
 
 // Checks one backend's result against the reference.
 void judge(Record& r, const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref) {
-  const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-  const auto [rms_a, rms_b] = operand_rms(d, pass);
-  const Tolerance tol = with_cancellation(
-      tolerance(p, pass, DType::f32, r.basis),
-      cancellation_factor(p.result_elems(pass), p.reduction_length(pass), rms_a, rms_b, e.ref_norm));
+  const Verdict v = judge_result(p, pass, d, ref, r.basis);
+  const ErrorStats& e = v.error;
   r.rel_l2 = e.rel_l2;
   r.max_abs_rel = e.max_abs_rel;
-  r.tol_rel_l2 = tol.rel_l2;
-  r.tol_max_abs_rel = tol.max_abs_rel;
+  r.tol_rel_l2 = v.tol.rel_l2;
+  r.tol_max_abs_rel = v.tol.max_abs_rel;
   r.nonfinite = e.finite_ok() ? 0 : e.nonfinite;
-  const bool ok = e.finite_ok() && e.rel_l2 <= tol.rel_l2 && e.max_abs_rel <= tol.max_abs_rel;
-  r.status = ok ? "pass" : "fail";
+  r.status = v.ok ? "pass" : "fail";
   if (!e.finite_ok()) r.reason = std::to_string(e.nonfinite) + " non-finite or unwritten elements";
-  else if (!ok) r.reason = "outside tolerance";
+  else if (!v.ok) r.reason = "outside tolerance";
 }
 
 // The adjoint identity for one backend on fresh x, w, g (Note [adjoint tolerance]).
@@ -257,7 +254,7 @@ int64_t plan_basis_elems(const std::string& backend, const std::string& describe
   std::smatch m;
   if (std::regex_search(describe, m, kBasis)) return std::max<int64_t>(1, std::stoll(m[2]) * std::stoll(m[3]));
   if (backend == "direct" || backend == "im2col") return 1;
-  return next_pow2(p.padded_h()) * next_pow2(p.padded_w());
+  return pow2_basis_elems(p);
 }
 
 ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, const Registry* registry) {
