@@ -91,7 +91,13 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   if (a.max_elements) title += " --max-elements " + std::to_string(a.max_elements);
   if (a.batch) title += " --batch " + std::to_string(a.batch);
   if (sn > 1) title += " --shard " + shard_text(si, sn);
+  if (!a.backends.empty()) {
+    title += " --backends ";
+    for (std::size_t i = 0; i < a.backends.size(); ++i) title += (i ? "," : "") + a.backends[i];
+  }
+  if (a.no_autotune) title += " --no-autotune";
   std::vector<std::string> env = environment_lines();
+  env.push_back("operands: on the " + r.operands);
   env.push_back("problems: " + std::to_string(r.problems) + ", wall time " + std::to_string(r.wall_s) + " s");
   const std::string md_path = !a.md.empty() ? a.md : a.out.empty() ? "" : markdown_path_for(a.out);
   if (!md_path.empty()) write_text(md_path, summary_markdown(r.summary, r.records, title, env));

@@ -46,6 +46,44 @@ TEST_SUITE("gpu") {
     }
   }
 
+  TEST_CASE("direct64 in chunks (images, then pixels of one image) equals one unchunked call") {
+    if (!cuda_device_available()) {
+      MESSAGE("no CUDA device: skipped");
+      return;
+    }
+    std::mt19937_64 rng(std::random_device{}());
+    for (const char* spec : {"S=5,f=3,fo=4,h=17,w=13,kh=3,kw=5,ph=2,pw=1,pad=mirror",
+                             "S=3,f=6,fo=2,h=20,w=20,kh=7,kw=7,ph=3,pw=3,pad=zero", "S=7,f=2,fo=3,n=11,k=4"}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        const PassData d = make_pass_data(p, pass, rng());
+        auto ptr = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
+        const std::vector<double> whole = direct64_pass(p, pass, ptr(d.input), ptr(d.weight), ptr(d.grad_output));
+        const std::vector<double> ref = reference_result(p, pass, d, RefKind::direct);
+        // 2 KiB: a few pixel columns at a time; 64 KiB: whole images, a few per block.
+        for (std::size_t limit : {std::size_t(2048) + std::size_t(p.weight_elems()) * 8, std::size_t(64) << 10}) {
+          INFO(spec, " ", to_string(pass), " scratch ", limit);
+          const std::vector<double> part =
+              direct64_pass(p, pass, ptr(d.input), ptr(d.weight), ptr(d.grad_output), limit);
+          const ErrorStats e = compare(part.data(), whole.data(), int64_t(whole.size()));
+          CHECK(e.rel_l2 <= 1e-14);
+          CHECK(compare(part.data(), ref.data(), int64_t(ref.size())).rel_l2 <= tolerance(p, pass, DType::f64, 1).rel_l2);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("direct64 says OutOfMemory when the scratch cannot hold one pixel column") {
+    if (!cuda_device_available()) {
+      MESSAGE("no CUDA device: skipped");
+      return;
+    }
+    const ConvProblem p = ConvProblem::parse("S=1,f=64,fo=64,n=16,k=5");
+    std::vector<float> x(std::size_t(p.input_elems()), 1.0f), w(std::size_t(p.weight_elems()), 1.0f);
+    CHECK_THROWS_AS(direct64_pass(p, Pass::fprop, x.data(), w.data(), nullptr, std::size_t(p.weight_elems()) * 8 + 64),
+                    OutOfMemory);
+  }
+
   TEST_CASE("direct64 rejects an invalid problem before touching the device") {
     ConvProblem p;
     p.h = 2; p.kh = 3;

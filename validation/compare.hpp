@@ -14,6 +14,14 @@ struct ErrorStats {
   bool finite_ok() const { return nonfinite == 0 || ref_nonfinite > 0; }
 };
 
+// The raw sums a comparison accumulates over finite pairs (on the host here, on the device in
+// gpu/sweep_ops), and the statistics they give.
+struct ErrorSums {
+  double sq_diff = 0, sq_ref = 0, max_diff = 0, max_ref = 0;
+  int64_t nonfinite = 0, ref_nonfinite = 0;
+};
+ErrorStats error_stats(const ErrorSums& s);
+
 template <class T>
 ErrorStats compare(const T* out, const double* ref, int64_t n);
 

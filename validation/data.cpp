@@ -5,6 +5,8 @@
 #include <limits>
 #include <random>
 
+#include "common/counter_rng.hpp"
+
 namespace fftconv {
 
 void fill_normal(std::vector<float>& v, uint64_t seed) {
@@ -47,26 +49,15 @@ PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed) {
   return d;
 }
 
-namespace {
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
-
 void fill_normal_parallel(std::vector<float>& v, uint64_t seed) {
   const int64_t n = int64_t(v.size()), pairs = (n + 1) / 2;
-  const uint64_t key = splitmix64(seed);
+  const uint64_t key = normal_key(seed);
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
   for (int64_t i = 0; i < pairs; ++i) {
-    const uint64_t r = splitmix64(key ^ splitmix64(uint64_t(i)));
-    // Two 32-bit uniforms in (0, 1] and [0, 1).
-    const double u1 = (double(r >> 32) + 1.0) * 0x1p-32, u2 = double(r & 0xffffffffULL) * 0x1p-32;
-    const double rad = std::sqrt(-2.0 * std::log(u1)), t = 6.283185307179586 * u2;
-    v[std::size_t(2 * i)] = float(rad * std::cos(t));
-    if (2 * i + 1 < n) v[std::size_t(2 * i + 1)] = float(rad * std::sin(t));
+    float a = 0, b = 0;
+    normal_pair(key, i, a, b);
+    v[std::size_t(2 * i)] = a;
+    if (2 * i + 1 < n) v[std::size_t(2 * i + 1)] = b;
   }
 }
 

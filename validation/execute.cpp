@@ -19,6 +19,19 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
+double execute_on_device(const Plan& plan, const Args& a) {
+#ifdef FFTCONV_HAVE_CUDA
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto t0 = std::chrono::steady_clock::now();
+  plan.execute(a);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  return ms_since(t0);
+#else
+  (void)plan; (void)a;
+  throw Unsupported("execute on a device: this build has no CUDA");
+#endif
+}
+
 double execute_pass(const Backend& b, const Plan& plan, PassData& d) {
   if (b.location() == Location::host) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -41,11 +54,7 @@ double execute_pass(const Backend& b, const Plan& plan, PassData& d) {
   a.grad_output = g.get();
   a.result = out.get();
   a.dtype = DType::f32;
-  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto t0 = std::chrono::steady_clock::now();
-  plan.execute(a);
-  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
-  const double ms = ms_since(t0);
+  const double ms = execute_on_device(plan, a);
   FFTCONV_CUDA_CHECK(cudaMemcpy(d.result.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
   return ms;
 #else

@@ -15,6 +15,10 @@ namespace fftconv {
 // Unsupported for a CUDA backend in a build without CUDA.
 double execute_pass(const Backend& b, const Plan& plan, PassData& d);
 
+// Runs `plan` on device pointers `a` with the device synchronized before and after; returns the wall
+// time of execute() in ms. Unsupported in a build without CUDA.
+double execute_on_device(const Plan& plan, const Args& a);
+
 // Is the gpu64 reference usable (CUDA built and a device present)?
 bool gpu_reference_available();
 // The float64 result of the pass on d's operands by the GPU direct kernel; throws Unsupported

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,11 +19,13 @@
 #include <set>
 
 #include "api/fftconv.hpp"
+#include "common/counter_rng.hpp"
 #include "common/fft_size.hpp"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
 #include "validation/execute.hpp"
 #include "validation/reference.hpp"
+#include "validation/sweep_data.hpp"
 #include "validation/tolerance.hpp"
 
 namespace fftconv {
@@ -32,12 +35,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-uint64_t mix(uint64_t x) {  // splitmix64 finalizer
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+uint64_t mix(uint64_t x) { return splitmix64(x); }
 
 // done/total, rate, time left; at most twice a second on a terminal, every 30 s otherwise.
 class Progress {
@@ -152,9 +150,8 @@ Planned make_plan(const Backend& b, const ConvProblem& p, Pass pass, const PlanO
   return out;
 }
 
-// Checks one backend's result against the reference.
-void judge(Record& r, const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref) {
-  const Verdict v = judge_result(p, pass, d, ref, r.basis);
+// Fills r from a verdict on one backend's result.
+void record_verdict(Record& r, const Verdict& v) {
   const ErrorStats& e = v.error;
   r.rel_l2 = e.rel_l2;
   r.max_abs_rel = e.max_abs_rel;
@@ -167,47 +164,30 @@ void judge(Record& r, const ConvProblem& p, Pass pass, const PassData& d, const 
 }
 
 // The adjoint identity for one backend on fresh x, w, g (Note [adjoint tolerance]).
-void adjoint_check(Record& r, const Backend& b, const ConvProblem& p, const PlanOptions& po, uint64_t seed) {
-  PassData x = make_pass_data_parallel(p, Pass::fprop, seed);  // input, weight -> output
-  PassData g, a;                                                 // grad_output, weight -> gradInput
-  g.grad_output.resize(std::size_t(p.output_elems()));
-  fill_normal_parallel(g.grad_output, mix(seed + 1));
-  g.weight = x.weight;
-  g.result.assign(std::size_t(p.input_elems()), std::numeric_limits<float>::quiet_NaN());
-  a.input = x.input;                                             // input, grad_output -> gradWeight
-  a.grad_output = g.grad_output;
-  a.result.assign(std::size_t(p.weight_elems()), std::numeric_limits<float>::quiet_NaN());
+void adjoint_check(Record& r, SweepData& data, const Backend& b, const ConvProblem& p, const PlanOptions& po,
+                   uint64_t seed) {
+  std::array<Planned, 3> pl;
   int64_t basis = 1;
-  double ms = 0, plan_ms = 0;
-  std::string desc;
-  for (PassData* d : {&x, &g, &a}) {
-    const Pass pass = d == &x ? Pass::fprop : d == &g ? Pass::bprop : Pass::accgrad;
-    Planned pl = make_plan(b, p, pass, po);
-    basis = std::max(basis, pl.basis);
-    plan_ms += pl.plan_ms;
-    ms += execute_pass(b, *pl.plan, *d);
-    if (pass == Pass::fprop) desc = pl.plan->describe();
+  double plan_ms = 0;
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+    Planned& x = pl[std::size_t(pass)];
+    x = make_plan(b, p, pass, po);
+    basis = std::max(basis, x.basis);
+    plan_ms += x.plan_ms;
   }
-  auto norm = [](const std::vector<float>& v) { return std::sqrt(dot(v.data(), v.data(), int64_t(v.size()))); };
-  const double lhs = dot(x.result.data(), g.grad_output.data(), int64_t(x.result.size()));
-  const double mid = dot(x.input.data(), g.result.data(), int64_t(x.input.size()));
-  const double rhs = dot(x.weight.data(), a.result.data(), int64_t(x.weight.size()));
-  const double scale = std::max({norm(x.result) * norm(g.grad_output), norm(x.input) * norm(g.result),
-                                 norm(x.weight) * norm(a.result)});
-  const double err = std::isfinite(lhs + mid + rhs) && scale > 0
-                         ? std::max(std::abs(lhs - mid), std::abs(lhs - rhs)) / scale
-                         : (std::isfinite(lhs + mid + rhs) ? 0.0 : std::numeric_limits<double>::infinity());
+  const AdjointSums s = data.adjoint(b, {pl[0].plan.get(), pl[1].plan.get(), pl[2].plan.get()}, seed);
+  const double err = s.error();
   r.basis = basis;
   r.rel_l2 = r.max_abs_rel = err;
   r.tol_rel_l2 = r.tol_max_abs_rel = adjoint_tolerance(p, DType::f32, basis);
-  r.time_ms = ms;
+  r.time_ms = s.ms;
   r.plan_ms = plan_ms;
-  r.describe = desc;
+  r.describe = pl[0].plan->describe();
   r.ref = "identity";
   r.data_seed = seed;
   r.status = err <= r.tol_rel_l2 ? "pass" : "fail";
-  if (r.status == "fail") r.reason = "<fprop(x,w),g> = " + std::to_string(lhs) + ", <x,bprop(g,w)> = " +
-                                     std::to_string(mid) + ", <w,accgrad(x,g)> = " + std::to_string(rhs);
+  if (r.status == "fail") r.reason = "<fprop(x,w),g> = " + std::to_string(s.lhs) + ", <x,bprop(g,w)> = " +
+                                     std::to_string(s.mid) + ", <w,accgrad(x,g)> = " + std::to_string(s.rhs);
 }
 
 // Runs `fn` and turns a thrown error into status error/skipped on r.
@@ -287,6 +267,12 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   const int64_t per_problem = int64_t(backends.size()) * (int64_t(o.passes.size()) + (o.adjoint ? 1 : 0));
   Progress progress(per_problem * res.problems, o.progress);
 
+  // Operands live on the device when every backend does (Note in sweep_data.hpp), else on the host.
+  bool all_cuda = gpu_reference_available();
+  for (const Backend* b : backends) all_cuda = all_cuda && b->location() == Location::cuda;
+  const std::unique_ptr<SweepData> data = all_cuda ? make_device_sweep_data() : make_host_sweep_data();
+  res.operands = data->where();
+
   const int64_t resumed_failures = summarize(res.records).failures;
   for (const LabeledProblem& lp : problems) {
     const ConvProblem& p = lp.problem;
@@ -299,9 +285,8 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
       progress.add(int64_t(backends.size() - todo.size()), resumed_failures + sink.failures());
       if (todo.empty()) continue;
       const uint64_t seed = mix(pseed + uint64_t(pass) + 1);
-      PassData d = make_pass_data_parallel(p, pass, seed);
+      data->make(p, pass, seed);
       // The reference, once for every backend that can run this (problem, pass).
-      std::vector<double> ref;
       std::string ref_kind, ref_error;
       double ref_ms = 0;
       bool any = false;
@@ -310,8 +295,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
         try {
           ref_kind = resolve_check(o.check, p);
           const auto t0 = Clock::now();
-          ref = ref_kind == "gpu64" ? gpu_reference(p, pass, d)
-                                    : reference_result(p, pass, d, ref_kind == "direct" ? RefKind::direct : RefKind::fftw64);
+          data->reference(ref_kind);
           ref_ms = ms_since(t0);
         } catch (const std::exception& e) {
           ref_error = std::string("reference ") + ref_kind + " failed: " + e.what();
@@ -335,9 +319,8 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
             r.plan_ms = pl.plan_ms;
             r.basis = pl.basis;
             r.describe = pl.plan->describe();
-            std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
-            r.time_ms = execute_pass(*b, *pl.plan, d);
-            judge(r, p, pass, d, ref);
+            r.time_ms = data->run(*b, *pl.plan);
+            record_verdict(r, data->judge(r.basis));
           });
         }
         sink.put(std::move(r), res.records);
@@ -355,7 +338,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
         r.status = "skipped";
         r.reason = why;
       } else {
-        guarded(r, [&] { adjoint_check(r, *b, p, po, mix(pseed + 17)); });
+        guarded(r, [&] { adjoint_check(r, *data, *b, p, po, mix(pseed + 17)); });
       }
       sink.put(std::move(r), res.records);
       progress.add(1, resumed_failures + sink.failures());

@@ -39,6 +39,7 @@ struct ValidateResult {
   Summary summary;
   int64_t problems = 0;
   double wall_s = 0;
+  std::string operands;  // where the sweep kept its tensors: "host" or "device" (sweep_data.hpp)
 };
 
 // The reference rung for `check` and p: auto is direct up to kDirectMaxMadds (1e7 when the GPU

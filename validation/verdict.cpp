@@ -5,16 +5,21 @@
 
 namespace fftconv {
 
-Verdict judge_result(const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref,
-                     int64_t basis_elems) {
+Verdict judge_stats(const ConvProblem& p, Pass pass, const ErrorStats& error, double rms_a, double rms_b,
+                    int64_t basis_elems) {
   Verdict v;
-  v.error = compare(d.result.data(), ref.data(), int64_t(ref.size()));
-  const auto [rms_a, rms_b] = operand_rms(d, pass);
+  v.error = error;
   v.tol = with_cancellation(
       tolerance(p, pass, DType::f32, basis_elems),
       cancellation_factor(p.result_elems(pass), p.reduction_length(pass), rms_a, rms_b, v.error.ref_norm));
   v.ok = v.error.finite_ok() && v.error.rel_l2 <= v.tol.rel_l2 && v.error.max_abs_rel <= v.tol.max_abs_rel;
   return v;
+}
+
+Verdict judge_result(const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref,
+                     int64_t basis_elems) {
+  const auto [rms_a, rms_b] = operand_rms(d, pass);
+  return judge_stats(p, pass, compare(d.result.data(), ref.data(), int64_t(ref.size())), rms_a, rms_b, basis_elems);
 }
 
 int64_t pow2_basis_elems(const ConvProblem& p) { return next_pow2(p.padded_h()) * next_pow2(p.padded_w()); }

@@ -19,6 +19,9 @@ struct Verdict {
 };
 
 // basis_elems as for tolerance(): Nh·Nw of the transform, 1 for time-domain backends.
+// rms_a, rms_b: root mean square of the two operands the pass reads (operand_rms).
+Verdict judge_stats(const ConvProblem& p, Pass pass, const ErrorStats& error, double rms_a, double rms_b,
+                    int64_t basis_elems);
 Verdict judge_result(const ConvProblem& p, Pass pass, const PassData& d, const std::vector<double>& ref,
                      int64_t basis_elems);
 
