@@ -83,8 +83,9 @@ stage_grid() {
   mkdir -p "$dir"
   log "paper-grid on $n GPU(s), cufft and fbfft, untuned plans, ${secs}s budget (0 = to the end)"
   echo "$(date +%s) start $n GPUs budget ${secs}s" >>"$dir/wall.log"
+  local threads=$(($(nproc) / n))
   for ((i = 0; i < n; i++)); do
-    LOCAL_RANK=$i timeout "${secs}" $FC validate --set paper-grid --backends cufft,fbfft --no-autotune \
+    OMP_NUM_THREADS=$threads LOCAL_RANK=$i timeout "${secs}" $FC validate --set paper-grid --backends cufft,fbfft --no-autotune \
       --shard "$i/$n" --resume --out "$dir/grid-$i.jsonl" >>"$dir/grid-$i.log" 2>&1 &
   done
   local rc=0
