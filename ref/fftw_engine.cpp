@@ -84,6 +84,10 @@ struct AlignedBuf {
 };
 
 constexpr int64_t kBlock = 16;  // planes per transposition block
+// Stride (complex values) between the spectra of a block's planes: nfreq rounded up to 64 bytes, so
+// every plane of a block keeps the alignment the FFTW plans were made with and the transforms
+// write into the block and read from it directly, with no staging copy.
+constexpr int64_t block_stride(int64_t nfreq) { return (nfreq + 7) / 8 * 8; }
 }  // namespace
 
 template <class T>
@@ -147,7 +151,7 @@ std::size_t FreqEngine<T>::workspace_bytes(int64_t mc, int64_t rc, int64_t nc) c
   const std::size_t cpx = sizeof(std::complex<T>);
   const std::size_t freq = std::size_t(nfreq()) * std::size_t(mc * rc + rc * nc + mc * nc) * cpx;
   const std::size_t scratch = std::size_t(threads_) * (std::size_t(nh_ * nw_) * sizeof(T) +
-                                                        std::size_t(kBlock + 1) * std::size_t(nfreq()) * cpx);
+                                                        std::size_t(kBlock * block_stride(nfreq())) * cpx);
   return freq + scratch;
 }
 
@@ -174,7 +178,7 @@ ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budg
   c.nc = lo;
   c.workspace = workspace_bytes(mc, rc, lo);
   const int64_t m_chunks = (M + mc - 1) / mc, n_chunks = (N + lo - 1) / lo;
-  c.b_transforms = m_chunks * R * N;
+  c.b_transforms = rc == R && lo == N ? R * N : m_chunks * R * N;  // B whole: transformed once
   if (rc < R) c.b_transforms += (n_chunks - 1) * M * R;  // A recomputed per N chunk when R is chunked
   return c;
 }
@@ -205,6 +209,7 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   typename Fftw<T>::Plan plan_b = pruned(s.b_rows) ? row_plan<T>(*impl_, true, s.b_rows, nh_, nw_) : nullptr;
   typename Fftw<T>::Plan plan_c = pruned(s.c_rows) ? row_plan<T>(*impl_, false, s.c_rows, nh_, nw_) : nullptr;
 
+  const int64_t Fs = block_stride(F);
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
   // With rows_plan, only the first `rows` rows are loaded and row-transformed.
   auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld,
@@ -212,27 +217,27 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
 #pragma omp parallel num_threads(threads_)
     {
       AlignedBuf<T, T> re(nplane);
-      AlignedBuf<T, Cpx> cx(F);
-      std::vector<C> block(std::size_t(kBlock * F));
+      AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
 #pragma omp for schedule(dynamic)
       for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
         const int64_t nb = std::min(kBlock, count - b0);
         for (int64_t b = 0; b < nb; ++b) {
+          Cpx* cx = block.p + b * Fs;
           if (rows_plan) {
             std::fill(re.p, re.p + rows * nw_, T(0));
             load(b0 + b, re.p);
-            Fftw<T>::exec_r2c(rows_plan, re.p, cx.p);
-            std::fill(reinterpret_cast<T*>(cx.p + rows * nwc), reinterpret_cast<T*>(cx.p + F), T(0));
-            Fftw<T>::exec_dft(impl_->col_fwd, cx.p);
+            Fftw<T>::exec_r2c(rows_plan, re.p, cx);
+            std::fill(reinterpret_cast<T*>(cx + rows * nwc), reinterpret_cast<T*>(cx + F), T(0));
+            Fftw<T>::exec_dft(impl_->col_fwd, cx);
           } else {
             std::fill(re.p, re.p + nplane, T(0));
             load(b0 + b, re.p);
-            Fftw<T>::exec_r2c(impl_->r2c, re.p, cx.p);
+            Fftw<T>::exec_r2c(impl_->r2c, re.p, cx);
           }
-          std::memcpy(static_cast<void*>(block.data() + b * F), cx.p, std::size_t(F) * sizeof(C));
         }
+        const C* spectra = reinterpret_cast<const C*>(block.p);
         for (int64_t k = 0; k < F; ++k)  // Trans2D: BDHW -> HWBD, one contiguous run per frequency
-          for (int64_t b = 0; b < nb; ++b) dst[k * ld + b0 + b] = block[b * F + k];
+          for (int64_t b = 0; b < nb; ++b) dst[k * ld + b0 + b] = spectra[b * Fs + k];
       }
     }
   };
@@ -242,6 +247,16 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
     t_a += ms(t0, now());
   };
 
+  auto forward_b = [&](int64_t r0, int64_t rc, int64_t n0, int64_t nc) {
+    const auto t0 = now();
+    forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf.data(), rc * nc, plan_b, s.b_rows);
+    t_b += ms(t0, now());
+  };
+
+  // B whole (one chunk of R and of N, e.g. the kernel spectra of fprop and bprop): transformed once,
+  // not once per M chunk of tiles.
+  const bool b_whole = rc_max >= s.R && nc_max >= s.N;
+  if (b_whole) forward_b(0, s.R, 0, s.N);
   for (int64_t m0 = 0; m0 < s.M; m0 += mc_max) {
     const int64_t mc = std::min(mc_max, s.M - m0);
     if (rc_max >= s.R) forward_a(m0, mc, 0, s.R);  // A whole: transformed once per M chunk
@@ -250,10 +265,8 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
       for (int64_t r0 = 0; r0 < s.R; r0 += rc_max) {
         const int64_t rc = std::min(rc_max, s.R - r0);
         if (rc_max < s.R) forward_a(m0, mc, r0, rc);
+        if (!b_whole) forward_b(r0, rc, n0, nc);
         auto t0 = now();
-        forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf.data(), rc * nc, plan_b, s.b_rows);
-        t_b += ms(t0, now());
-        t0 = now();
         const bool acc = r0 > 0;  // later R chunks accumulate in the frequency domain
         // Cgemm: one complex product per frequency.
 #pragma omp parallel for num_threads(threads_) schedule(static)
@@ -273,22 +286,22 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
 #pragma omp parallel num_threads(threads_)
       {
         AlignedBuf<T, T> re(nplane);
-        AlignedBuf<T, Cpx> cx(F);
-        std::vector<C> block(std::size_t(kBlock * F));
+        AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
+        C* spectra = reinterpret_cast<C*>(block.p);
 #pragma omp for schedule(dynamic)
         for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
           const int64_t nb = std::min(kBlock, count - b0);
           for (int64_t k = 0; k < F; ++k)
-            for (int64_t b = 0; b < nb; ++b) block[b * F + k] = cf[k * count + b0 + b];
+            for (int64_t b = 0; b < nb; ++b) spectra[b * Fs + k] = cf[k * count + b0 + b];
           for (int64_t b = 0; b < nb; ++b) {
-            std::memcpy(cx.p, block.data() + b * F, std::size_t(F) * sizeof(C));
+            Cpx* cx = block.p + b * Fs;  // the C2R transforms overwrite their input: each plane is used once
             int64_t used = nplane;
             if (plan_c) {
-              Fftw<T>::exec_dft(impl_->col_inv, cx.p);
-              Fftw<T>::exec_c2r(plan_c, cx.p, re.p);
+              Fftw<T>::exec_dft(impl_->col_inv, cx);
+              Fftw<T>::exec_c2r(plan_c, cx, re.p);
               used = s.c_rows * nw_;
             } else {
-              Fftw<T>::exec_c2r(impl_->c2r, cx.p, re.p);
+              Fftw<T>::exec_c2r(impl_->c2r, cx, re.p);
             }
             for (int64_t e = 0; e < used; ++e) re.p[e] *= scale;
             const int64_t p = b0 + b;

@@ -1,6 +1,7 @@
 // How each pass maps onto the frequency-product engine (M, R, N, conjugations, plane loaders and
 // stores), shared by the untiled and tiled fftw plans.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -35,37 +36,50 @@ std::size_t default_budget(const ConvProblem& p, const PlanOptions& o);
 // Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp).
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o);
 
+// The columns [lo, hi) of a window starting at c0 that map to source columns c0 + x - pad inside
+// [0, n): copied as one contiguous run per row (the rest is padding or outside).
+struct InsideSpan {
+  int64_t lo = 0, hi = 0;
+};
+inline InsideSpan inside_span(int64_t c0, int64_t ww, int64_t n, int64_t pad) {
+  const int64_t lo = std::clamp<int64_t>(pad - c0, 0, ww);
+  return {lo, std::clamp<int64_t>(pad + n - c0, lo, ww)};
+}
+
 // Copies the window [r0, r0+wh) × [c0, c0+ww) of the PADDED plane of `src` (h×w, padding rule of p)
-// into the top-left of dst (row stride ld). Zeros outside the padded domain.
+// into the top-left of dst (row stride ld), which the caller has zeroed: zero padding leaves the
+// padding columns alone, mirror padding fills them through padded_source().
 template <class T>
 void load_padded_window(const ConvProblem& p, const T* src, int64_t r0, int64_t c0, int64_t wh, int64_t ww, T* dst,
                         int64_t ld) {
   const int64_t hp = p.padded_h(), wp = p.padded_w();
+  const InsideSpan in = inside_span(c0, ww, p.w, p.pw);
+  const bool mirror = p.padding == Padding::mirror;
   for (int64_t y = 0; y < wh; ++y) {
     const int64_t i = r0 + y;
     if (i < 0 || i >= hp) continue;
     const int64_t r = padded_source(i, p.h, p.ph, p.padding);
     if (r < 0) continue;
+    const T* run = src + r * p.w + (c0 - p.pw + in.lo);
+    std::copy(run, run + (in.hi - in.lo), dst + y * ld + in.lo);
+    if (!mirror) continue;
     for (int64_t x = 0; x < ww; ++x) {
+      if (x == in.lo) x = in.hi;
       const int64_t j = c0 + x;
-      if (j < 0 || j >= wp) continue;
-      const int64_t c = padded_source(j, p.w, p.pw, p.padding);
-      if (c >= 0) dst[y * ld + x] = src[r * p.w + c];
+      if (x >= ww || j < 0 || j >= wp) continue;
+      dst[y * ld + x] = src[r * p.w + padded_source(j, p.w, p.pw, p.padding)];
     }
   }
 }
 
-// Copies the window [r0, r0+wh) × [c0, c0+ww) of a rows×cols plane into dst; zeros outside.
+// Copies the window [r0, r0+wh) × [c0, c0+ww) of a rows×cols plane into the zeroed dst; zeros outside.
 template <class T>
 void load_window(const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c0, int64_t wh, int64_t ww, T* dst,
                  int64_t ld) {
-  for (int64_t y = 0; y < wh; ++y) {
-    const int64_t i = r0 + y;
-    if (i < 0 || i >= rows) continue;
-    for (int64_t x = 0; x < ww; ++x) {
-      const int64_t j = c0 + x;
-      if (j >= 0 && j < cols) dst[y * ld + x] = src[i * cols + j];
-    }
+  const InsideSpan in = inside_span(c0, ww, cols, 0);
+  for (int64_t y = std::max<int64_t>(0, -r0); y < std::min(wh, rows - r0); ++y) {
+    const T* run = src + (r0 + y) * cols + (c0 + in.lo);
+    std::copy(run, run + (in.hi - in.lo), dst + y * ld + in.lo);
   }
 }
 
