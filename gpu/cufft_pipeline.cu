@@ -9,6 +9,8 @@
 //   bprop:   Gp(f×S)  = W(f×fo)   · G(fo×S)         (Gp[s,i] = sum_j G[s,j] W[j,i])
 //   accgrad: GW(f×fo) = X(f×S)    · G(fo×S)^H       (GW[j,i] = sum_s conj(G[s,j]) X[s,i])
 // The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
+// With SpectrumLayout::direct the transposes disappear: cuFFT's advanced layout (stride = planes,
+// distance 1) makes R2C write [freq][plane] and C2R read it, at the price of strided FFT stores.
 // With batch chunks, fprop/bprop transform the weight once and loop over chunks of samples; accgrad
 // accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
 #include "gpu/cufft_pipeline.hpp"
@@ -43,9 +45,19 @@ GemmStrategy parse_gemm_strategy(std::string_view s) {
                         "' (expected batched, strided, loop or 3m)");
 }
 
+std::string_view to_string(SpectrumLayout l) { return l == SpectrumLayout::direct ? "direct" : "transposed"; }
+
+SpectrumLayout parse_spectrum_layout(std::string_view s) {
+  if (s == "transposed") return SpectrumLayout::transposed;
+  if (s == "direct") return SpectrumLayout::direct;
+  throw InvalidArgument("extra[\"layout\"]: unknown spectrum layout '" + std::string(s) +
+                        "' (expected transposed or direct)");
+}
+
 std::string PipelineConfig::to_string() const {
   return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
-         ", chunk " + std::to_string(chunk) + ", cublas workspace " + std::to_string(cublas_workspace);
+         ", layout " + std::string(fftconv::to_string(layout)) + ", chunk " + std::to_string(chunk) +
+         ", cublas workspace " + std::to_string(cublas_workspace);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,12 +222,16 @@ void CufftPipeline::make_fft_plan(int64_t batch, bool inverse) {
   long long n[2] = {cfg_.nh, cfg_.nw};
   long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_};
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
+  // The spectra: [plane][freq] (transposed layout: stride 1, distance F), or frequency-major
+  // [freq][plane] (direct layout: stride = batch, distance 1).
+  const bool direct = cfg_.layout == SpectrumLayout::direct;
+  const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
   std::size_t work = 0;
   if (!inverse)
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, real_embed, 1, real_dist, complex_embed, 1, complex_dist,
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, real_embed, 1, real_dist, complex_embed, cstride, cdist,
                                             CUFFT_R2C, batch, &work));
   else
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, 1, complex_dist, real_embed, 1, real_dist,
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
                                             CUFFT_C2R, batch, &work));
   fft_work_bytes_ = std::max(fft_work_bytes_, work);
 }
@@ -252,6 +268,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   void* blas_work = cur.take(cfg_.cublas_workspace);
   float* scratch_real = reinterpret_cast<float*>(scratch);
   const FftLayout layout{cfg_.nh, cfg_.nw, ld_};
+  const bool direct = cfg_.layout == SpectrumLayout::direct;
 
   for (auto& [key, h] : fft_plans_) {
     FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
@@ -272,6 +289,10 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     step(pad_name, [&] {
       gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
     });
+    if (direct) {  // cuFFT writes [freq][plane] straight into dst
+      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, dst)); });
+      return;
+    }
     step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, scratch)); });
     step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
   };
@@ -279,8 +300,12 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   gpu_kernels::ClipSpec clip = r.clip;
   clip.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
   auto inverse = [&](int64_t planes, float* dst) {
-    step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
-    step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), scratch, scratch_real)); });
+    if (direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), ct, scratch_real)); });
+    } else {
+      step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), scratch, scratch_real)); });
+    }
     step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
   };
 

@@ -1,6 +1,7 @@
 // CufftPipeline: one configuration (basis, CGEMM strategy, batch chunk) of the paper's Table 1
 // pipeline for one (problem, pass): pad -> batched R2C -> transpose to frequency-major -> one complex
-// product per frequency (cuBLAS) -> transpose back -> batched C2R -> clip/fold and scale.
+// product per frequency (cuBLAS) -> transpose back -> batched C2R -> clip/fold and scale (or, with
+// SpectrumLayout::direct, the transforms themselves read and write the frequency-major layout).
 // It owns its cuFFT plans and cuBLAS handle, never memory: run() carves its buffers from a workspace.
 #pragma once
 #include <cublas_v2.h>
@@ -27,6 +28,16 @@ GemmStrategy parse_gemm_strategy(std::string_view s);       // throws InvalidArg
 inline constexpr GemmStrategy kAllGemmStrategies[] = {GemmStrategy::strided, GemmStrategy::batched,
                                                       GemmStrategy::loop, GemmStrategy::gemm3m};
 
+// Where the spectra go between the transforms and the products (paper Table 1's TRANS steps):
+//   transposed — R2C writes [plane][freq] in place and a transposition kernel makes [freq][plane]
+//                (and back before C2R): the paper's pipeline;
+//   direct     — cuFFT's advanced layout writes [freq][plane] itself (output stride = planes,
+//                distance 1) and C2R reads it the same way: no transpositions, strided FFT stores.
+// Which is faster depends on cuFFT's kernels for the size; the autotuner times both.
+enum class SpectrumLayout { transposed, direct };
+std::string_view to_string(SpectrumLayout l);               // "transposed" | "direct"
+SpectrumLayout parse_spectrum_layout(std::string_view s);   // throws InvalidArgument naming extra["layout"]
+
 // cuBLAS workspace handed to cublasSetWorkspace: the 32 MiB NVIDIA recommends on Hopper, or a
 // small one when a workspace limit is tight.
 inline constexpr std::size_t kCublasWorkspaceLarge = std::size_t(32) << 20;
@@ -37,6 +48,7 @@ struct PipelineConfig {
   GemmStrategy gemm = GemmStrategy::strided;
   int64_t chunk = 0;                          // samples per batch chunk (S = untiled batch)
   std::size_t cublas_workspace = kCublasWorkspaceLarge;
+  SpectrumLayout layout = SpectrumLayout::transposed;
   std::string to_string() const;
 };
 

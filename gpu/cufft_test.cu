@@ -181,13 +181,14 @@ TEST_CASE("cufft matches a double direct convolution on random problems, all pas
       PlanOptions opts;
       opts.autotune = false;
       opts.extra["gemm"] = gemms[(t + int(pass)) % 4];
+      opts.extra["layout"] = (t / 2) % 2 ? "direct" : "transposed";  // every gemm with both layouts
       if (t % 5 == 0) {  // pinned bases, including sizes that are not 2,3,5,7-smooth
         opts.basis_h = p.padded_h() + (t % 3);
         opts.basis_w = p.padded_w() + (t % 4);
       }
       if (t % 11 == 0) opts.extra = {{"naive", "1"}}, opts.basis_h = opts.basis_w = 0;
       INFO(p.to_string(), " ", to_string(pass), " gemm=", opts.extra.count("gemm") ? opts.extra["gemm"] : "-",
-           " basis=", opts.basis_h, "x", opts.basis_w);
+           " layout=", opts.extra.count("layout") ? opts.extra["layout"] : "-", " basis=", opts.basis_h, "x", opts.basis_w);
       auto plan = backend().plan(p, pass, opts);
       INFO(plan->describe());
       const Outcome o = run_and_compare(p, pass, *plan, rng);
@@ -244,6 +245,7 @@ TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Uns
     const std::size_t full = backend().plan(p, pass, opts)->workspace_bytes();
     for (std::size_t limit : {full - 1, full / 2, full / 5}) {
       opts.workspace_limit = limit;
+      opts.extra["layout"] = limit == full / 5 ? "direct" : "transposed";  // chunks in both layouts
       auto plan = backend().plan(p, pass, opts);
       INFO(to_string(pass), " limit ", limit, ": ", plan->describe());
       CHECK(plan->workspace_bytes() <= limit);
@@ -251,6 +253,7 @@ TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Uns
       CHECK(o.non_finite == 0);
       CHECK(o.rel_l2 <= tol(p, pass));
       opts.autotune = true;  // the tuner must respect the same limit
+      opts.extra.erase("layout");
       auto tuned = backend().plan(p, pass, opts);
       CHECK(tuned->workspace_bytes() <= limit);
       opts.autotune = false;
@@ -272,6 +275,8 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
   opts.basis_h = 0;
   opts.extra["gemm"] = "fastest";
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.extra = {{"layout", "diagonal"}};
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
   opts.extra = {{"colour", "blue"}};
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);

@@ -26,7 +26,7 @@ std::map<std::string, TuneRecord>& memory() {
 
 nlohmann::json to_json(const TuneRecord& r) {
   return {{"nh", r.nh}, {"nw", r.nw}, {"gemm", r.gemm}, {"chunk", r.chunk},
-          {"cublas_workspace", r.cublas_workspace}, {"ms", r.ms}};
+          {"cublas_workspace", r.cublas_workspace}, {"layout", r.layout}, {"ms", r.ms}};
 }
 
 TuneRecord from_json(const nlohmann::json& j) {
@@ -36,6 +36,7 @@ TuneRecord from_json(const nlohmann::json& j) {
   r.gemm = j.at("gemm").get<std::string>();
   r.chunk = j.at("chunk").get<int64_t>();
   r.cublas_workspace = j.at("cublas_workspace").get<std::size_t>();
+  if (j.contains("layout")) r.layout = j.at("layout").get<std::string>();
   r.ms = j.at("ms").get<double>();
   return r;
 }

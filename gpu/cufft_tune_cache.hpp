@@ -14,6 +14,7 @@ struct TuneRecord {
   std::string gemm;                 // "batched" | "strided" | "loop" | "3m"
   int64_t chunk = 0;
   std::size_t cublas_workspace = 0;
+  std::string layout = "transposed";  // SpectrumLayout; files written before it existed mean transposed
   double ms = 0.0;                  // the winner's time when it was tuned
   bool operator==(const TuneRecord&) const = default;
 };

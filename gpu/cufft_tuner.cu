@@ -52,10 +52,10 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 // The largest chunk (then the smaller cuBLAS workspace) whose pipeline fits `limit` (0 = any).
 // Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
-                                   std::size_t limit, std::size_t* smallest) {
+                                   SpectrumLayout layout, std::size_t limit, std::size_t* smallest) {
   for (int64_t chunk : chunk_candidates(p.S)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
-      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws};
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
@@ -166,7 +166,8 @@ struct TuningBench {
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
   os << "v1|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
-     << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto");
+     << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
+     << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto");
   return os.str();
 }
 
@@ -177,7 +178,7 @@ std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, cons
     if (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S) return nullptr;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
-                                                             r.cublas_workspace});
+                                                             r.cublas_workspace, parse_spectrum_layout(r.layout)});
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
   } catch (const InvalidArgument&) {
@@ -190,9 +191,10 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   std::stable_sort(bases.begin(), bases.end(),
                    [](const auto& a, const auto& b) { return a.first * a.second < b.first * b.second; });
   const GemmStrategy gemm = pins.gemm.value_or(GemmStrategy::strided);
+  const SpectrumLayout layout = pins.layout.value_or(SpectrumLayout::transposed);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, opts.workspace_limit, &smallest))
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, opts.workspace_limit, &smallest))
       return {std::move(pl), "heuristic (autotune off): smallest smooth basis that fits, " +
                                  std::string(to_string(gemm)) + " CGEMM" + (pins.gemm ? " (pinned)" : "")};
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
@@ -202,6 +204,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   auto bases = basis_candidates(p, pass, pins);
   if (bases.size() > kMaxTimedBases) bases.resize(kMaxTimedBases);
   const GemmStrategy first_gemm = pins.gemm.value_or(GemmStrategy::strided);
+  const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   TuningBench bench(p, pass);
   std::ostringstream why;
@@ -215,7 +218,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     std::unique_ptr<CufftPipeline> pl;
     double ms = 0;
     try {  // a library refusing one candidate must not sink the others
-      pl = fit(p, pass, nh, nw, first_gemm, opts.workspace_limit, &smallest);
+      pl = fit(p, pass, nh, nw, first_gemm, first_layout, opts.workspace_limit, &smallest);
       if (!pl) continue;
       ms = bench.time(*pl, bench.result.get());
     } catch (const CudaError& e) {
@@ -242,7 +245,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {
-        pl = fit(p, pass, nh, nw, g, opts.workspace_limit, nullptr);
+        pl = fit(p, pass, nh, nw, g, first_layout, opts.workspace_limit, nullptr);
         if (!pl) {
           why << ", " << to_string(g) << ": does not fit";
           continue;
@@ -264,9 +267,28 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     }
     why << "}";
   }
+  if (!pins.layout) {
+    // The other spectrum layout on the winning basis and CGEMM (same products, so no accuracy check).
+    const SpectrumLayout other = SpectrumLayout::direct;
+    const PipelineConfig& c = best->config();
+    try {
+      auto pl = fit(p, pass, c.nh, c.nw, c.gemm, other, opts.workspace_limit, nullptr);
+      if (!pl) {
+        why << "; layout " << to_string(other) << ": does not fit";
+      } else {
+        const double ms = bench.time(*pl, bench.result2.get());
+        why << "; layout {" << to_string(first_layout) << ": " << fmt_ms(best_ms) << ", " << to_string(other) << ": "
+            << fmt_ms(ms) << "}";
+        if (ms < best_ms) best_ms = ms, best = std::move(pl);
+      }
+    } catch (const CudaError& e) {
+      why << "; layout " << to_string(other) << ": failed (" << e.what() << ")";
+    }
+  }
   why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
   TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
-                 best->config().chunk, best->config().cublas_workspace, best_ms};
+                 best->config().chunk, best->config().cublas_workspace,
+                 std::string(to_string(best->config().layout)), best_ms};
   TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
   return {std::move(best), why.str()};
 }
@@ -285,19 +307,20 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
   pins.nw = opts.basis_w;
   for (const auto& [key, value] : opts.extra) {
     if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
+    else if (key == "layout") pins.layout = parse_spectrum_layout(value);
     else if (key == "naive") {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
     } else if (!is_known_extra_key(key)) {
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, naive)");
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, layout, naive)");
     }
   }
   return pins;
 }
 
 CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
-  const bool fully_pinned = pins.nh && pins.nw && pins.gemm;
+  const bool fully_pinned = pins.nh && pins.nw && pins.gemm && pins.layout;
   if (fully_pinned || !opts.autotune) {
     CufftChoice c = heuristic(p, pass, opts, pins);
     if (fully_pinned) c.why = "pinned basis and CGEMM";
@@ -314,8 +337,8 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
 
 CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
-  auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop, opts.workspace_limit,
-                &smallest);
+  auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop,
+                SpectrumLayout::transposed, opts.workspace_limit, &smallest);
   if (!pl) throw_no_fit(p, pass, opts.workspace_limit, smallest);
   return {std::move(pl),
           "naive: power-of-two basis, one cublasCgemm per frequency, buffers and cuFFT plans made and freed in "

@@ -16,6 +16,7 @@ namespace fftconv {
 struct CufftPins {
   int64_t nh = 0, nw = 0;  // 0 = choose
   std::optional<GemmStrategy> gemm;
+  std::optional<SpectrumLayout> layout;
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
 };
 // Validates the options against the problem; throws InvalidArgument naming the option.

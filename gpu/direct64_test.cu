@@ -60,10 +60,12 @@ TEST_SUITE("gpu") {
         auto ptr = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
         const std::vector<double> whole = direct64_pass(p, pass, ptr(d.input), ptr(d.weight), ptr(d.grad_output));
         const std::vector<double> ref = reference_result(p, pass, d, RefKind::direct);
-        // Beside the weight (and bprop's padded-grid gradient of one image): 2 KiB, a few pixel
-        // columns at a time; 64 KiB, whole images, a few per block.
-        const std::size_t fixed = std::size_t(p.weight_elems() + (pass == Pass::bprop ? p.f * p.padded_h() * p.padded_w() : 0)) * 8;
-        for (std::size_t limit : {fixed + 2048, fixed + (std::size_t(64) << 10)}) {
+        // Beside the weight (and bprop's padded-grid gradient of one image): four pixel columns of
+        // the unrolled operand at a time, then 64 KiB (whole images, a few per block).
+        const int64_t taps = p.kh * p.kw;
+        const int64_t rows = pass == Pass::fprop ? p.f * taps : pass == Pass::bprop ? p.fo * taps : p.f * taps + p.fo;
+        const int64_t fixed = p.weight_elems() + (pass == Pass::bprop ? p.f * p.padded_h() * p.padded_w() : 0);
+        for (std::size_t limit : {std::size_t(fixed + 4 * rows) * 8, std::size_t(fixed) * 8 + (std::size_t(64) << 10)}) {
           INFO(spec, " ", to_string(pass), " scratch ", limit);
           const std::vector<double> part =
               direct64_pass(p, pass, ptr(d.input), ptr(d.weight), ptr(d.grad_output), limit);

@@ -37,21 +37,36 @@ __device__ inline int fold_sources(int64_t r, int64_t n, int64_t p, int64_t out[
   return k;
 }
 
-__global__ void embed_kernel(const float* __restrict__ src, int64_t planes, int64_t h, int64_t w, int64_t ph,
-                             int64_t pw, bool mirror, float* __restrict__ dst, FftLayout L) {
-  const int64_t plane = L.nh * L.ld, total = planes * plane;
-  const int64_t hp = h + 2 * ph, wp = w + 2 * pw;
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t p = idx / plane, rem = idx - p * plane;
-    const int64_t y = rem / L.ld, x = rem - y * L.ld;
-    float v = 0.0f;
-    if (y < hp && x < wp) {
-      const int64_t sy = source_index(y, h, ph, mirror), sx = source_index(x, w, pw, mirror);
-      if (sy >= 0 && sx >= 0) v = src[(p * h + sy) * w + sx];
-    }
-    dst[idx] = v;
-  }
+// Element-wise plane kernels run on a 2-D grid: blockIdx.x (and threads) over the elements of one
+// plane with 32-bit index arithmetic, blockIdx.y (grid-stride) over planes. A flat 64-bit index
+// needs two 64-bit divisions per element, which made these copies run at a fifth of the memory
+// bandwidth on the H100.
+constexpr int kPlaneThreads = 128;
+constexpr unsigned kMaxPlaneBlocksY = 65535;
+
+void check_plane_size(int64_t plane_floats, const char* what) {
+  if (plane_floats > int64_t(0x7fffffff))
+    throw Unsupported(std::string(what) + ": FFT plane of " + std::to_string(plane_floats) +
+                      " floats exceeds the kernel's 32-bit plane indexing");
+}
+
+dim3 plane_grid(int64_t plane_elems, int64_t planes) {
+  const int64_t x = (plane_elems + kPlaneThreads - 1) / kPlaneThreads;
+  const int64_t y = planes < int64_t(kMaxPlaneBlocksY) ? planes : int64_t(kMaxPlaneBlocksY);
+  return dim3(static_cast<unsigned>(x < 1 ? 1 : x), static_cast<unsigned>(y < 1 ? 1 : y));
+}
+
+__global__ void embed_kernel(const float* __restrict__ src, int64_t planes, int h, int w, int ph, int pw, bool mirror,
+                             float* __restrict__ dst, int nh, int ld) {
+  const int plane = nh * ld, e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= plane) return;
+  const int y = e / ld, x = e - y * ld;
+  const int hp = h + 2 * ph, wp = w + 2 * pw;
+  int sy = -1, sx = -1;
+  if (y < hp && x < wp) sy = int(source_index(y, h, ph, mirror)), sx = int(source_index(x, w, pw, mirror));
+  const bool inside = sy >= 0 && sx >= 0;
+  for (int64_t p = blockIdx.y; p < planes; p += gridDim.y)
+    dst[p * plane + e] = inside ? src[(p * h + sy) * w + sx] : 0.0f;
 }
 
 constexpr int kTile = 32, kRowsPerPass = 8;
@@ -76,25 +91,27 @@ __global__ void transpose_kernel(const cuComplex* __restrict__ in, int64_t rows,
   }
 }
 
-__global__ void clip_kernel(const float* __restrict__ src, FftLayout L, int64_t planes, ClipSpec s,
+__global__ void clip_kernel(const float* __restrict__ src, int nh, int ld, int64_t planes, ClipSpec s,
                             float* __restrict__ dst) {
-  const int64_t plane_out = s.out_h * s.out_w, total = planes * plane_out;
-  for (int64_t idx = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; idx < total;
-       idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t p = idx / plane_out, rem = idx - p * plane_out;
-    const int64_t r = rem / s.out_w, c = rem - r * s.out_w;
-    const float* plane = src + p * L.nh * L.ld;
-    float v;
-    if (!s.mirror_fold) {
-      v = plane[(r + s.off_h) * L.ld + (c + s.off_w)];
-    } else {
-      int64_t rows[3], cols[3];
-      const int nr = fold_sources(r, s.out_h, s.ph, rows), nc = fold_sources(c, s.out_w, s.pw, cols);
-      v = 0.0f;
-      for (int a = 0; a < nr; ++a)
-        for (int b = 0; b < nc; ++b) v += plane[rows[a] * L.ld + cols[b]];
-    }
-    dst[idx] = v * s.scale;
+  const int out_w = int(s.out_w), plane_out = int(s.out_h) * out_w, e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= plane_out) return;
+  const int r = e / out_w, c = e - r * out_w;
+  // The (at most 3x3) source positions of this output element, the same for every plane.
+  int offsets[9], count = 0;
+  if (!s.mirror_fold) {
+    offsets[count++] = (r + int(s.off_h)) * ld + (c + int(s.off_w));
+  } else {
+    int64_t rows[3], cols[3];
+    const int nr = fold_sources(r, s.out_h, s.ph, rows), nc = fold_sources(c, s.out_w, s.pw, cols);
+    for (int a = 0; a < nr; ++a)
+      for (int b = 0; b < nc; ++b) offsets[count++] = int(rows[a]) * ld + int(cols[b]);
+  }
+  const int64_t plane_in = int64_t(nh) * ld;
+  for (int64_t p = blockIdx.y; p < planes; p += gridDim.y) {
+    const float* plane = src + p * plane_in;
+    float v = 0.0f;
+    for (int k = 0; k < count; ++k) v += plane[offsets[k]];
+    dst[p * plane_out + e] = v * s.scale;
   }
 }
 
@@ -146,7 +163,9 @@ void embed_planes(const float* src, int64_t planes, int64_t h, int64_t w, int64_
                   float* dst, FftLayout layout, cudaStream_t stream) {
   const int64_t total = planes * layout.plane_floats();
   if (total == 0) return;
-  embed_kernel<<<blocks_for(total), kThreads, 0, stream>>>(src, planes, h, w, ph, pw, mirror, dst, layout);
+  check_plane_size(layout.plane_floats(), "embed_planes");
+  embed_kernel<<<plane_grid(layout.plane_floats(), planes), kPlaneThreads, 0, stream>>>(
+      src, planes, int(h), int(w), int(ph), int(pw), mirror, dst, int(layout.nh), int(layout.ld));
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -161,9 +180,11 @@ void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComple
 
 void clip_planes(const float* src, FftLayout layout, int64_t planes, const ClipSpec& spec, float* dst,
                  cudaStream_t stream) {
-  const int64_t total = planes * spec.out_h * spec.out_w;
-  if (total == 0) return;
-  clip_kernel<<<blocks_for(total), kThreads, 0, stream>>>(src, layout, planes, spec, dst);
+  const int64_t plane_out = spec.out_h * spec.out_w;
+  if (planes == 0 || plane_out == 0) return;
+  check_plane_size(layout.plane_floats(), "clip_planes");
+  clip_kernel<<<plane_grid(plane_out, planes), kPlaneThreads, 0, stream>>>(src, int(layout.nh), int(layout.ld), planes,
+                                                                           spec, dst);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
