@@ -31,7 +31,7 @@ stage_build() {
 
 stage_tests() {
   log "gpu_test (doctest suite gpu) and the CPU unit tests"
-  $B/gpu/gpu_test -ts=gpu 2>&1 | tee "$OUT/gpu_test.log" | tail -5
+  $B/gpu/gpu_test -ts=gpu 2>&1 | tee "$OUT/gpu_test.log" | tail -5 || echo "gpu_test: FAILED" | tee -a "$summary"
   grep -E "test cases|assertions" "$OUT/gpu_test.log" | sed 's/^/gpu_test: /' >>"$summary"
   ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
 }
