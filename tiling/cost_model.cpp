@@ -81,6 +81,7 @@ TileCost estimate_cost(const TilePlan& p) {
     finals = s.f * s.fo * (p.reduction == AccgradReduction::time && p.tiled ? s.T : 1.0);
   // Kernel spectra and accgrad's final inverses touch only kh rows (Note [row-pruned transforms]).
   const double r_kernel = rfft2_flops_rows(p.fft_h, p.fft_w, c.kh);
+  t.transforms = items * (s.cin + s.cout) + s.weights + finals;
   t.transform_flops = r * items * (s.cin + s.cout) + r_kernel * (s.weights + finals);
   t.pointwise_flops = 8 * s.F * items * s.f * s.fo;
   if (p.pass == Pass::accgrad && p.reduction == AccgradReduction::time && p.tiled)
@@ -112,7 +113,8 @@ TileCost estimate_cost(const TilePlan& p) {
   t.padding_waste = 1.0 - read_area / (s.T * s.A);
   t.uncached_fraction = t.workspace_bytes > kCacheBytes ? 1.0 - kCacheBytes / t.workspace_bytes : 0.0;
   const double per_byte = kFlopsPerCachedByte + (kFlopsPerDramByte - kFlopsPerCachedByte) * t.uncached_fraction;
-  t.cost = t.transform_flops + t.pointwise_flops + t.extra_flops + per_byte * t.traffic_bytes;
+  t.cost = t.transform_flops + kFlopsPerTransform * t.transforms + kPointwiseWeight * t.pointwise_flops +
+           t.extra_flops + per_byte * t.traffic_bytes;
   return t;
 }
 

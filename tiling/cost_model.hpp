@@ -8,16 +8,30 @@
 namespace fftconv {
 
 // Note [cost model]
-// cost = transform flops + pointwise (CGEMM) flops + extra flops + traffic bytes · per-byte charge.
-// The per-byte charge depends on whether one batch's working set (the plan's workspace at its
-// tiles in flight) stays in cache: kFlopsPerCachedByte when it fits kCacheBytes, rising towards
-// kFlopsPerDramByte as the fraction 1 - kCacheBytes / workspace that cannot stay cached grows.
-// This is what makes small tiles win on CPUs (and on GPUs, with shared memory in place of the
-// cache): the flop counts alone favour one large transform. The constants are rough; the
-// benchmark reports predicted against measured ratios.
+// cost = transform flops + kFlopsPerTransform · transforms + kPointwiseWeight · pointwise (CGEMM)
+//        flops + extra flops + traffic bytes · per-byte charge,
+// in units of one transform flop. The per-byte charge depends on whether one batch's working set
+// (the plan's workspace at its tiles in flight) stays in cache: kFlopsPerCachedByte when it fits
+// kCacheBytes, rising towards kFlopsPerDramByte as the fraction 1 - kCacheBytes / workspace that
+// cannot stay cached grows. This is what makes small tiles win on CPUs (and on GPUs, with shared
+// memory in place of the cache): the flop counts alone favour one large transform.
+// Calibration (the fftw backend on the 2-core AVX2 test machine, 2 OpenMP threads): the four
+// constants below were fitted, by least squares on log time with one free overall rate, to the
+// medians of interleaved `fftconv run --tile none|16|32|64 --repeat 7` timings of
+// S=8,f=16,fo=16,n=128,k=5, S=8,f=16,fo=16,n=256,k=3 (all passes, accgrad both reductions) and
+// L1,S=4 (fprop, accgrad): 36 configurations, rms error of the predicted time 23% (the machine's
+// run-to-run noise is of that order); the fitted rate was 28 Gflop/s. kFlopsPerTransform matches
+// what a standalone FFTW benchmark shows as the fixed cost of one small transform (a 16×16 R2C
+// takes 0.37 µs, a 32×32 1.4 µs: 0.1 µs + flops at 20 Gflop/s), plus the per-plane gather and
+// transposition set-up; kPointwiseWeight < 1 because Eigen's CGEMM runs its flops faster than
+// FFTW runs a transform's. 8×8 tiles were left out of the fit: the model charges them more than
+// they cost (they are never the cheapest either way). `fftconv bench tiling --candidates` prints
+// the predicted ratio beside the measured one.
 inline constexpr double kCacheBytes = 8.0 * 1024 * 1024;
-inline constexpr double kFlopsPerCachedByte = 0.5;
-inline constexpr double kFlopsPerDramByte = 4.0;
+inline constexpr double kFlopsPerTransform = 2800.0;
+inline constexpr double kPointwiseWeight = 0.4;
+inline constexpr double kFlopsPerCachedByte = 0.25;
+inline constexpr double kFlopsPerDramByte = 1.5;
 
 // The cost figures of `plan` (see TileCost and Note [cost model]); uses plan.tiles_in_flight.
 TileCost estimate_cost(const TilePlan& plan);

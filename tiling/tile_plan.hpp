@@ -64,6 +64,7 @@ struct Tile {
 
 // Cost-model figures of one candidate (see tiling/planner.hpp).
 struct TileCost {
+  double transforms = 0;        // forward + inverse 2-D transforms (planes)
   double transform_flops = 0;   // forward + inverse rfft2 flops (common/fft_size.hpp)
   double pointwise_flops = 0;   // 8·M·N·K per frequency (complex multiply-adds)
   double extra_flops = 0;       // time-domain sums (accgrad, time reduction)
