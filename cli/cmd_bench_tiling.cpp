@@ -1,7 +1,10 @@
 // `fftconv bench tiling`: the tiled CPU path against the untiled one (time, workspace, check), and
 // per candidate tile size the planner's predicted cost ratio beside the measured time ratio.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/fftconv.hpp"
@@ -19,6 +22,7 @@ struct Flags {
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
   std::string backend = "fftw", json_path;
   int repeat = 3;
+  int rounds = 5;
   bool candidates = false;
 };
 
@@ -29,24 +33,38 @@ struct Measured {
   std::string tile = "null", describe;
 };
 
-Measured measure(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& o, PassData& d,
-                 const std::vector<double>& ref, int repeat) {
+// One plan under test: built once, timed in several rounds (see measure_interleaved).
+struct Timed {
+  std::unique_ptr<Plan> plan;
+  std::vector<double> round_medians;
   Measured m;
-  auto plan = b.plan(p, pass, o);
-  std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
-  const RunResult rr = run_plan(b, *plan, d, repeat);
-  const Verdict v = judge_result(p, pass, d, ref, pow2_basis_elems(p));
-  m.median_ms = rr.time.median_ms;
-  m.rel_l2 = v.error.rel_l2;
-  m.ok = v.ok;
-  m.workspace = plan->workspace_bytes();
-  m.tile = plan->tile_json();
-  m.describe = plan->describe();
-  return m;
+};
+
+// Times each plan `rounds` times, round-robin, `repeat` runs per round, and reports the median of
+// the round medians: on a shared, noisy machine a burst of load then hits every plan alike rather
+// than the one that happened to run during it. Each plan's result is checked once against `ref`.
+void measure_interleaved(const Backend& b, const ConvProblem& p, Pass pass, std::vector<Timed>& plans, PassData& d,
+                         const std::vector<double>& ref, int repeat, int rounds) {
+  for (int r = 0; r < rounds; ++r)
+    for (Timed& t : plans) t.round_medians.push_back(run_plan(b, *t.plan, d, repeat).time.median_ms);
+  for (Timed& t : plans) {
+    std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
+    run_plan(b, *t.plan, d, 1);
+    const Verdict v = judge_result(p, pass, d, ref, pow2_basis_elems(p));
+    std::vector<double> m = t.round_medians;
+    std::nth_element(m.begin(), m.begin() + std::ptrdiff_t(m.size() / 2), m.end());
+    t.m.median_ms = m[m.size() / 2];
+    t.m.rel_l2 = v.error.rel_l2;
+    t.m.ok = v.ok;
+    t.m.workspace = t.plan->workspace_bytes();
+    t.m.tile = t.plan->tile_json();
+    t.m.describe = t.plan->describe();
+  }
 }
 
 int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
+  if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
   const Backend& b = builtin_registry().get(f.backend);
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
@@ -60,8 +78,11 @@ int run(const Flags& f) {
       const auto ref = reference_result(p, pass, d, RefKind::automatic);
       PlanOptions none, autop;
       autop.tile = TileSpec::parse("auto");
-      const Measured mn = measure(b, p, pass, none, d, ref, f.repeat);
-      const Measured ma = measure(b, p, pass, autop, d, ref, f.repeat);
+      std::vector<Timed> pair(2);
+      pair[0].plan = b.plan(p, pass, none);
+      pair[1].plan = b.plan(p, pass, autop);
+      measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
+      const Measured &mn = pair[0].m, &ma = pair[1].m;
       const TilingChoice choice = plan_tiling(p, pass, autop);
       all_ok = all_ok && mn.ok && ma.ok;
       std::string tile_label = choice.candidates[choice.chosen].label();
@@ -78,6 +99,9 @@ int run(const Flags& f) {
         nlohmann::json cands = nlohmann::json::array();
         const double base_cost = choice.candidates.front().cost.cost;
         std::printf("    %-16s %14s %14s %12s %12s\n", "candidate", "pred. ratio", "meas. ratio", "median ms", "ws MiB");
+        std::vector<const Candidate*> feasible;
+        std::vector<Timed> timed(1);  // [0]: the untiled plan again, the baseline of this round robin
+        timed[0].plan = b.plan(p, pass, none);
         for (const Candidate& c : choice.candidates) {
           if (!c.feasible) continue;
           PlanOptions o;
@@ -90,9 +114,15 @@ int run(const Flags& f) {
             o.basis_h = c.fft_h;
             o.basis_w = c.fft_w;
           }
-          const Measured mc = measure(b, p, pass, o, d, ref, f.repeat);
+          feasible.push_back(&c);
+          timed.emplace_back().plan = b.plan(p, pass, o);
+        }
+        measure_interleaved(b, p, pass, timed, d, ref, f.repeat, f.rounds);
+        for (std::size_t i = 0; i < feasible.size(); ++i) {
+          const Candidate& c = *feasible[i];
+          const Measured& mc = timed[i + 1].m;
           all_ok = all_ok && mc.ok;
-          const double pred = c.cost.cost / base_cost, meas = mc.median_ms / mn.median_ms;
+          const double pred = c.cost.cost / base_cost, meas = mc.median_ms / timed[0].m.median_ms;
           std::printf("    %-16s %14.3f %14.3f %12.2f %12.1f%s\n", c.label().c_str(), pred, meas, mc.median_ms,
                       mc.workspace / 1048576.0, mc.ok ? "" : "  FAILED");
           cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"measured_time_ratio", meas},
@@ -107,7 +137,9 @@ int run(const Flags& f) {
   if (!f.json_path.empty()) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
-    out << nlohmann::json{{"device", device_description(b.location())}, {"rows", rows}}.dump(2) << "\n";
+    out << nlohmann::json{{"device", device_description(b.location())}, {"repeat", f.repeat}, {"rounds", f.rounds},
+                          {"rows", rows}}.dump(2)
+        << "\n";
   }
   return all_ok ? kExitOk : kExitCheckFailed;
 }
@@ -120,7 +152,9 @@ void add_bench_tiling_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--problems", f->problems, "Problem specs")->delimiter(';')->capture_default_str();
   cmd->add_option("--passes", f->passes, "Passes")->delimiter(',')->capture_default_str();
   cmd->add_option("--backend", f->backend, "Backend that runs the tile plans")->capture_default_str();
-  cmd->add_option("--repeat", f->repeat, "Timed repetitions")->capture_default_str();
+  cmd->add_option("--repeat", f->repeat, "Timed repetitions per round")->capture_default_str();
+  cmd->add_option("--rounds", f->rounds, "Rounds: the plans compared are timed round-robin, the median of the round "
+                                         "medians is reported")->capture_default_str();
   cmd->add_flag("--candidates", f->candidates, "Also time every feasible candidate of the planner");
   cmd->add_option("--json", f->json_path, "Write the rows as JSON to this path");
   cmd->callback([f, exit_code] { *exit_code = run(*f); });
