@@ -114,9 +114,8 @@ class FftwTiledPlan final : public Plan {
         spec.load_b = [&](int64_t i, int64_t j, T* d) { load_w(j, i, d); };
         spec.store_c = [&](int64_t item, int64_t j, const T* c) {
           const Window& w = tile_of(item).window;
-          T* out = result + ((item % S) * p.fo + j) * o_plane;
-          for (int64_t y = 0; y < w.h; ++y)
-            for (int64_t x = 0; x < w.w; ++x) out[(w.y0 + y) * ow + w.x0 + x] = c[y * ld + x];
+          T* out = result + ((item % S) * p.fo + j) * o_plane + w.y0 * ow + w.x0;
+          for (int64_t y = 0; y < w.h; ++y) std::copy(c + y * ld, c + y * ld + w.w, out + y * ow);
         };
         engine_->run(spec, chunks_, steps_ptr());
         return;
@@ -136,13 +135,14 @@ class FftwTiledPlan final : public Plan {
         spec.store_c = [&, fold](int64_t item, int64_t i, const T* c) {
           const Tile& t = tile_of(item);
           const int64_t plane = (item % S) * p.f + i;
-          for (int64_t y = 0; y < t.window.h; ++y)
-            for (int64_t x = 0; x < t.window.w; ++x) {
-              const T v = c[(t.keep.y0 + y) * ld + t.keep.x0 + x];
-              const int64_t gy = t.window.y0 + y, gx = t.window.x0 + x;
-              if (fold) gpad[std::size_t((plane * hp + gy) * wp + gx)] = v;
-              else result[plane * in_plane + (gy - p.ph) * p.w + gx - p.pw] = v;
-            }
+          // The kept rows go to the padded-grid buffer (fold) or straight to gradInput (crop).
+          T* dst = fold ? gpad.data() + (plane * hp + t.window.y0) * wp + t.window.x0
+                        : result + plane * in_plane + (t.window.y0 - p.ph) * p.w + t.window.x0 - p.pw;
+          const int64_t dst_ld = fold ? wp : p.w;
+          for (int64_t y = 0; y < t.window.h; ++y) {
+            const T* src = c + (t.keep.y0 + y) * ld + t.keep.x0;
+            std::copy(src, src + t.window.w, dst + y * dst_ld);
+          }
         };
         engine_->run(spec, chunks_, steps_ptr());
         if (fold) {
