@@ -113,8 +113,10 @@ TileCost estimate_cost(const TilePlan& p) {
   t.padding_waste = 1.0 - read_area / (s.T * s.A);
   t.uncached_fraction = t.workspace_bytes > kCacheBytes ? 1.0 - kCacheBytes / t.workspace_bytes : 0.0;
   const double per_byte = kFlopsPerCachedByte + (kFlopsPerDramByte - kFlopsPerCachedByte) * t.uncached_fraction;
-  t.cost = t.transform_flops + kFlopsPerTransform * t.transforms + kPointwiseWeight * t.pointwise_flops +
-           t.extra_flops + per_byte * t.traffic_bytes;
+  t.transform_cost = t.transform_flops + kFlopsPerTransform * t.transforms;
+  t.pointwise_cost = kPointwiseWeight * t.pointwise_flops;
+  t.traffic_cost = per_byte * t.traffic_bytes;
+  t.cost = t.transform_cost + t.pointwise_cost + t.extra_flops + t.traffic_cost;
   return t;
 }
 

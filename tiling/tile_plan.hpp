@@ -75,6 +75,10 @@ struct TileCost {
   double padding_waste = 0;     // fraction of transformed samples that are zero padding
   double uncached_fraction = 0; // of the workspace beyond the cache budget (Note [cost model])
   double cost = 0;              // flops + traffic · per-byte charge (Note [cost model])
+  // The charged parts of cost (cost = transform_cost + pointwise_cost + extra_flops + traffic_cost):
+  double transform_cost = 0;    // transform flops + the fixed charge per transform
+  double pointwise_cost = 0;    // weighted CGEMM flops
+  double traffic_cost = 0;      // traffic bytes at the per-byte charge
 };
 
 // Note [tile geometry]

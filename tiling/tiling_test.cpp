@@ -124,6 +124,9 @@ TEST_CASE("random problems: choose() honours the workspace limit or throws Unsup
       for (const Candidate& k : c.candidates) {
         if (k.feasible) CHECK(win.cost.cost <= k.cost.cost);
         if (k.feasible) CHECK(k.cost.workspace_bytes <= double(o.workspace_limit));
+        if (k.feasible)  // the charged parts add up to the cost (what the tiling notebook plots)
+          CHECK(k.cost.transform_cost + k.cost.pointwise_cost + k.cost.extra_flops + k.cost.traffic_cost ==
+                doctest::Approx(k.cost.cost));
       }
       if (c.plan.tiled) { ++chosen_tiled; check_geometry(c.plan); }
       CHECK(!c.reason.empty());

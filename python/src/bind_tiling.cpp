@@ -29,6 +29,9 @@ nb::dict window_dict(const Window& w) {
 nb::dict cost_dict(const TileCost& k) {
   nb::dict d;
   d["cost"] = k.cost;
+  d["transform_cost"] = k.transform_cost;
+  d["pointwise_cost"] = k.pointwise_cost;
+  d["traffic_cost"] = k.traffic_cost;
   d["transform_flops"] = k.transform_flops;
   d["pointwise_flops"] = k.pointwise_flops;
   d["extra_flops"] = k.extra_flops;
