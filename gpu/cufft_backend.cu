@@ -13,6 +13,7 @@
 #include "gpu/cufft_pipeline.hpp"
 #include "gpu/cufft_tuner.hpp"
 #include "gpu/device_arena.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 namespace {
@@ -22,6 +23,8 @@ class CufftPlan final : public Plan {
  public:
   CufftPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftChoice choice, bool naive)
       : p_(p), pass_(pass), opts_(opts), naive_(naive), why_(std::move(choice.why)) {
+    tiled_ = choice.pipeline->tiled();
+    if (tiled_) tiles_ = choice.pipeline->tiles();
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
     FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     workspace_bytes_ = choice.pipeline->workspace_bytes();
@@ -40,6 +43,7 @@ class CufftPlan final : public Plan {
   }
 
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
+  std::string tile_json() const override { return tiled_ ? tiles_.json(config_.chunk) : "null"; }
 
   void execute(const Args& a) const override {
     require_cuda_args(a, pass_, "cufft", device_);
@@ -65,11 +69,12 @@ class CufftPlan final : public Plan {
 
   std::string describe() const override {
     std::ostringstream os;
-    os << "cufft " << to_string(pass_) << " " << p_.to_string() << ": " << config_.to_string() << "; " << why_
-       << "; workspace " << summary_;
+    os << "cufft " << to_string(pass_) << " " << p_.to_string() << ": ";
+    if (tiled_) os << tiles_.summary() << " as the batch (Note [cufft tiles]), ";
+    os << config_.to_string() << "; " << why_ << "; workspace " << summary_;
     if (opts_.workspace_limit) os << ", limit " << opts_.workspace_limit;
-    if (config_.chunk < p_.S)
-      os << "; batch processed in chunks of " << config_.chunk
+    if (config_.chunk < (tiled_ ? tiles_.item_count() : p_.S))
+      os << "; " << (tiled_ ? "(image, tile) items" : "batch") << " processed in chunks of " << config_.chunk
          << (pass_ == Pass::accgrad ? " (accumulated in the frequency domain)" : "");
     return os.str();
   }
@@ -84,6 +89,8 @@ class CufftPlan final : public Plan {
   Pass pass_;
   PlanOptions opts_;
   bool naive_;
+  bool tiled_ = false;
+  TilePlan tiles_;
   std::string why_, summary_;
   PipelineConfig config_;
   std::size_t workspace_bytes_ = 0;
@@ -123,12 +130,25 @@ class CufftBackend final : public Backend {
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     p.validate();
-    if (opts.tile.kind != TileSpec::Kind::none)
-      throw Unsupported("cufft: tiled execution not yet implemented (tile=" + opts.tile.to_string() + ")");
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
-    const CufftPins pins = read_cufft_pins(p, opts);
+    CufftPins pins = read_cufft_pins(p, opts);
+    std::string planner;
+    if (opts.tile.kind != TileSpec::Kind::none) {
+      if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
+      PlanOptions o = opts;
+      if (auto it = o.extra.find("accgrad_reduction");
+          it != o.extra.end() && parse_accgrad_reduction(it->second) != AccgradReduction::frequency)
+        throw Unsupported("cufft: tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
+                          it->second + " requested)");
+      o.extra["accgrad_reduction"] = "frequency";
+      const TilingChoice c = plan_tiling(p, pass, o);
+      planner = "planner: " + c.reason + "; ";
+      if (c.plan.tiled) pins.tiles = c.plan;
+    }
     if (pins.naive) return std::make_unique<CufftPlan>(p, pass, opts, naive_cufft_config(p, pass, opts), true);
-    return std::make_unique<CufftPlan>(p, pass, opts, choose_cufft_config(p, pass, opts, pins), false);
+    CufftChoice choice = choose_cufft_config(p, pass, opts, pins);
+    choice.why = planner + choice.why;
+    return std::make_unique<CufftPlan>(p, pass, opts, std::move(choice), false);
   }
 };
 

@@ -11,6 +11,14 @@
 // The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
 // With SpectrumLayout::direct the transposes disappear: cuFFT's advanced layout (stride = planes,
 // distance 1) makes R2C write [freq][plane] and C2R read it, at the price of strided FFT stores.
+// Note [cufft tiles]
+// A tiled plan (tiling/tile_plan.hpp, Note [tile geometry]) runs as the same pipeline with the
+// (image, tile) items in place of the samples: PAD becomes a gather of each item's window into the
+// FFT layout (zeros around it, padding through padded_source), the weight is transformed once on the
+// tile basis, the products are the same GEMMs with n (or k, accgrad) = items, and CLIP becomes a
+// scatter of the kept output tiles (fprop) or a deterministic fold of the kept g_pad windows onto the
+// zeroed gradInput (bprop, Note [bprop tile fold]); accgrad reduces over items in the frequency
+// domain and clips once. Chunks hold at most the plan's tiles_in_flight items.
 // With batch chunks, fprop/bprop transform the weight once and loop over chunks of samples; accgrad
 // accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
 #include "gpu/cufft_pipeline.hpp"
@@ -23,6 +31,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
+#include "gpu/tile_kernels.cuh"
 
 namespace fftconv {
 
@@ -109,6 +118,10 @@ struct Operand {
   bool batched = true;
   int64_t h = 0, w = 0, ph = 0, pw = 0;
   bool mirror = false;
+  tile_kernels::GatherRect rect = tile_kernels::GatherRect::padded_read;  // tiled: the window it reads
+  tile_kernels::SourceGrid grid() const {
+    return {src, h, w, ph, pw, mirror ? Padding::mirror : Padding::zero, planes_per_sample};
+  }
 };
 
 struct Roles {
@@ -124,7 +137,8 @@ Roles roles(const ConvProblem& p, Pass pass, const Args* args) {
   Roles r;
   const Operand input{args ? ptr(args->input) : nullptr, p.f, true, p.h, p.w, p.ph, p.pw, mirror};
   const Operand weight{args ? ptr(args->weight) : nullptr, p.fo * p.f, false, p.kh, p.kw, 0, 0, false};
-  const Operand grad{args ? ptr(args->grad_output) : nullptr, p.fo, true, p.out_h(), p.out_w(), 0, 0, false};
+  const Operand grad{args ? ptr(args->grad_output) : nullptr, p.fo, true, p.out_h(), p.out_w(), 0, 0, false,
+                     pass == Pass::bprop ? tile_kernels::GatherRect::grad_full : tile_kernels::GatherRect::grad_window};
   switch (pass) {
     case Pass::fprop:
       r.a = input, r.b = weight, r.c_planes_per_sample = p.fo;
@@ -165,23 +179,37 @@ struct CufftPipeline::Sizes {
 // ---------------------------------------------------------------------------------------------
 // Construction: plans for every batch count the chunks need, sizes of every buffer.
 
-CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg)
+CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg, const TilePlan* tiles)
     : p_(p), pass_(pass), cfg_(cfg) {
   p_.validate();
-  if (cfg_.nh < p.padded_h() || cfg_.nw < p.padded_w())
+  tiled_ = tiles != nullptr && tiles->tiled;
+  if (tiled_) {
+    tiles_ = *tiles;
+    if (tiles_.pass != pass || tiles_.problem.to_string() != p.to_string())
+      throw InvalidArgument("cufft: the tile plan was made for another problem or pass");
+    if (cfg_.nh != tiles_.fft_h || cfg_.nw != tiles_.fft_w)
+      throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
+                            " differs from the tile basis " + std::to_string(tiles_.fft_h) + "x" +
+                            std::to_string(tiles_.fft_w));
+    if (pass == Pass::accgrad && tiles_.reduction != AccgradReduction::frequency)
+      throw Unsupported("cufft: tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
+                        std::string(to_string(tiles_.reduction)) + " requested)");
+  } else if (cfg_.nh < p.padded_h() || cfg_.nw < p.padded_w()) {
     throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
                           " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
                           std::to_string(p.padded_w()));
-  if (cfg_.chunk < 1 || cfg_.chunk > p.S)
-    throw InvalidArgument("cufft: batch chunk " + std::to_string(cfg_.chunk) + " not in [1, S=" +
-                          std::to_string(p.S) + "]");
+  }
+  units_ = tiled_ ? tiles_.item_count() : p.S;
+  if (cfg_.chunk < 1 || cfg_.chunk > units_)
+    throw InvalidArgument("cufft: chunk " + std::to_string(cfg_.chunk) + " not in [1, " +
+                          std::to_string(units_) + (tiled_ ? "] (image, tile) items" : "] samples"));
   fw_ = cfg_.nw / 2 + 1;
   ld_ = 2 * fw_;
   freqs_ = checked_mul(cfg_.nh, fw_, "cufft frequencies");
 
   const Roles r = roles(p_, pass_, nullptr);
   std::vector<int64_t> chunk_sizes{cfg_.chunk};
-  if (p.S % cfg_.chunk != 0) chunk_sizes.push_back(p.S % cfg_.chunk);
+  if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
   int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
   for (int64_t sc : chunk_sizes) {
     const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
@@ -282,13 +310,27 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     fn();
     if (timer) timer->end(stream);
   };
-  // Pad, R2C and transpose one operand (planes starting at sample s0) into `dst` ([freq][plane]).
-  auto forward = [&](const Operand& o, int64_t s0, int64_t planes, cuComplex* dst, const char* pad_name,
+  // Tiled: where the items' planes sit in the FFT buffer, and the tile grid.
+  const tile_kernels::PlaneLayout fft_planes{ld_, cfg_.nh * ld_, 0, 0, 1.0f};
+  tile_kernels::AxisGeom rows, cols;
+  if (tiled_) {
+    rows = {tiles_.rows.origin, tiles_.rows.extent, tiles_.rows.step, tiles_.rows.count};
+    cols = {tiles_.cols.origin, tiles_.cols.extent, tiles_.cols.step, tiles_.cols.count};
+  }
+  // Pad (tiled: gather), R2C and transpose one operand (units s0 .. s0+sc) into `dst` ([freq][plane]).
+  auto forward = [&](const Operand& o, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst, const char* pad_name,
                      const char* fft_name, const char* trans_name) {
-    const float* src = o.src + (o.batched ? s0 * o.planes_per_sample * o.h * o.w : 0);
-    step(pad_name, [&] {
-      gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
-    });
+    if (tiled_ && o.batched) {
+      step(pad_name, [&] {
+        tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows, cols, p_.S, s0, sc, cfg_.nh, cfg_.nw,
+                                   scratch_real, fft_planes, stream);
+      });
+    } else {
+      const float* src = o.src + (o.batched ? s0 * o.planes_per_sample * o.h * o.w : 0);
+      step(pad_name, [&] {
+        gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
+      });
+    }
     if (direct) {  // cuFFT writes [freq][plane] straight into dst
       step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, dst)); });
       return;
@@ -296,28 +338,44 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, scratch)); });
     step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
   };
-  // Transpose back, C2R, and clip `planes` result planes into `dst`.
+  // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or
+  // fold the kept windows of units s0 .. s0+sc into the result).
   gpu_kernels::ClipSpec clip = r.clip;
   clip.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
-  auto inverse = [&](int64_t planes, float* dst) {
+  auto* result = static_cast<float*>(args.result);
+  auto inverse = [&](int64_t planes, int64_t s0, int64_t sc) {
     if (direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
       step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), ct, scratch_real)); });
     } else {
       step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
       step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), scratch, scratch_real)); });
     }
-    step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
+    if (tiled_ && pass_ == Pass::fprop) {
+      step("SCATTER C", [&] {
+        tile_kernels::scatter_tiles(scratch_real, {ld_, cfg_.nh * ld_, 0, 0, clip.scale}, rows, cols, p_.S, p_.fo, s0,
+                                    sc, result, p_.out_h(), p_.out_w(), stream);
+      });
+    } else if (tiled_ && pass_ == Pass::bprop) {
+      step("FOLD C", [&] {
+        tile_kernels::fold_tiles(scratch_real, {ld_, cfg_.nh * ld_, p_.kh - 1, p_.kw - 1, clip.scale}, rows, cols, p_,
+                                 s0, sc, result, stream);
+      });
+    } else {
+      float* dst = result + (pass_ == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * clip.out_h * clip.out_w);
+      step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
+    }
   };
 
   const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
-  if (!r.b.batched) forward(r.b, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+  if (!r.b.batched) forward(r.b, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+  if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
 
-  auto* result = static_cast<float*>(args.result);
-  for (int64_t s0 = 0; s0 < p_.S; s0 += cfg_.chunk) {
-    const int64_t sc = std::min(cfg_.chunk, p_.S - s0);
+  for (int64_t s0 = 0; s0 < units_; s0 += cfg_.chunk) {
+    const int64_t sc = std::min(cfg_.chunk, units_ - s0);
     const int64_t pa = planes_of(r.a, sc);
-    forward(r.a, s0, pa, at, "PAD A", "FFT A", "TRANS A");
-    if (r.b.batched) forward(r.b, s0, planes_of(r.b, sc), bt, "PAD B", "FFT B", "TRANS B");
+    forward(r.a, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
+    if (r.b.batched) forward(r.b, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
 
     // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
     cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
@@ -363,12 +421,9 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
           break;
       }
     });
-    if (pass_ != Pass::accgrad) {
-      const int64_t pc = r.c_planes_per_sample * sc;
-      inverse(pc, result + s0 * r.c_planes_per_sample * clip.out_h * clip.out_w);
-    }
+    if (pass_ != Pass::accgrad) inverse(r.c_planes_per_sample * sc, s0, sc);
   }
-  if (pass_ == Pass::accgrad) inverse(r.c_planes_per_sample, result);
+  if (pass_ == Pass::accgrad) inverse(r.c_planes_per_sample, 0, 0);
 }
 
 }  // namespace fftconv

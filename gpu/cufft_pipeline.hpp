@@ -18,6 +18,7 @@
 
 #include "common/backend.hpp"
 #include "common/problem.hpp"
+#include "tiling/tile_plan.hpp"
 
 namespace fftconv {
 
@@ -46,7 +47,7 @@ inline constexpr std::size_t kCublasWorkspaceSmall = std::size_t(1) << 20;
 struct PipelineConfig {
   int64_t nh = 0, nw = 0;                     // Fourier basis (>= padded input size)
   GemmStrategy gemm = GemmStrategy::strided;
-  int64_t chunk = 0;                          // samples per batch chunk (S = untiled batch)
+  int64_t chunk = 0;                          // samples (tiled: (image, tile) items) per chunk
   std::size_t cublas_workspace = kCublasWorkspaceLarge;
   SpectrumLayout layout = SpectrumLayout::transposed;
   std::string to_string() const;
@@ -77,7 +78,9 @@ class CufftPipeline {
  public:
   // Creates the cuFFT plans (no auto-allocated work area) and a cuBLAS handle. Throws Unsupported
   // when a size does not fit the library's int parameters, CudaError on library failure.
-  CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg);
+  // With a tiled `tiles` (the shared planner's plan for p and pass, frequency reduction for accgrad)
+  // the pipeline runs the tiles as its batch (Note [cufft tiles]); cfg's basis must be the tile basis.
+  CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg, const TilePlan* tiles = nullptr);
   ~CufftPipeline();
   CufftPipeline(const CufftPipeline&) = delete;
   CufftPipeline& operator=(const CufftPipeline&) = delete;
@@ -87,6 +90,10 @@ class CufftPipeline {
   // Breakdown of workspace_bytes() for describe().
   std::string workspace_summary() const;
   const PipelineConfig& config() const { return cfg_; }
+  bool tiled() const { return tiled_; }
+  const TilePlan& tiles() const { return tiles_; }
+  // What the chunks split: S samples, or S·tiles (image, tile) items when tiled.
+  int64_t units() const { return units_; }
 
   // Enqueues one execution on `stream`; `workspace` holds >= workspace_bytes() device bytes.
   // Device pointers in args. timer may be nullptr.
@@ -100,6 +107,9 @@ class CufftPipeline {
   ConvProblem p_;
   Pass pass_;
   PipelineConfig cfg_;
+  bool tiled_ = false;
+  TilePlan tiles_;
+  int64_t units_ = 0;
   int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
   std::map<std::pair<int64_t, bool>, cufftHandle> fft_plans_;  // (batch, inverse) -> plan
   std::size_t fft_work_bytes_ = 0;

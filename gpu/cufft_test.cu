@@ -269,7 +269,11 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
   PlanOptions opts;
   opts.autotune = false;
   opts.tile = TileSpec::parse("16");
+  opts.extra["accgrad_reduction"] = "time";  // tiled accgrad reduces in the frequency domain only
+  CHECK_THROWS_AS(backend().plan(p, Pass::accgrad, opts), Unsupported);
+  opts.extra = {{"naive", "1"}};  // the naive variant runs untiled only
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), Unsupported);
+  opts.extra.clear();
   opts.tile = TileSpec{};
   opts.basis_h = 8;  // < padded 11
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
@@ -298,6 +302,61 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
   ConvProblem bad = p;
   bad.kh = 40;
   CHECK_THROWS_AS(backend().plan(bad, Pass::fprop, opts), InvalidProblem);
+}
+
+TEST_CASE("cufft runs the shared planner's tile plans (8, 16, 32, 12, rectangular, auto), several chunks") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const char* specs[] = {
+      "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1",
+      "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1,pad=mirror",
+      "S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=0",
+      "S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=2,pad=mirror",
+      "S=2,f=4,fo=4,h=13,w=13,kh=3,kw=3,ph=1,pw=1,pad=mirror",  // one tile row at 16
+      "S=2,f=2,fo=3,n=9,k=3,p=1",                                // tiles larger than the problem
+  };
+  int tiled = 0;
+  for (const char* spec : specs) {
+    const ConvProblem p = ConvProblem::parse(spec);
+    for (const char* tile : {"8", "16", "32", "12", "8x16", "auto"})
+      for (const char* flight : {"0", "5"})
+        for (Pass pass : kPasses) {
+          PlanOptions o;
+          o.autotune = (tiled % 4) == 0;  // the tuner runs tiled plans too
+          o.tile = TileSpec::parse(tile);
+          if (std::string(tile) == "12") o.tile_sizes = SizePolicy::smooth;
+          o.extra["tiles_in_flight"] = flight;
+          o.extra["layout"] = (tiled % 3) == 1 ? "direct" : "transposed";
+          if (o.tile.kind == TileSpec::Kind::fixed && (o.tile.fft_h < p.kh || o.tile.fft_w < p.kw)) continue;
+          CAPTURE(spec);
+          CAPTURE(tile);
+          CAPTURE(flight);
+          CAPTURE(to_string(pass));
+          const auto plan = backend().plan(p, pass, o);
+          INFO(plan->describe());
+          const std::string json = plan->tile_json();
+          int64_t nh = 0, nw = 0;
+          if (json != "null") {
+            const auto num = [&](const char* key) {
+              const auto at = json.find(key);
+              REQUIRE(at != std::string::npos);
+              return std::stoll(json.substr(at + std::string(key).size()));
+            };
+            nh = num("\"fft_h\":"), nw = num("\"fft_w\":");
+            CHECK(plan->describe().find("Note [cufft tiles]") != std::string::npos);
+            if (std::string(flight) == "5") CHECK(num("\"tiles_in_flight\":") <= 5);
+            ++tiled;
+          } else {
+            CHECK(std::string(tile) == "auto");
+          }
+          for (int rep = 0; rep < 2; ++rep) {  // bprop's fold zeroes gradInput on every run
+            const Outcome out = run_and_compare(p, pass, *plan, rng);
+            CHECK(out.non_finite == 0);
+            CHECK(out.rel_l2 <= tol(p, pass, nh, nw));
+          }
+        }
+  }
+  CHECK(tiled > 150);
 }
 
 TEST_CASE("cufft breakdown times every step; runs on a user stream") {

@@ -51,12 +51,15 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 
 // The largest chunk (then the smaller cuBLAS workspace) whose pipeline fits `limit` (0 = any).
 // Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
+// Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
-                                   SpectrumLayout layout, std::size_t limit, std::size_t* smallest) {
-  for (int64_t chunk : chunk_candidates(p.S)) {
+                                   SpectrumLayout layout, std::size_t limit, std::size_t* smallest,
+                                   const TilePlan* tiles) {
+  const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
+  for (int64_t chunk : chunk_candidates(units)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
       PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout};
-      auto pl = std::make_unique<CufftPipeline>(p, pass, cfg);
+      auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
     }
@@ -64,14 +67,17 @@ std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, 
   return nullptr;
 }
 
+const TilePlan* tiles(const CufftPins& pins) { return pins.tiles ? &*pins.tiles : nullptr; }
+
 [[noreturn]] void throw_no_fit(const ConvProblem& p, Pass pass, std::size_t limit, std::size_t smallest) {
   throw Unsupported("cufft: workspace_limit " + std::to_string(limit) + " bytes is below the smallest workspace " +
                     std::to_string(smallest) + " bytes of any basis at batch chunk 1 for " + p.to_string() + " " +
-                    std::string(to_string(pass)) + " (tiled execution would be needed)");
+                    std::string(to_string(pass)) + " (a tiled plan, tile=auto or a smaller tile, needs less)");
 }
 
 // Basis pairs to consider, ranked by a flop model (FFTs of all planes + the complex products).
 std::vector<std::pair<int64_t, int64_t>> basis_candidates(const ConvProblem& p, Pass pass, const CufftPins& pins) {
+  if (pins.tiles) return {{pins.tiles->fft_h, pins.tiles->fft_w}};
   const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth7_candidates(p.padded_h());
   const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth7_candidates(p.padded_w());
   const double planes = pass == Pass::fprop   ? double(p.S * p.f + p.fo * p.f + p.S * p.fo)
@@ -167,18 +173,20 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   std::ostringstream os;
   os << "v1|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
-     << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto");
+     << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
+     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
   return os.str();
 }
 
 // The cached record as a pipeline, or nullptr when it no longer applies (problem sizes, limit).
 std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, const PlanOptions& opts,
-                                           const TuneRecord& r) {
+                                           const TuneRecord& r, const TilePlan* tiles) {
   try {
-    if (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S) return nullptr;
+    if (!tiles && (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
-                                                             r.cublas_workspace, parse_spectrum_layout(r.layout)});
+                                                             r.cublas_workspace, parse_spectrum_layout(r.layout)},
+                                              tiles);
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
   } catch (const InvalidArgument&) {
@@ -194,7 +202,7 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   const SpectrumLayout layout = pins.layout.value_or(SpectrumLayout::transposed);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, layout, opts.workspace_limit, &smallest))
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, opts.workspace_limit, &smallest, tiles(pins)))
       return {std::move(pl), "heuristic (autotune off): smallest smooth basis that fits, " +
                                  std::string(to_string(gemm)) + " CGEMM" + (pins.gemm ? " (pinned)" : "")};
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
@@ -218,7 +226,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     std::unique_ptr<CufftPipeline> pl;
     double ms = 0;
     try {  // a library refusing one candidate must not sink the others
-      pl = fit(p, pass, nh, nw, first_gemm, first_layout, opts.workspace_limit, &smallest);
+      pl = fit(p, pass, nh, nw, first_gemm, first_layout, opts.workspace_limit, &smallest, tiles(pins));
       if (!pl) continue;
       ms = bench.time(*pl, bench.result.get());
     } catch (const CudaError& e) {
@@ -245,7 +253,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {
-        pl = fit(p, pass, nh, nw, g, first_layout, opts.workspace_limit, nullptr);
+        pl = fit(p, pass, nh, nw, g, first_layout, opts.workspace_limit, nullptr, tiles(pins));
         if (!pl) {
           why << ", " << to_string(g) << ": does not fit";
           continue;
@@ -272,7 +280,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     const SpectrumLayout other = SpectrumLayout::direct;
     const PipelineConfig& c = best->config();
     try {
-      auto pl = fit(p, pass, c.nh, c.nw, c.gemm, other, opts.workspace_limit, nullptr);
+      auto pl = fit(p, pass, c.nh, c.nw, c.gemm, other, opts.workspace_limit, nullptr, tiles(pins));
       if (!pl) {
         why << "; layout " << to_string(other) << ": does not fit";
       } else {
@@ -320,7 +328,7 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
 }
 
 CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
-  const bool fully_pinned = pins.nh && pins.nw && pins.gemm && pins.layout;
+  const bool fully_pinned = (pins.tiles || (pins.nh && pins.nw)) && pins.gemm && pins.layout;
   if (fully_pinned || !opts.autotune) {
     CufftChoice c = heuristic(p, pass, opts, pins);
     if (fully_pinned) c.why = "pinned basis and CGEMM";
@@ -328,7 +336,7 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
   }
   const std::string key = cache_key(p, pass, opts, pins);
   if (auto rec = TuneCache::instance().find(key, opts.tune_cache))
-    if (auto pl = from_record(p, pass, opts, *rec))
+    if (auto pl = from_record(p, pass, opts, *rec, tiles(pins)))
       return {std::move(pl), "autotuned earlier (tune cache" +
                                  (opts.tune_cache.empty() ? std::string() : " " + opts.tune_cache) + "), then " +
                                  fmt_ms(rec->ms)};
@@ -338,7 +346,7 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
 CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop,
-                SpectrumLayout::transposed, opts.workspace_limit, &smallest);
+                SpectrumLayout::transposed, opts.workspace_limit, &smallest, nullptr);
   if (!pl) throw_no_fit(p, pass, opts.workspace_limit, smallest);
   return {std::move(pl),
           "naive: power-of-two basis, one cublasCgemm per frequency, buffers and cuFFT plans made and freed in "

@@ -18,6 +18,9 @@ struct CufftPins {
   std::optional<GemmStrategy> gemm;
   std::optional<SpectrumLayout> layout;
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
+  // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold
+  // at most its tiles_in_flight items, and basis_h/basis_w are not used.
+  std::optional<TilePlan> tiles;
 };
 // Validates the options against the problem; throws InvalidArgument naming the option.
 CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts);

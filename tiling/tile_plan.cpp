@@ -131,4 +131,11 @@ std::string TilePlan::summary() const {
   return s + ")";
 }
 
+std::string TilePlan::json(int64_t in_flight) const {
+  if (!tiled) return "null";
+  return "{\"fft_h\":" + std::to_string(fft_h) + ",\"fft_w\":" + std::to_string(fft_w) + ",\"out_h\":" +
+         std::to_string(out_tile_h()) + ",\"out_w\":" + std::to_string(out_tile_w()) + ",\"count\":" +
+         std::to_string(tile_count()) + ",\"tiles_in_flight\":" + std::to_string(in_flight) + "}";
+}
+
 }  // namespace fftconv

@@ -136,6 +136,9 @@ struct TilePlan {
   Tile tile(int64_t index) const;
   // "untiled 128x128" or "tile 16x16 (out 12x12, 11x11 tiles, 256 in flight)".
   std::string summary() const;
+  // The plan summary of `fftconv run --json` and Plan::tile_json(): "null" when untiled, else
+  // {"fft_h","fft_w","out_h","out_w","count","tiles_in_flight"} with the items a backend runs at once.
+  std::string json(int64_t in_flight) const;
 };
 
 // A tiled plan with basis fft_h×fft_w. Throws InvalidProblem for a bad problem, Unsupported

@@ -15,10 +15,11 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/fbfft/fbfft.hpp"
-#include "gpu/fbfft/fbfft_conv_kernels.cuh"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/tile_kernels.cuh"
 
 namespace fftconv::fbfft_conv {
+using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of tiles, padding kernels
 
 // Note [fbfft CGEMM without transpositions]
 // The fbfft forward writes Layout::freq_major: spectrum value (frequency q, plane b) at q*ld + b.
@@ -85,15 +86,7 @@ class FbfftConvPlan final : public Plan {
 
   std::size_t workspace_bytes() const override { return workspace_; }
 
-  std::string tile_json() const override {
-    if (!tiled_) return "null";
-    const TilePlan& tp = tile_plan_;
-    std::ostringstream s;
-    s << "{\"fft_h\":" << tp.fft_h << ",\"fft_w\":" << tp.fft_w << ",\"out_h\":" << tp.out_tile_h()
-      << ",\"out_w\":" << tp.out_tile_w() << ",\"count\":" << tp.tile_count() << ",\"tiles_in_flight\":" << chunk_
-      << "}";
-    return s.str();
-  }
+  std::string tile_json() const override { return tiled_ ? tile_plan_.json(chunk_) : "null"; }
 
   std::string describe() const override {
     std::ostringstream s;
@@ -384,7 +377,8 @@ class FbfftConvPlan final : public Plan {
   SourceGrid grad_grid(const float* g) const { return {g, p_.out_h(), p_.out_w(), 0, 0, Padding::zero, p_.fo}; }
 
   void gather(const SourceGrid& src, GatherRect rect, int64_t i0, int64_t ic, float* dst, cudaStream_t st) const {
-    gather_tiles(src, rect, p_.kh, p_.kw, rows_, cols_, p_.S, i0, ic, n_h_, n_w_, dst, st);
+    gather_tiles(src, rect, p_.kh, p_.kw, rows_, cols_, p_.S, i0, ic, n_h_, n_w_, dst, PlaneLayout::dense(n_h_, n_w_),
+                 st);
   }
 
   void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
@@ -397,7 +391,8 @@ class FbfftConvPlan final : public Plan {
       gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, ic, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
            b.spec_c, p.fo, chunk_ * p.fo);
       inverse(b.spec_c, ic * p.fo, chunk_ * p.fo, b.real_c, rows_.step, cols_.step, 0, 0, st);
-      scatter_tiles(b.real_c, rows_, cols_, p.S, p.fo, i0, ic, y, p.out_h(), p.out_w(), st);
+      scatter_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p.S, p.fo, i0, ic, y,
+                    p.out_h(), p.out_w(), st);
     }
   }
 
@@ -413,7 +408,7 @@ class FbfftConvPlan final : public Plan {
            b.spec_c, p.f, chunk_ * p.f);
       // keep [kh-1, kh-1+step) × [kw-1, kw-1+step): the g_pad window of each tile
       inverse(b.spec_c, ic * p.f, chunk_ * p.f, b.real_c, rows_.step, cols_.step, p.kh - 1, p.kw - 1, st);
-      fold_tiles(b.real_c, rows_, cols_, p, i0, ic, gx, st);
+      fold_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p, i0, ic, gx, st);
     }
   }
 

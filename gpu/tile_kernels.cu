@@ -1,10 +1,10 @@
-// Element-wise kernels of the fbfft convolution backend (see fbfft_conv_kernels.cuh): grid-stride
-// loops, one thread per written element, 64-bit indices, no atomics.
+// Element-wise kernels shared by the GPU backends (see tile_kernels.cuh): grid-stride loops, one
+// thread per written element, 64-bit indices, no atomics.
 #include "common/padding.hpp"
 #include "gpu/cuda_check.hpp"
-#include "gpu/fbfft/fbfft_conv_kernels.cuh"
+#include "gpu/tile_kernels.cuh"
 
-namespace fftconv::fbfft_conv {
+namespace fftconv::tile_kernels {
 namespace {
 
 constexpr int kBlock = 256;
@@ -70,7 +70,8 @@ __global__ void fold_kernel(const float* src, int64_t planes, PadGeom g, float* 
 }
 
 __global__ void gather_kernel(SourceGrid src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
-                              int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst) {
+                              int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
+                              PlaneLayout L) {
   const int64_t n = items * src.channels * fft_h * fft_w;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = e % fft_w, a = (e / fft_w) % fft_h, qc = e / (fft_w * fft_h);
@@ -91,12 +92,13 @@ __global__ void gather_kernel(SourceGrid src, GatherRect rect, int64_t kh, int64
       const int64_t sx = padded_source(x0 + b, src.n_w, src.p_w, src.mode);
       if (sy >= 0 && sx >= 0) v = src.data[((s * src.channels + c) * src.n_h + sy) * src.n_w + sx];
     }
-    dst[e] = v;
+    dst[qc * L.plane_stride + a * L.row_stride + b] = v;
   }
 }
 
-__global__ void scatter_kernel(const float* src, AxisGeom rows, AxisGeom cols, int64_t S, int64_t channels,
-                               int64_t item0, int64_t items, float* out, int64_t out_h, int64_t out_w) {
+__global__ void scatter_kernel(const float* src, PlaneLayout L, AxisGeom rows, AxisGeom cols, int64_t S,
+                               int64_t channels, int64_t item0, int64_t items, float* out, int64_t out_h,
+                               int64_t out_w) {
   const int64_t sh = rows.step, sw = cols.step, n = items * channels * sh * sw;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = e % sw, a = (e / sw) % sh, qc = e / (sw * sh);
@@ -104,13 +106,14 @@ __global__ void scatter_kernel(const float* src, AxisGeom rows, AxisGeom cols, i
     const int64_t t = item / S, s = item % S, tr = t / cols.count, tc = t % cols.count;
     if (a >= tile_length(rows, tr) || b >= tile_length(cols, tc)) continue;
     const int64_t y = tile_start(rows, tr) + a, x = tile_start(cols, tc) + b;
-    out[((s * channels + j) * out_h + y) * out_w + x] = src[e];
+    out[((s * channels + j) * out_h + y) * out_w + x] =
+        L.scale * src[qc * L.plane_stride + (L.off_h + a) * L.row_stride + L.off_w + b];
   }
 }
 
-__global__ void fold_tiles_kernel(const float* src, AxisGeom rows, AxisGeom cols, PadGeom g, int64_t S, int64_t f,
-                                  int64_t item0, int64_t items, float* grad_input) {
-  const int64_t sh = rows.step, sw = cols.step, n = S * f * g.h * g.w;
+__global__ void fold_tiles_kernel(const float* src, PlaneLayout L, AxisGeom rows, AxisGeom cols, PadGeom g, int64_t S,
+                                  int64_t f, int64_t item0, int64_t items, float* grad_input) {
+  const int64_t n = S * f * g.h * g.w;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = e % g.w, r = (e / g.w) % g.h, si = e / (g.w * g.h);
     const int64_t i = si % f, s = si / f;
@@ -128,11 +131,12 @@ __global__ void fold_tiles_kernel(const float* src, AxisGeom rows, AxisGeom cols
         const int64_t tc = xr / cols.step;
         const int64_t q = (tr * cols.count + tc) * S + s - item0;
         if (q < 0 || q >= items) continue;  // that tile is in another chunk
-        acc += src[((q * f + i) * sh + (yr - tr * rows.step)) * sw + (xr - tc * cols.step)];
+        acc += src[(q * f + i) * L.plane_stride + (L.off_h + yr - tr * rows.step) * L.row_stride + L.off_w + xr -
+                   tc * cols.step];
         hit = true;
       }
     }
-    if (hit) grad_input[e] += acc;
+    if (hit) grad_input[e] += L.scale * acc;
   }
 }
 
@@ -155,29 +159,31 @@ void fold_planes(const float* src, int64_t planes, const ConvProblem& p, float* 
 
 void gather_tiles(const SourceGrid& src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
                   int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
-                  cudaStream_t stream) {
+                  PlaneLayout dst_layout, cudaStream_t stream) {
   const int64_t n = items * src.channels * fft_h * fft_w;
   if (n == 0) return;
   gather_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, rect, kh, kw, rows, cols, S, item0, items, fft_h, fft_w,
-                                                      dst);
+                                                      dst, dst_layout);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-void scatter_tiles(const float* src, AxisGeom rows, AxisGeom cols, int64_t S, int64_t channels, int64_t item0,
-                   int64_t items, float* out, int64_t out_h, int64_t out_w, cudaStream_t stream) {
+void scatter_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, int64_t S,
+                   int64_t channels, int64_t item0, int64_t items, float* out, int64_t out_h, int64_t out_w,
+                   cudaStream_t stream) {
   const int64_t n = items * channels * rows.step * cols.step;
   if (n == 0) return;
-  scatter_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, rows, cols, S, channels, item0, items, out, out_h, out_w);
+  scatter_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, src_layout, rows, cols, S, channels, item0, items, out,
+                                                       out_h, out_w);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-void fold_tiles(const float* src, AxisGeom rows, AxisGeom cols, const ConvProblem& p, int64_t item0, int64_t items,
-                float* grad_input, cudaStream_t stream) {
+void fold_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, const ConvProblem& p,
+                int64_t item0, int64_t items, float* grad_input, cudaStream_t stream) {
   const int64_t n = p.S * p.f * p.h * p.w;
   if (n == 0 || items == 0) return;
-  fold_tiles_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, rows, cols, pad_geom(p), p.S, p.f, item0, items,
-                                                          grad_input);
+  fold_tiles_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, src_layout, rows, cols, pad_geom(p), p.S, p.f, item0,
+                                                          items, grad_input);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-}  // namespace fftconv::fbfft_conv
+}  // namespace fftconv::tile_kernels

@@ -1,5 +1,6 @@
-// Element-wise kernels of the fbfft convolution backend: mirror padding of input planes, the bprop
-// padding adjoint (fold), and the gather / scatter / fold of tile windows for tiled plans.
+// Element-wise kernels shared by the GPU convolution backends (fbfft, cufft): mirror padding of input
+// planes, the bprop padding adjoint (fold), and the gather / scatter / fold of tile windows for the
+// shared planner's tiled plans (tiling/tile_plan.hpp), into or out of any plane layout.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -7,7 +8,7 @@
 
 #include "common/problem.hpp"
 
-namespace fftconv::fbfft_conv {
+namespace fftconv::tile_kernels {
 
 // One axis of a tile grid as the kernels see it (tiling/tile_plan.hpp AxisTiling): tile t covers
 // [origin + t*step, origin + t*step + min(step, extent - t*step)).
@@ -34,6 +35,15 @@ void pad_planes(const float* src, int64_t planes, int64_t h, int64_t w, int64_t 
 // at most 9 terms in a fixed order: deterministic, no atomics. Overwrites dst.
 void fold_planes(const float* src, int64_t planes, const ConvProblem& p, float* dst, cudaStream_t stream);
 
+// Where tile planes sit in a buffer: plane q starts at q*plane_stride floats, its rows are row_stride
+// apart, and the tile's values start at (off_h, off_w) inside it; values read from it are multiplied
+// by scale. dense(h, w) is the packed h×w layout (fbfft); cufft uses its FFT layout (ld = 2(n_w/2+1)).
+struct PlaneLayout {
+  int64_t row_stride = 0, plane_stride = 0, off_h = 0, off_w = 0;
+  float scale = 1.0f;
+  static PlaneLayout dense(int64_t h, int64_t w) { return {w, h * w, 0, 0, 1.0f}; }
+};
+
 // Which rectangle of a tile a gather reads (Note [tile geometry]):
 //   padded_read:  [win.y0, +win.h+kh-1) × ... in padded-input coordinates (fprop, accgrad input)
 //   grad_full:    [win.y0-(kh-1), +win.h+kh-1) × ... in gradOutput coordinates (bprop)
@@ -41,21 +51,24 @@ void fold_planes(const float* src, int64_t planes, const ConvProblem& p, float* 
 enum class GatherRect { padded_read, grad_full, grad_window };
 
 // For local items q < items (item = item0 + q = t*S + s, tile-major) and channels c: the
-// fft_h×fft_w plane dst[(q*channels + c)] holds the tile's rectangle at offset (0, 0), zeros elsewhere.
+// fft_h×fft_w part of plane (q*channels + c) of dst (layout `dst_layout`; its offset and scale are
+// ignored) holds the tile's rectangle at (0, 0) and zeros elsewhere. Other floats are not touched.
 void gather_tiles(const SourceGrid& src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
                   int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
-                  cudaStream_t stream);
+                  PlaneLayout dst_layout, cudaStream_t stream);
 
-// fprop: src planes (q*channels + j) of step_h×step_w (rows.step × cols.step) hold the output tile
-// of item0+q at offset (0, 0); stores the window of each into out (S×channels×out_h×out_w).
-void scatter_tiles(const float* src, AxisGeom rows, AxisGeom cols, int64_t S, int64_t channels, int64_t item0,
-                   int64_t items, float* out, int64_t out_h, int64_t out_w, cudaStream_t stream);
+// fprop: src planes (q*channels + j) (layout `src_layout`) hold the step_h×step_w (rows.step ×
+// cols.step) output tile of item0+q; stores scale × the window of each into out (S×channels×out_h×out_w).
+void scatter_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, int64_t S,
+                   int64_t channels, int64_t item0, int64_t items, float* out, int64_t out_h, int64_t out_w,
+                   cudaStream_t stream);
 
-// bprop: src planes (q*f + i) of step_h×step_w hold the padded-grid g_pad window of item0+q.
+// bprop: src planes (q*f + i) (layout `src_layout`) hold the step_h×step_w padded-grid g_pad window
+// of item0+q (values multiplied by the layout's scale).
 // gradInput[s][i][r][c] += sum of the values of this chunk's tiles at padded positions whose
 // source (padding rule of p) is (r, c). gradInput must be zeroed before the first chunk. One thread
 // per gradInput element: deterministic, no atomics.
-void fold_tiles(const float* src, AxisGeom rows, AxisGeom cols, const ConvProblem& p, int64_t item0, int64_t items,
-                float* grad_input, cudaStream_t stream);
+void fold_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, const ConvProblem& p,
+                int64_t item0, int64_t items, float* grad_input, cudaStream_t stream);
 
-}  // namespace fftconv::fbfft_conv
+}  // namespace fftconv::tile_kernels
