@@ -72,9 +72,9 @@ __global__ void fold_kernel(const float* src, int64_t planes, PadGeom g, float* 
 __global__ void gather_kernel(SourceGrid src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
                               int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
                               PlaneLayout L) {
-  const int64_t n = items * src.channels * fft_h * fft_w;
+  const int64_t row = L.row_stride, n = items * src.channels * fft_h * row;  // whole rows, padding included
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t b = e % fft_w, a = (e / fft_w) % fft_h, qc = e / (fft_w * fft_h);
+    const int64_t b = e % row, a = (e / row) % fft_h, qc = e / (row * fft_h);
     const int64_t c = qc % src.channels, item = item0 + qc / src.channels;
     const int64_t t = item / S, s = item % S, tr = t / cols.count, tc = t % cols.count;
     int64_t y0 = tile_start(rows, tr), x0 = tile_start(cols, tc), rh = tile_length(rows, tr), rw = tile_length(cols, tc);
@@ -87,7 +87,7 @@ __global__ void gather_kernel(SourceGrid src, GatherRect rect, int64_t kh, int64
       x0 -= kw - 1;
     }
     float v = 0.f;
-    if (a < rh && b < rw) {
+    if (a < rh && b < rw && b < fft_w) {
       const int64_t sy = padded_source(y0 + a, src.n_h, src.p_h, src.mode);
       const int64_t sx = padded_source(x0 + b, src.n_w, src.p_w, src.mode);
       if (sy >= 0 && sx >= 0) v = src.data[((s * src.channels + c) * src.n_h + sy) * src.n_w + sx];
@@ -160,8 +160,9 @@ void fold_planes(const float* src, int64_t planes, const ConvProblem& p, float* 
 void gather_tiles(const SourceGrid& src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
                   int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
                   PlaneLayout dst_layout, cudaStream_t stream) {
-  const int64_t n = items * src.channels * fft_h * fft_w;
+  const int64_t n = items * src.channels * fft_h * dst_layout.row_stride;
   if (n == 0) return;
+  if (dst_layout.row_stride < fft_w) throw InvalidArgument("gather_tiles: row stride below the tile width");
   gather_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, rect, kh, kw, rows, cols, S, item0, items, fft_h, fft_w,
                                                       dst, dst_layout);
   FFTCONV_CUDA_CHECK_LAUNCH();

@@ -51,8 +51,9 @@ struct PlaneLayout {
 enum class GatherRect { padded_read, grad_full, grad_window };
 
 // For local items q < items (item = item0 + q = t*S + s, tile-major) and channels c: the
-// fft_h×fft_w part of plane (q*channels + c) of dst (layout `dst_layout`; its offset and scale are
-// ignored) holds the tile's rectangle at (0, 0) and zeros elsewhere. Other floats are not touched.
+// first fft_h rows of plane (q*channels + c) of dst (layout `dst_layout`, row_stride >= fft_w; its
+// offset and scale are ignored) hold the tile's rectangle at (0, 0) and zeros elsewhere, written in
+// full (row_stride floats per row, so cuFFT's in-place row padding is initialized too).
 void gather_tiles(const SourceGrid& src, GatherRect rect, int64_t kh, int64_t kw, AxisGeom rows, AxisGeom cols,
                   int64_t S, int64_t item0, int64_t items, int64_t fft_h, int64_t fft_w, float* dst,
                   PlaneLayout dst_layout, cudaStream_t stream);
