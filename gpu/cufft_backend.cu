@@ -108,7 +108,8 @@ class CufftBackend final : public Backend {
   std::string_view name() const override { return "cufft"; }
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
-    return "CUDA: cuFFT R2C/C2R + cuBLAS CGEMM per frequency (paper Table 1), autotuned basis and CGEMM strategy";
+    return "CUDA: cuFFT R2C/C2R + cuBLAS CGEMM per frequency (paper Table 1), autotuned basis, CGEMM strategy and "
+           "spectrum layout; untiled or on the planner's tiles";
   }
 
   Support available() const override {
