@@ -18,6 +18,24 @@ constexpr int64_t padded_source(int64_t i, int64_t n, int64_t p, Padding mode) {
   return j;
 }
 
+// The distinct padded coordinates y in [0, n+2p) with padded_source(y, n, p, mode) == r, in a fixed
+// order, written to out; returns how many (1 for zero padding or inside; up to 3 for mirror). With
+// mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once and the
+// candidates are r+p (inside), p-r (reflected at the start) and p+2(n-1)-r (reflected at the end).
+// constexpr so that device code uses it too (nvcc --expt-relaxed-constexpr).
+constexpr int padded_positions(int64_t r, int64_t n, int64_t p, Padding mode, int64_t out[3]) {
+  const int64_t cand[3] = {r + p, p - r, p + 2 * (n - 1) - r};
+  int k = 0;
+  for (int c = 0; c < (mode == Padding::zero ? 1 : 3); ++c) {
+    const int64_t y = cand[c];
+    if (y < 0 || y >= n + 2 * p || padded_source(y, n, p, mode) != r) continue;
+    bool dup = false;
+    for (int j = 0; j < k; ++j) dup = dup || out[j] == y;
+    if (!dup) out[k++] = y;
+  }
+  return k;
+}
+
 // Note [bprop padding adjoint]
 // fprop reads x_pad = P x, where P copies (zero) or copies and reflects (mirror).
 // bprop must return P^T g_pad: for zero padding, the crop of the full correlation to the

@@ -98,21 +98,6 @@ __global__ void grad_rows(Geometry g, const float* go, Block b, double* gt) {
   }
 }
 
-// Padded positions of one axis whose source is r (Note [bprop padding adjoint]): the copy, and for
-// mirror padding the reflections on either side. Returns how many were written to pos.
-__device__ int padded_positions(int64_t r, int64_t n, int64_t pad, Padding mode, int64_t pos[3]) {
-  const int64_t cand[3] = {r + pad, pad - r, pad + 2 * (n - 1) - r};
-  int count = 0;
-  for (int k = 0; k < (mode == Padding::zero ? 1 : 3); ++k) {
-    const int64_t q = cand[k];
-    if (q < 0 || q >= n + 2 * pad || padded_source(q, n, pad, mode) != r) continue;
-    bool dup = false;
-    for (int m = 0; m < count; ++m) dup = dup || pos[m] == q;
-    if (!dup) pos[count++] = q;
-  }
-  return count;
-}
-
 // out[s][i][r][c] = sum of gpad[s-s0][i][yy][xx] over padded (yy, xx) whose source is (r, c).
 __global__ void fold_grad(Geometry g, const double* gpad, int64_t s0, int64_t ns, double* out) {
   const int64_t n = ns * g.f * g.h * g.w;

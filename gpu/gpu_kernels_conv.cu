@@ -2,6 +2,7 @@
 // with 64-bit indices, so any tensor that fits in memory is covered by a bounded grid.
 #include <cmath>
 
+#include "common/padding.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
 
@@ -16,25 +17,6 @@ unsigned blocks_for(int64_t n) {
   if (b < 1) b = 1;
   if (b > kMaxBlocks) b = kMaxBlocks;
   return static_cast<unsigned>(b);
-}
-
-// Same map as common/padding.hpp padded_source (kept here so device code needs no host header).
-__device__ inline int64_t source_index(int64_t i, int64_t n, int64_t p, bool mirror) {
-  int64_t j = i - p;
-  if (j >= 0 && j < n) return j;
-  if (!mirror) return -1;
-  if (j < 0) j = -j;
-  if (j >= n) j = 2 * (n - 1) - j;
-  return j;
-}
-
-// Padded positions (along one axis of length n padded by p) whose reflected source is r; returns count.
-__device__ inline int fold_sources(int64_t r, int64_t n, int64_t p, int64_t out[3]) {
-  int k = 0;
-  out[k++] = r + p;
-  if (r >= 1 && r <= p) out[k++] = p - r;
-  if (r >= n - 1 - p && r <= n - 2) out[k++] = 2 * (n - 1) - r + p;
-  return k;
 }
 
 // Element-wise plane kernels run on a 2-D grid: blockIdx.x (and threads) over the elements of one
@@ -63,7 +45,8 @@ __global__ void embed_kernel(const float* __restrict__ src, int64_t planes, int 
   const int y = e / ld, x = e - y * ld;
   const int hp = h + 2 * ph, wp = w + 2 * pw;
   int sy = -1, sx = -1;
-  if (y < hp && x < wp) sy = int(source_index(y, h, ph, mirror)), sx = int(source_index(x, w, pw, mirror));
+  const Padding mode = mirror ? Padding::mirror : Padding::zero;
+  if (y < hp && x < wp) sy = int(padded_source(y, h, ph, mode)), sx = int(padded_source(x, w, pw, mode));
   const bool inside = sy >= 0 && sx >= 0;
   for (int64_t p = blockIdx.y; p < planes; p += gridDim.y)
     dst[p * plane + e] = inside ? src[(p * h + sy) * w + sx] : 0.0f;
@@ -102,7 +85,8 @@ __global__ void clip_kernel(const float* __restrict__ src, int nh, int ld, int64
     offsets[count++] = (r + int(s.off_h)) * ld + (c + int(s.off_w));
   } else {
     int64_t rows[3], cols[3];
-    const int nr = fold_sources(r, s.out_h, s.ph, rows), nc = fold_sources(c, s.out_w, s.pw, cols);
+    const int nr = padded_positions(r, s.out_h, s.ph, Padding::mirror, rows),
+              nc = padded_positions(c, s.out_w, s.pw, Padding::mirror, cols);
     for (int a = 0; a < nr; ++a)
       for (int b = 0; b < nc; ++b) offsets[count++] = int(rows[a]) * ld + int(cols[b]);
   }

@@ -23,22 +23,6 @@ struct PadGeom {
 
 PadGeom pad_geom(const ConvProblem& p) { return {p.h, p.w, p.ph, p.pw, p.padding}; }
 
-// The distinct padded coordinates y in [0, n+2p) with padded_source(y, n, p, mode) == r, in a fixed
-// order. With mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once and
-// the candidates are r+p (inside), p-r (reflected at the start), p+2(n-1)-r (reflected at the end).
-__device__ int axis_sources(int64_t r, int64_t n, int64_t p, Padding mode, int64_t out[3]) {
-  const int64_t cand[3] = {r + p, p - r, p + 2 * (n - 1) - r};
-  int k = 0;
-  for (int c = 0; c < 3; ++c) {
-    const int64_t y = cand[c];
-    if (y < 0 || y >= n + 2 * p || padded_source(y, n, p, mode) != r) continue;
-    bool dup = false;
-    for (int j = 0; j < k; ++j) dup = dup || out[j] == y;
-    if (!dup) out[k++] = y;
-  }
-  return k;
-}
-
 // Start and length of tile `t` of an axis.
 __device__ inline int64_t tile_start(const AxisGeom& a, int64_t t) { return a.origin + t * a.step; }
 __device__ inline int64_t tile_length(const AxisGeom& a, int64_t t) {
@@ -60,7 +44,7 @@ __global__ void fold_kernel(const float* src, int64_t planes, PadGeom g, float* 
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = e % g.w, r = (e / g.w) % g.h, q = e / (g.w * g.h);
     int64_t ys[3], xs[3];
-    const int ny = axis_sources(r, g.h, g.ph, g.mode, ys), nx = axis_sources(c, g.w, g.pw, g.mode, xs);
+    const int ny = padded_positions(r, g.h, g.ph, g.mode, ys), nx = padded_positions(c, g.w, g.pw, g.mode, xs);
     const float* plane = src + q * hp * wp;
     float acc = 0.f;
     for (int a = 0; a < ny; ++a)
@@ -118,7 +102,7 @@ __global__ void fold_tiles_kernel(const float* src, PlaneLayout L, AxisGeom rows
     const int64_t c = e % g.w, r = (e / g.w) % g.h, si = e / (g.w * g.h);
     const int64_t i = si % f, s = si / f;
     int64_t ys[3], xs[3];
-    const int ny = axis_sources(r, g.h, g.ph, g.mode, ys), nx = axis_sources(c, g.w, g.pw, g.mode, xs);
+    const int ny = padded_positions(r, g.h, g.ph, g.mode, ys), nx = padded_positions(c, g.w, g.pw, g.mode, xs);
     float acc = 0.f;
     bool hit = false;
     for (int a = 0; a < ny; ++a) {
