@@ -38,3 +38,22 @@ TEST_CASE("fold_padded_plane is the adjoint of padding") {
     CHECK(lhs == doctest::Approx(rhs).epsilon(1e-12));
   }
 }
+
+TEST_CASE("padded_positions lists every padded coordinate of a source exactly once") {
+  for (Padding mode : {Padding::zero, Padding::mirror})
+    for (int64_t n = 1; n <= 9; ++n)
+      for (int64_t p = 0; p <= (mode == Padding::mirror ? n - 1 : 4); ++p) {
+        std::vector<int> seen(std::size_t(n + 2 * p), 0);
+        for (int64_t r = 0; r < n; ++r) {
+          int64_t pos[3];
+          const int k = padded_positions(r, n, p, mode, pos);
+          CHECK(k >= 1);
+          for (int j = 0; j < k; ++j) {
+            CHECK(padded_source(pos[j], n, p, mode) == r);
+            ++seen[std::size_t(pos[j])];
+          }
+        }
+        for (int64_t y = 0; y < n + 2 * p; ++y)  // zeros (source -1) are nobody's position
+          CHECK(seen[std::size_t(y)] == (padded_source(y, n, p, mode) >= 0 ? 1 : 0));
+      }
+}
