@@ -8,6 +8,7 @@
 
 #include "common/counter_rng.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/gpu_kernels_conv.cuh"
 
 namespace fftconv {
 
@@ -26,11 +27,6 @@ __global__ void fill_normal_kernel(float* x, int64_t n, uint64_t key) {
     x[2 * i] = a;
     if (2 * i + 1 < n) x[2 * i + 1] = b;
   }
-}
-
-__global__ void fill_nan_kernel(float* x, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    x[i] = __int_as_float(0x7fc00000);
 }
 
 // The per-thread partial of the error sums: 4 doubles + 2 counts.
@@ -117,8 +113,7 @@ void fill_normal_device(float* x, int64_t n, uint64_t seed) {
 
 void fill_nan_device(float* x, int64_t n) {
   if (n <= 0) return;
-  fill_nan_kernel<<<blocks_for(n), kThreads>>>(x, n);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  gpu_kernels::fill_nan(x, n, nullptr);
 }
 
 DeviceErrorSums error_sums_device(const float* out, const double* ref, int64_t n) {
