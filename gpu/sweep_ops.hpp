@@ -2,7 +2,8 @@
 // every operand, result and reference on the device: seeded normal operands (the same generator as
 // the host, common/counter_rng.hpp), NaN poison, and the normwise error sums and inner products,
 // reduced in double in a fixed order (the same inputs always give the same bits).
-// Pointers are device pointers; every function returns when its result is complete.
+// Pointers are device pointers. Fills are enqueued on the legacy default stream (so they precede any
+// later work on it or on a blocking stream); the reductions return their result, complete.
 #pragma once
 #include <cstdint>
 
