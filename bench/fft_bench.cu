@@ -244,13 +244,9 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
 }  // namespace
 
 bool fft_bench_available(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    if (why) *why = std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")";
-    return false;
-  }
-  return true;
+  const Support s = cuda_device_support();
+  if (!s.ok && why) *why = s.reason;
+  return s.ok;
 }
 
 std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all_ok) {

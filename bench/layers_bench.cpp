@@ -166,14 +166,9 @@ std::string mib(std::size_t b) { return fmt("%.1f MiB", double(b) / (1024.0 * 10
 }  // namespace
 
 bool layers_bench_available(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    (void)cudaGetLastError();
-    if (why) *why = std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")";
-    return false;
-  }
-  return true;
+  const Support s = cuda_device_support();
+  if (!s.ok && why) *why = s.reason;
+  return s.ok;
 }
 
 std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, bool* all_verified) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 
 namespace fftconv::cuda_detail {
@@ -67,6 +68,19 @@ inline void check_cublas(cublasStatus_t s, const char* expr, const char* file, i
 #define FFTCONV_CUDA_CHECK_LAUNCH() FFTCONV_CUDA_CHECK(cudaGetLastError())
 
 namespace fftconv {
+
+// Is a CUDA device usable here? The reason says why not: "no CUDA device (<runtime error>)" or
+// "no CUDA device (0 devices)". Clears the runtime's error state when the query fails.
+inline Support cuda_device_support() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {false, std::string("no CUDA device (") + cudaGetErrorString(e) + ")"};
+  }
+  if (n == 0) return {false, "no CUDA device (0 devices)"};
+  return {};
+}
 
 // An owning device allocation of `bytes` bytes (nothing for 0). Move-only.
 class DeviceBuffer {

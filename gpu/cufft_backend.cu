@@ -112,16 +112,7 @@ class CufftBackend final : public Backend {
            "spectrum layout; untiled or on the planner's tiles";
   }
 
-  Support available() const override {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {false, std::string("no CUDA device (") + cudaGetErrorString(e) + ")"};
-    }
-    if (n == 0) return {false, "no CUDA device"};
-    return {};
-  }
+  Support available() const override { return cuda_device_support(); }
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "cufft computes in f32 only"};

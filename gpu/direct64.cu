@@ -276,13 +276,6 @@ std::vector<double> direct64_pass(const ConvProblem& p, Pass pass, const float* 
   return host;
 }
 
-bool cuda_device_available() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+bool cuda_device_available() { return cuda_device_support().ok; }
 
 }  // namespace fftconv

@@ -4,16 +4,11 @@
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>
 
+#include "gpu/cuda_check.hpp"
+
 namespace fftconv::test {
 
-inline bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return n > 0;
-}
+inline bool have_device() { return cuda_device_support().ok; }
 
 }  // namespace fftconv::test
 

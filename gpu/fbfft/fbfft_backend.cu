@@ -9,6 +9,7 @@
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/backends.hpp"
+#include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
 #include "tiling/planner.hpp"
@@ -27,16 +28,7 @@ class FbfftBackend final : public Backend {
            "frequency-major output (paper Table 1, no transpositions); untiled up to 128x128 or tiled 8..64";
   }
 
-  Support available() const override {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {false, std::string("no usable CUDA device: ") + cudaGetErrorString(e)};
-    }
-    if (n == 0) return {false, "no CUDA device"};
-    return {};
-  }
+  Support available() const override { return cuda_device_support(); }
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
