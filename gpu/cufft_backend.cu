@@ -127,13 +127,7 @@ class CufftBackend final : public Backend {
     std::string planner;
     if (opts.tile.kind != TileSpec::Kind::none) {
       if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
-      PlanOptions o = opts;
-      if (auto it = o.extra.find("accgrad_reduction");
-          it != o.extra.end() && parse_accgrad_reduction(it->second) != AccgradReduction::frequency)
-        throw Unsupported("cufft: tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
-                          it->second + " requested)");
-      o.extra["accgrad_reduction"] = "frequency";
-      const TilingChoice c = plan_tiling(p, pass, o);
+      const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
       planner = "planner: " + c.reason + "; ";
       if (c.plan.tiled) pins.tiles = c.plan;
     }

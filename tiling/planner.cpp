@@ -322,4 +322,14 @@ std::string explain(const TilingChoice& c, std::size_t max_rows) {
   return s;
 }
 
+PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend) {
+  PlanOptions o = opts;
+  if (auto it = o.extra.find("accgrad_reduction");
+      it != o.extra.end() && parse_accgrad_reduction(it->second) != AccgradReduction::frequency)
+    throw Unsupported(std::string(backend) + ": tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
+                      it->second + " requested)");
+  o.extra["accgrad_reduction"] = "frequency";
+  return o;
+}
+
 }  // namespace fftconv

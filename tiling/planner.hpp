@@ -68,6 +68,11 @@ TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions
 // Dispatches on opts.tile (none | auto | fixed) with tiling_options(opts).
 TilingChoice plan_tiling(const ConvProblem& p, Pass pass, const PlanOptions& opts);
 
+// For backends that reduce tiled accGrad in the frequency domain only (the GPU backends): opts with
+// extra["accgrad_reduction"] set to frequency. Throws Unsupported, naming `backend`, when opts asks
+// for another reduction.
+PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend);
+
 // The candidate table (sorted by cost, at most max_rows rows, 0 = all) and the reason.
 std::string explain(const TilingChoice& c, std::size_t max_rows = 24);
 

@@ -267,3 +267,14 @@ TEST_CASE("explain lists the candidates and the reason") {
   const TilingChoice big = choose(ConvProblem::parse("h=300,w=200,kh=3,kw=5"), Pass::fprop, smooth);
   CHECK(explain(big, 5).find("more candidates") != std::string::npos);
 }
+
+TEST_CASE("frequency_reduction_only pins the frequency reduction and refuses the time one") {
+  PlanOptions o;
+  CHECK(frequency_reduction_only(o, "gpu").extra.at("accgrad_reduction") == "frequency");
+  o.extra["accgrad_reduction"] = "frequency";
+  CHECK(frequency_reduction_only(o, "gpu").extra.at("accgrad_reduction") == "frequency");
+  o.extra["accgrad_reduction"] = "time";
+  CHECK_THROWS_AS(frequency_reduction_only(o, "gpu"), Unsupported);
+  o.extra["accgrad_reduction"] = "sideways";
+  CHECK_THROWS_AS(frequency_reduction_only(o, "gpu"), InvalidArgument);
+}

@@ -56,11 +56,7 @@ class FbfftBackend final : public Backend {
   // power-of-two tile sides with a kernel and accgrad's frequency reduction.
   std::unique_ptr<Plan> plan_tiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                    const std::string& what) const {
-    PlanOptions o = opts;
-    if (auto it = o.extra.find("accgrad_reduction"); it != o.extra.end() &&
-                                                      parse_accgrad_reduction(it->second) != AccgradReduction::frequency)
-      throw Unsupported(what + ": accgrad_reduction=" + it->second + " is not implemented (frequency is)");
-    o.extra["accgrad_reduction"] = "frequency";
+    PlanOptions o = frequency_reduction_only(opts, "fbfft");
     o.tile_sizes = SizePolicy::pow2;
     if (!o.tile_candidates.empty()) {
       std::vector<int64_t> keep;
