@@ -40,14 +40,24 @@ std::pair<double, double> operand_rms(const PassData& d, Pass pass) {
   return {0.0, 0.0};
 }
 
-PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed) {
+namespace {
+// The operands pass reads, each drawn by fill with its own seed (seed*3 + 1, 2, 3 for input, weight,
+// grad_output), and the NaN-poisoned result.
+PassData pass_data(const ConvProblem& p, Pass pass, uint64_t seed, void (*fill)(std::vector<float>&, uint64_t)) {
   PassData d;
-  if (pass != Pass::bprop) { d.input.resize(std::size_t(p.input_elems())); fill_normal(d.input, seed * 3 + 1); }
-  if (pass != Pass::accgrad) { d.weight.resize(std::size_t(p.weight_elems())); fill_normal(d.weight, seed * 3 + 2); }
-  if (pass != Pass::fprop) { d.grad_output.resize(std::size_t(p.output_elems())); fill_normal(d.grad_output, seed * 3 + 3); }
+  auto draw = [&](std::vector<float>& v, int64_t elems, uint64_t s) {
+    v.resize(std::size_t(elems));
+    fill(v, s);
+  };
+  if (pass != Pass::bprop) draw(d.input, p.input_elems(), seed * 3 + 1);
+  if (pass != Pass::accgrad) draw(d.weight, p.weight_elems(), seed * 3 + 2);
+  if (pass != Pass::fprop) draw(d.grad_output, p.output_elems(), seed * 3 + 3);
   d.result.assign(std::size_t(p.result_elems(pass)), std::numeric_limits<float>::quiet_NaN());
   return d;
 }
+}  // namespace
+
+PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed) { return pass_data(p, pass, seed, fill_normal); }
 
 void fill_normal_parallel(std::vector<float>& v, uint64_t seed) {
   const int64_t n = int64_t(v.size()), pairs = (n + 1) / 2;
@@ -62,12 +72,7 @@ void fill_normal_parallel(std::vector<float>& v, uint64_t seed) {
 }
 
 PassData make_pass_data_parallel(const ConvProblem& p, Pass pass, uint64_t seed) {
-  PassData d;
-  if (pass != Pass::bprop) { d.input.resize(std::size_t(p.input_elems())); fill_normal_parallel(d.input, seed * 3 + 1); }
-  if (pass != Pass::accgrad) { d.weight.resize(std::size_t(p.weight_elems())); fill_normal_parallel(d.weight, seed * 3 + 2); }
-  if (pass != Pass::fprop) { d.grad_output.resize(std::size_t(p.output_elems())); fill_normal_parallel(d.grad_output, seed * 3 + 3); }
-  d.result.assign(std::size_t(p.result_elems(pass)), std::numeric_limits<float>::quiet_NaN());
-  return d;
+  return pass_data(p, pass, seed, fill_normal_parallel);
 }
 
 Args PassData::args() {

@@ -35,7 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-uint64_t mix(uint64_t x) { return splitmix64(x); }
 
 // done/total, rate, time left; at most twice a second on a terminal, every 30 s otherwise.
 class Progress {
@@ -277,14 +276,14 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   for (const LabeledProblem& lp : problems) {
     const ConvProblem& p = lp.problem;
     const std::string spec = p.to_string();
-    const uint64_t pseed = mix(run_seed ^ std::hash<std::string>{}(spec));
+    const uint64_t pseed = splitmix64(run_seed ^ std::hash<std::string>{}(spec));
     for (Pass pass : o.passes) {
       std::vector<const Backend*> todo;
       for (const Backend* b : backends)
         if (!done.count(base_record(o, lp, to_string(pass), *b).key())) todo.push_back(b);
       progress.add(int64_t(backends.size() - todo.size()), resumed_failures + sink.failures());
       if (todo.empty()) continue;
-      const uint64_t seed = mix(pseed + uint64_t(pass) + 1);
+      const uint64_t seed = splitmix64(pseed + uint64_t(pass) + 1);
       data->make(p, pass, seed);
       // The reference, once for every backend that can run this (problem, pass).
       std::string ref_kind, ref_error;
@@ -338,7 +337,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
         r.status = "skipped";
         r.reason = why;
       } else {
-        guarded(r, [&] { adjoint_check(r, *data, *b, p, po, mix(pseed + 17)); });
+        guarded(r, [&] { adjoint_check(r, *data, *b, p, po, splitmix64(pseed + 17)); });
       }
       sink.put(std::move(r), res.records);
       progress.add(1, resumed_failures + sink.failures());
