@@ -41,17 +41,17 @@ std::pair<double, double> operand_rms(const PassData& d, Pass pass) {
 }
 
 namespace {
-// The operands pass reads, each drawn by fill with its own seed (seed*3 + 1, 2, 3 for input, weight,
-// grad_output), and the NaN-poisoned result.
+// The operands pass reads, each drawn by fill with its operand_seeds(seed), and the NaN-poisoned result.
 PassData pass_data(const ConvProblem& p, Pass pass, uint64_t seed, void (*fill)(std::vector<float>&, uint64_t)) {
   PassData d;
   auto draw = [&](std::vector<float>& v, int64_t elems, uint64_t s) {
     v.resize(std::size_t(elems));
     fill(v, s);
   };
-  if (pass != Pass::bprop) draw(d.input, p.input_elems(), seed * 3 + 1);
-  if (pass != Pass::accgrad) draw(d.weight, p.weight_elems(), seed * 3 + 2);
-  if (pass != Pass::fprop) draw(d.grad_output, p.output_elems(), seed * 3 + 3);
+  const OperandSeeds s = operand_seeds(seed);
+  if (pass != Pass::bprop) draw(d.input, p.input_elems(), s.input);
+  if (pass != Pass::accgrad) draw(d.weight, p.weight_elems(), s.weight);
+  if (pass != Pass::fprop) draw(d.grad_output, p.output_elems(), s.grad_output);
   d.result.assign(std::size_t(p.result_elems(pass)), std::numeric_limits<float>::quiet_NaN());
   return d;
 }

@@ -16,6 +16,12 @@ struct PassData {
   Args args();  // host pointers, float32
 };
 
+// The seed each operand of a pass's data drawn with `seed` is filled with (host and device alike).
+struct OperandSeeds {
+  uint64_t input, weight, grad_output;
+};
+constexpr OperandSeeds operand_seeds(uint64_t seed) { return {seed * 3 + 1, seed * 3 + 2, seed * 3 + 3}; }
+
 PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed);
 // The same tensors drawn in parallel for large sweeps: standard normal by Box–Muller over a
 // counter-based generator (splitmix64 of seed and index), so the values depend only on the seed,

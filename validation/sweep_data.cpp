@@ -30,8 +30,8 @@ double AdjointSums::error() const {
 namespace {
 
 // The seeds of the adjoint check's x, w (as make_pass_data_parallel draws an fprop) and g.
-uint64_t adjoint_input_seed(uint64_t seed) { return seed * 3 + 1; }
-uint64_t adjoint_weight_seed(uint64_t seed) { return seed * 3 + 2; }
+uint64_t adjoint_input_seed(uint64_t seed) { return operand_seeds(seed).input; }
+uint64_t adjoint_weight_seed(uint64_t seed) { return operand_seeds(seed).weight; }
 uint64_t adjoint_grad_seed(uint64_t seed) { return splitmix64(seed + 1); }
 
 RefKind host_ref_kind(const std::string& kind) {
@@ -118,11 +118,11 @@ class DeviceSweepData final : public SweepData {
   void make(const ConvProblem& p, Pass pass, uint64_t seed) override {
     p_ = p, pass_ = pass;
     x_ = w_ = g_ = nullptr;
-    if (pass != Pass::bprop) fill_normal_device(x_ = xs_.get<float>(p.input_elems()), p.input_elems(), seed * 3 + 1);
-    if (pass != Pass::accgrad)
-      fill_normal_device(w_ = ws_.get<float>(p.weight_elems()), p.weight_elems(), seed * 3 + 2);
+    const OperandSeeds s = operand_seeds(seed);  // the host's seeds (validation/data.hpp)
+    if (pass != Pass::bprop) fill_normal_device(x_ = xs_.get<float>(p.input_elems()), p.input_elems(), s.input);
+    if (pass != Pass::accgrad) fill_normal_device(w_ = ws_.get<float>(p.weight_elems()), p.weight_elems(), s.weight);
     if (pass != Pass::fprop)
-      fill_normal_device(g_ = gs_.get<float>(p.output_elems()), p.output_elems(), seed * 3 + 3);
+      fill_normal_device(g_ = gs_.get<float>(p.output_elems()), p.output_elems(), s.grad_output);
     const double rx = x_ ? rms_device(x_, p.input_elems()) : 0, rw = w_ ? rms_device(w_, p.weight_elems()) : 0,
                  rg = g_ ? rms_device(g_, p.output_elems()) : 0;
     rms_ = pass == Pass::fprop ? std::pair{rx, rw} : pass == Pass::bprop ? std::pair{rg, rw} : std::pair{rx, rg};
