@@ -1,7 +1,7 @@
 // GPU tests of the cufft backend (doctest suite "gpu"; each case skips when no CUDA device exists):
-// against a double-precision direct convolution written here, every pass and padding, random odd,
-// prime and rectangular sizes, every CGEMM strategy, pinned bases, chunked execution, the tune cache,
-// the workspace limit, typed errors, breakdown, and the naive variant.
+// against the CPU `direct` ground truth in double, every pass and padding, random odd, prime and
+// rectangular sizes, every CGEMM strategy and spectrum layout, pinned bases, chunked execution, tile
+// plans, the tune cache, the workspace limit, typed errors, breakdown, and the naive variant.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "common/errors.hpp"
-#include "common/padding.hpp"
 #include "common/tensor.hpp"
 #include "gpu/backends.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cufft_tune_cache.hpp"
 #include "gpu/device_arena.hpp"
+#include "validation/data.hpp"
+#include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
 #include "common/fft_size.hpp"
 
@@ -30,56 +31,6 @@ using namespace fftconv;
 namespace {
 
 
-
-// Ground truth in double (the brief's definitions, written independently of every backend).
-std::vector<double> direct_reference(const ConvProblem& p, Pass pass, const std::vector<float>& x,
-                                     const std::vector<float>& w, const std::vector<float>& g) {
-  const int64_t hp = p.padded_h(), wp = p.padded_w(), oh = p.out_h(), ow = p.out_w();
-  auto xpad = [&](int64_t s, int64_t i, int64_t y, int64_t c) -> double {
-    const int64_t sy = padded_source(y, p.h, p.ph, p.padding), sx = padded_source(c, p.w, p.pw, p.padding);
-    return (sy < 0 || sx < 0) ? 0.0 : double(x[((s * p.f + i) * p.h + sy) * p.w + sx]);
-  };
-  auto W = [&](int64_t j, int64_t i, int64_t u, int64_t v) { return double(w[((j * p.f + i) * p.kh + u) * p.kw + v]); };
-  auto G = [&](int64_t s, int64_t j, int64_t y, int64_t c) { return double(g[((s * p.fo + j) * oh + y) * ow + c]); };
-  std::vector<double> out(size_t(p.result_elems(pass)), 0.0);
-  if (pass == Pass::fprop) {
-    for (int64_t s = 0; s < p.S; ++s)
-      for (int64_t j = 0; j < p.fo; ++j)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t c = 0; c < ow; ++c) {
-            double acc = 0;
-            for (int64_t i = 0; i < p.f; ++i)
-              for (int64_t u = 0; u < p.kh; ++u)
-                for (int64_t v = 0; v < p.kw; ++v) acc += xpad(s, i, y + u, c + v) * W(j, i, u, v);
-            out[size_t(((s * p.fo + j) * oh + y) * ow + c)] = acc;
-          }
-  } else if (pass == Pass::bprop) {
-    std::vector<double> gpad(size_t(hp * wp)), plane(size_t(p.h * p.w));
-    for (int64_t s = 0; s < p.S; ++s)
-      for (int64_t i = 0; i < p.f; ++i) {
-        std::fill(gpad.begin(), gpad.end(), 0.0);
-        for (int64_t j = 0; j < p.fo; ++j)
-          for (int64_t y = 0; y < oh; ++y)
-            for (int64_t c = 0; c < ow; ++c)
-              for (int64_t u = 0; u < p.kh; ++u)
-                for (int64_t v = 0; v < p.kw; ++v) gpad[size_t((y + u) * wp + c + v)] += G(s, j, y, c) * W(j, i, u, v);
-        fold_padded_plane(gpad.data(), wp, plane.data(), p);
-        std::copy(plane.begin(), plane.end(), out.begin() + (s * p.f + i) * p.h * p.w);
-      }
-  } else {
-    for (int64_t j = 0; j < p.fo; ++j)
-      for (int64_t i = 0; i < p.f; ++i)
-        for (int64_t u = 0; u < p.kh; ++u)
-          for (int64_t v = 0; v < p.kw; ++v) {
-            double acc = 0;
-            for (int64_t s = 0; s < p.S; ++s)
-              for (int64_t y = 0; y < oh; ++y)
-                for (int64_t c = 0; c < ow; ++c) acc += xpad(s, i, y + u, c + v) * G(s, j, y, c);
-            out[size_t(((j * p.f + i) * p.kh + u) * p.kw + v)] = acc;
-          }
-  }
-  return out;
-}
 
 std::vector<float> random_vector(int64_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -117,7 +68,11 @@ Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::
   plan.execute(a);
   FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
   FFTCONV_CUDA_CHECK(cudaMemcpy(result.data(), dr.get(), size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
-  const auto ref = direct_reference(p, pass, x, w, g);
+  PassData d;  // the operands the pass reads, for the CPU `direct` ground truth in double
+  if (pass != Pass::bprop) d.input = x;
+  if (pass != Pass::accgrad) d.weight = w;
+  if (pass != Pass::fprop) d.grad_output = g;
+  const auto ref = reference_result(p, pass, d, RefKind::direct);
   Outcome o;
   double d2 = 0, r2 = 0;
   for (int64_t k = 0; k < n; ++k) {
