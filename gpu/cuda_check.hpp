@@ -7,6 +7,7 @@
 #include <cufft.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -64,6 +65,13 @@ inline void check_cublas(cublasStatus_t s, const char* expr, const char* file, i
 #define FFTCONV_CUDA_CHECK(expr) ::fftconv::cuda_detail::check_cuda((expr), #expr, __FILE__, __LINE__)
 #define FFTCONV_CUFFT_CHECK(expr) ::fftconv::cuda_detail::check_cufft((expr), #expr, __FILE__, __LINE__)
 #define FFTCONV_CUBLAS_CHECK(expr) ::fftconv::cuda_detail::check_cublas((expr), #expr, __FILE__, __LINE__)
+// Blocks for a grid-stride kernel over n elements with `threads` per block: ceil(n / threads), at
+// least 1 and at most max_blocks (the loop covers the rest).
+inline unsigned grid_stride_blocks(int64_t n, int threads, int64_t max_blocks = int64_t(1) << 20) {
+  const int64_t b = (n + threads - 1) / threads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > max_blocks ? max_blocks : b));
+}
+
 // Checks the launch of the kernel just issued (configuration errors; not asynchronous faults).
 #define FFTCONV_CUDA_CHECK_LAUNCH() FFTCONV_CUDA_CHECK(cudaGetLastError())
 

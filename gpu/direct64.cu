@@ -40,9 +40,7 @@ Geometry geometry(const ConvProblem& p) {
           p.padding};
 }
 
-unsigned grid_for(int64_t n) {
-  return unsigned(std::clamp<int64_t>((n + kBlock - 1) / kBlock, 1, int64_t(1) << 20));
-}
+unsigned grid_for(int64_t n) { return grid_stride_blocks(n, kBlock); }
 
 #define FFTCONV_GRID_STRIDE(e, n) \
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); e += int64_t(gridDim.x) * blockDim.x)

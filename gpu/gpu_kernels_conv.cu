@@ -10,14 +10,7 @@ namespace fftconv::gpu_kernels {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int64_t kMaxBlocks = int64_t(1) << 20;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b < 1) b = 1;
-  if (b > kMaxBlocks) b = kMaxBlocks;
-  return static_cast<unsigned>(b);
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 // Element-wise plane kernels run on a 2-D grid: blockIdx.x (and threads) over the elements of one
 // plane with 32-bit index arithmetic, blockIdx.y (grid-stride) over planes. A flat 64-bit index

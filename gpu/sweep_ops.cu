@@ -17,7 +17,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kReduceBlocks = 512;  // fixed, so the summation order never depends on the device
 
-unsigned blocks_for(int64_t n) { return unsigned(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 1 << 20)); }
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
 __global__ void fill_normal_kernel(float* x, int64_t n, uint64_t key) {
   const int64_t pairs = (n + 1) / 2;

@@ -10,10 +10,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int64_t kMaxBlocks = 1 << 16;
 
-int blocks_for(int64_t n) {
-  const int64_t b = (n + kBlock - 1) / kBlock;
-  return static_cast<int>(b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b));
-}
+unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kBlock, kMaxBlocks); }
 
 // The padding geometry of a problem as plain fields (ConvProblem's members are host-only).
 struct PadGeom {
