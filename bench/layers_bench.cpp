@@ -101,13 +101,6 @@ std::vector<OperandSet> make_sets(const ConvProblem& p, Pass pass, cudaStream_t 
   return sets;
 }
 
-DeviceBuffer upload(const std::vector<float>& v) {
-  DeviceBuffer b;
-  if (v.empty()) return b;
-  b.allocate(v.size() * sizeof(float));
-  FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
-  return b;
-}
 
 json device_json() {
   int dev = 0, driver = 0, runtime = 0, cufft = 0, blas_major = 0, blas_minor = 0, blas_patch = 0;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/backend.hpp"
 #include "common/errors.hpp"
@@ -137,5 +138,31 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// A device copy of the n host values at `host` (an empty buffer when host is null or n is 0).
+template <class T>
+DeviceBuffer upload(const T* host, std::size_t n) {
+  DeviceBuffer b;
+  if (host == nullptr || n == 0) return b;
+  b.allocate(n * sizeof(T));
+  FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), host, b.bytes(), cudaMemcpyHostToDevice));
+  return b;
+}
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  return upload(v.data(), v.size());
+}
+
+// The first n values of type T at device address `device`, copied to the host.
+template <class T>
+std::vector<T> download(const void* device, std::size_t n) {
+  std::vector<T> h(n);
+  if (n > 0) FFTCONV_CUDA_CHECK(cudaMemcpy(h.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+template <class T>
+std::vector<T> download(const DeviceBuffer& b, std::size_t n) {
+  return download<T>(b.get(), n);
+}
 
 }  // namespace fftconv

@@ -39,12 +39,6 @@ std::vector<float> random_vector(int64_t n, std::mt19937& rng) {
   return v;
 }
 
-DeviceBuffer upload(const std::vector<float>& v) {
-  DeviceBuffer b(v.size() * sizeof(float));
-  FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return b;
-}
-
 struct Outcome {
   double rel_l2 = 0;
   int64_t non_finite = 0;

@@ -255,16 +255,9 @@ void direct64_pass_device(const ConvProblem& p, Pass pass, const float* input, c
 std::vector<double> direct64_pass(const ConvProblem& p, Pass pass, const float* input, const float* weight,
                                   const float* grad_output, std::size_t scratch_limit) {
   p.validate();
-  auto upload = [](const float* host, int64_t elems) {
-    DeviceBuffer b;
-    if (host == nullptr) return b;
-    b.allocate(std::size_t(elems) * sizeof(float));
-    FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), host, b.bytes(), cudaMemcpyHostToDevice));
-    return b;
-  };
-  const DeviceBuffer x = upload(pass == Pass::bprop ? nullptr : input, p.input_elems());
-  const DeviceBuffer w = upload(pass == Pass::accgrad ? nullptr : weight, p.weight_elems());
-  const DeviceBuffer g = upload(pass == Pass::fprop ? nullptr : grad_output, p.output_elems());
+  const DeviceBuffer x = upload(pass == Pass::bprop ? nullptr : input, std::size_t(p.input_elems()));
+  const DeviceBuffer w = upload(pass == Pass::accgrad ? nullptr : weight, std::size_t(p.weight_elems()));
+  const DeviceBuffer g = upload(pass == Pass::fprop ? nullptr : grad_output, std::size_t(p.output_elems()));
   const int64_t n = p.result_elems(pass);
   DeviceBuffer out(std::size_t(n) * sizeof(double));
   direct64_pass_device(p, pass, x.as<const float>(), w.as<const float>(), g.as<const float>(), out.as<double>(),

@@ -16,19 +16,6 @@ using namespace fftconv;
 
 namespace {
 
-template <class T>
-DeviceBuffer upload(const std::vector<T>& v) {
-  DeviceBuffer b(v.size() * sizeof(T));
-  FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
-  return b;
-}
-
-std::vector<float> download(const DeviceBuffer& b, std::size_t n) {
-  std::vector<float> v(n);
-  FFTCONV_CUDA_CHECK(cudaMemcpy(v.data(), b.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
-  return v;
-}
-
 }  // namespace
 
 TEST_SUITE("gpu") {
@@ -39,7 +26,7 @@ TEST_SUITE("gpu") {
       fill_normal_parallel(host, 1234 + uint64_t(n));
       DeviceBuffer d(std::size_t(n) * sizeof(float));
       fill_normal_device(d.as<float>(), n, 1234 + uint64_t(n));
-      const std::vector<float> dev = download(d, std::size_t(n));
+      const std::vector<float> dev = download<float>(d, std::size_t(n));
       int64_t differ = 0;
       double sum = 0, sq = 0;
       for (std::size_t i = 0; i < host.size(); ++i) {

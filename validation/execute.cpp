@@ -39,13 +39,6 @@ double execute_pass(const Backend& b, const Plan& plan, PassData& d) {
     return ms_since(t0);
   }
 #ifdef FFTCONV_HAVE_CUDA
-  auto upload = [](const std::vector<float>& v) {
-    DeviceBuffer buf;
-    if (v.empty()) return buf;
-    buf.allocate(v.size() * sizeof(float));
-    FFTCONV_CUDA_CHECK(cudaMemcpy(buf.get(), v.data(), buf.bytes(), cudaMemcpyHostToDevice));
-    return buf;
-  };
   const DeviceBuffer x = upload(d.input), w = upload(d.weight), g = upload(d.grad_output);
   DeviceBuffer out = upload(d.result);  // NaN-poisoned: unwritten elements stay NaN
   Args a;

@@ -104,12 +104,6 @@ class Slot {
   DeviceArena arena_;
 };
 
-std::vector<float> download(const float* src, int64_t n) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  if (n > 0) FFTCONV_CUDA_CHECK(cudaMemcpy(v.data(), src, std::size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
-  return v;
-}
-
 double rms_device(const float* x, int64_t n) { return n > 0 ? std::sqrt(dot_device(x, x, n) / double(n)) : 0.0; }
 
 class DeviceSweepData final : public SweepData {
@@ -135,9 +129,9 @@ class DeviceSweepData final : public SweepData {
       direct64_pass_device(p_, pass_, x_, w_, g_, ref);
     } else {
       PassData d;  // small problems: the CPU rung, on copies of the device operands
-      if (x_) d.input = download(x_, p_.input_elems());
-      if (w_) d.weight = download(w_, p_.weight_elems());
-      if (g_) d.grad_output = download(g_, p_.output_elems());
+      if (x_) d.input = download<float>(x_, std::size_t(p_.input_elems()));
+      if (w_) d.weight = download<float>(w_, std::size_t(p_.weight_elems()));
+      if (g_) d.grad_output = download<float>(g_, std::size_t(p_.output_elems()));
       const std::vector<double> host = reference_result(p_, pass_, d, host_ref_kind(kind));
       FFTCONV_CUDA_CHECK(cudaMemcpy(ref, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice));
     }

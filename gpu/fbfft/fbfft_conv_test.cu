@@ -36,19 +36,6 @@ int64_t untiled_basis_elems(const ConvProblem& p) {
   return nh * nw;
 }
 
-DeviceBuffer upload(const std::vector<float>& v) {
-  DeviceBuffer b(v.size() * sizeof(float));
-  if (!v.empty())
-    FFTCONV_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return b;
-}
-
-std::vector<float> download(const DeviceBuffer& b, int64_t n) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  FFTCONV_CUDA_CHECK(cudaMemcpy(v.data(), b.get(), std::size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
-  return v;
-}
-
 struct Run {
   std::vector<float> result, again;  // first and second execution (each into a NaN-poisoned buffer)
   std::vector<double> ref;
@@ -68,12 +55,12 @@ Run run_plan(const ConvProblem& p, Pass pass, const Plan& plan, cudaStream_t str
   FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
   FFTCONV_CUDA_CHECK(cudaGetLastError());
   Run r;
-  r.result = download(dr, p.result_elems(pass));
+  r.result = download<float>(dr, std::size_t(p.result_elems(pass)));
   DeviceBuffer dr2 = upload(d.result);  // still the NaN poison
   a.result = dr2.get();
   plan.execute(a);
   FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.again = download(dr2, p.result_elems(pass));
+  r.again = download<float>(dr2, std::size_t(p.result_elems(pass)));
   r.ref = reference_result(p, pass, d, RefKind::direct);
   return r;
 }

@@ -18,6 +18,8 @@
 namespace {
 
 using fftconv::DeviceBuffer;
+using fftconv::download;
+using fftconv::upload;
 using fftconv::fbfft::ForwardArgs;
 using fftconv::fbfft::InverseArgs;
 using fftconv::fbfft::Layout;
@@ -51,18 +53,6 @@ double rel_l2(const std::vector<cd>& got, const std::vector<cd>& ref) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-template <class T>
-DeviceBuffer upload(const std::vector<T>& h) {
-  DeviceBuffer d(h.size() * sizeof(T));
-  FFTCONV_CUDA_CHECK(cudaMemcpy(d.get(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-template <class T>
-std::vector<T> download(const DeviceBuffer& d, size_t n) {
-  std::vector<T> h(n);
-  FFTCONV_CUDA_CHECK(cudaMemcpy(h.data(), d.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
-  return h;
-}
 void poison(DeviceBuffer& d) {  // all-ones bytes: a NaN in every float
   FFTCONV_CUDA_CHECK(cudaMemset(d.get(), 0xff, d.bytes()));
 }
