@@ -92,23 +92,20 @@ __global__ void __launch_bounds__(kThreads) inverse_1d_kernel(InverseArgs a) {
   }
 }
 
-template <int LW>
-void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
+// Launches a 1-D kernel of size 2^LW (forward or inverse) over a.batch planes, in pairs.
+template <int LW, class Args>
+void launch_1d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   constexpr int kGroups = WarpFft<(1 << LW)>::kGroupsPerWarp * (kThreads / 32);  // pairs per block
   const int64_t work = ((a.batch + 1) / 2 + kGroups - 1) / kGroups;
-  const int blocks = grid_blocks(reinterpret_cast<const void*>(forward_1d_kernel<LW>), 0, work);
-  forward_1d_kernel<LW><<<blocks, kThreads, 0, stream>>>(a);
+  const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), 0, work);
+  kernel<<<blocks, kThreads, 0, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 template <int LW>
-void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  constexpr int kGroups = WarpFft<(1 << LW)>::kGroupsPerWarp * (kThreads / 32);
-  const int64_t work = ((a.batch + 1) / 2 + kGroups - 1) / kGroups;
-  const int blocks = grid_blocks(reinterpret_cast<const void*>(inverse_1d_kernel<LW>), 0, work);
-  inverse_1d_kernel<LW><<<blocks, kThreads, 0, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
-}
+void launch_forward(const ForwardArgs& a, cudaStream_t stream) { launch_1d<LW>(forward_1d_kernel<LW>, a, stream); }
+template <int LW>
+void launch_inverse(const InverseArgs& a, cudaStream_t stream) { launch_1d<LW>(inverse_1d_kernel<LW>, a, stream); }
 
 template <int LW>
 const void* forward_kernel() { return reinterpret_cast<const void*>(forward_1d_kernel<LW>); }

@@ -255,26 +255,25 @@ __global__ void __launch_bounds__(kThreads) inverse_2d_kernel(InverseArgs a) {
   }
 }
 
-template <int LH, int LW>
-void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
+// Launches a 2^LH × 2^LW kernel (forward or inverse) over a.batch planes, kPlanes per block.
+template <int LH, int LW, class Args>
+void launch_2d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   using T = Tile2d<LH, LW>;
-  const void* kernel = reinterpret_cast<const void*>(forward_2d_kernel<LH, LW>);
+  const void* k = reinterpret_cast<const void*>(kernel);
   if (T::kSmemBytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-  const int blocks = grid_blocks(kernel, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
-  forward_2d_kernel<LH, LW><<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+  const int blocks = grid_blocks(k, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
+  kernel<<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 template <int LH, int LW>
+void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
+  launch_2d<LH, LW>(forward_2d_kernel<LH, LW>, a, stream);
+}
+template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  using T = Tile2d<LH, LW>;
-  const void* kernel = reinterpret_cast<const void*>(inverse_2d_kernel<LH, LW>);
-  if (T::kSmemBytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-  const int blocks = grid_blocks(kernel, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
-  inverse_2d_kernel<LH, LW><<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_2d<LH, LW>(inverse_2d_kernel<LH, LW>, a, stream);
 }
 
 template <int LH, int LW>
