@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/errors.hpp"
+#include "ref/fftw_api.hpp"
 #include "validation/tolerance.hpp"
 
 namespace fftconv {
@@ -111,62 +112,24 @@ std::vector<SelfTestResult> fft_selftest(const FftShape& s, DType d, const Forwa
 
 namespace {
 
-// One FFTW precision: T = float or double, with the matching API.
-template <class T>
-struct FftwApi;
-template <>
-struct FftwApi<double> {
-  using Plan = fftw_plan;
-  using Complex = fftw_complex;
-  static Plan c2c(int n[2], int howmany, Complex* in, Complex* out) {
-    return fftw_plan_many_dft(2, n, howmany, in, nullptr, 1, n[0] * n[1], out, nullptr, 1, n[0] * n[1], FFTW_FORWARD,
-                              FFTW_ESTIMATE);
-  }
-  static Plan r2c(int n[2], int howmany, double* in, Complex* out) {
-    return fftw_plan_many_dft_r2c(2, n, howmany, in, nullptr, 1, n[0] * n[1], out, nullptr, 1, n[0] * (n[1] / 2 + 1),
-                                  FFTW_ESTIMATE);
-  }
-  static void execute(Plan p) { fftw_execute(p); }
-  static void destroy(Plan p) { fftw_destroy_plan(p); }
-  static void* malloc(std::size_t b) { return fftw_malloc(b); }
-  static void free(void* p) { fftw_free(p); }
-};
-template <>
-struct FftwApi<float> {
-  using Plan = fftwf_plan;
-  using Complex = fftwf_complex;
-  static Plan c2c(int n[2], int howmany, Complex* in, Complex* out) {
-    return fftwf_plan_many_dft(2, n, howmany, in, nullptr, 1, n[0] * n[1], out, nullptr, 1, n[0] * n[1], FFTW_FORWARD,
-                               FFTW_ESTIMATE);
-  }
-  static Plan r2c(int n[2], int howmany, float* in, Complex* out) {
-    return fftwf_plan_many_dft_r2c(2, n, howmany, in, nullptr, 1, n[0] * n[1], out, nullptr, 1, n[0] * (n[1] / 2 + 1),
-                                   FFTW_ESTIMATE);
-  }
-  static void execute(Plan p) { fftwf_execute(p); }
-  static void destroy(Plan p) { fftwf_destroy_plan(p); }
-  static void* malloc(std::size_t b) { return fftwf_malloc(b); }
-  static void free(void* p) { fftwf_free(p); }
-};
-
 template <class T>
 ForwardBatch make_fftw_forward(const FftShape& s) {
-  using Api = FftwApi<T>;
+  using Api = Fftw<T>;
   return [s](const std::vector<cd>& in, std::vector<cd>& out) {
     int n[2] = {int(s.nh), int(s.nw)};
     const std::size_t nin = std::size_t(s.in_elems()), nout = std::size_t(s.out_elems());
-    auto deleter = [](void* p) { Api::free(p); };
-    std::unique_ptr<void, decltype(deleter)> ibuf(Api::malloc(nin * 2 * sizeof(T)), deleter);
-    std::unique_ptr<void, decltype(deleter)> obuf(Api::malloc(nout * 2 * sizeof(T)), deleter);
-    auto* o = static_cast<typename Api::Complex*>(obuf.get());
+    auto deleter = [](void* p) { Api::release(p); };
+    std::unique_ptr<void, decltype(deleter)> ibuf(Api::alloc(nin * 2 * sizeof(T)), deleter);
+    std::unique_ptr<void, decltype(deleter)> obuf(Api::alloc(nout * 2 * sizeof(T)), deleter);
+    auto* o = static_cast<typename Api::Cpx*>(obuf.get());
     typename Api::Plan plan;
     if (s.real_input) {
       auto* i = static_cast<T*>(ibuf.get());
-      plan = Api::r2c(n, int(s.batch), i, o);
+      plan = Api::many_r2c_2d(n, int(s.batch), i, o, FFTW_ESTIMATE);
       for (std::size_t k = 0; k < nin; ++k) i[k] = T(in[k].real());
     } else {
-      auto* i = static_cast<typename Api::Complex*>(ibuf.get());
-      plan = Api::c2c(n, int(s.batch), i, o);
+      auto* i = static_cast<typename Api::Cpx*>(ibuf.get());
+      plan = Api::many_c2c_2d(n, int(s.batch), i, o, FFTW_FORWARD, FFTW_ESTIMATE);
       for (std::size_t k = 0; k < nin; ++k) { i[k][0] = T(in[k].real()); i[k][1] = T(in[k].imag()); }
     }
     if (!plan) throw Unsupported("fftw: no plan for " + s.to_string());
