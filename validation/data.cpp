@@ -32,12 +32,8 @@ double rms(const std::vector<float>& v) {
 }  // namespace
 
 std::pair<double, double> operand_rms(const PassData& d, Pass pass) {
-  switch (pass) {
-    case Pass::fprop: return {rms(d.input), rms(d.weight)};
-    case Pass::bprop: return {rms(d.grad_output), rms(d.weight)};
-    case Pass::accgrad: return {rms(d.input), rms(d.grad_output)};
-  }
-  return {0.0, 0.0};
+  const auto [a, b] = pass_operands(pass, &d.input, &d.weight, &d.grad_output);
+  return {rms(*a), rms(*b)};
 }
 
 namespace {

@@ -30,6 +30,18 @@ PassData make_pass_data_parallel(const ConvProblem& p, Pass pass, uint64_t seed)
 void fill_normal_parallel(std::vector<float>& v, uint64_t seed);
 void fill_normal(std::vector<float>& v, uint64_t seed);
 std::vector<double> to_double(const std::vector<float>& v);
+// The two operands a pass reads, in the order the verdict names them: fprop (input, weight),
+// bprop (grad_output, weight), accgrad (input, grad_output).
+template <class T>
+std::pair<T, T> pass_operands(Pass pass, T input, T weight, T grad_output) {
+  switch (pass) {
+    case Pass::fprop: return {input, weight};
+    case Pass::bprop: return {grad_output, weight};
+    case Pass::accgrad: break;
+  }
+  return {input, grad_output};
+}
+
 // Root mean square of the two operands the pass reads (input/weight, grad_output/weight,
 // input/grad_output), for Note [cancellation].
 std::pair<double, double> operand_rms(const PassData& d, Pass pass);

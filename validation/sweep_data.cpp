@@ -34,6 +34,7 @@ uint64_t adjoint_input_seed(uint64_t seed) { return operand_seeds(seed).input; }
 uint64_t adjoint_weight_seed(uint64_t seed) { return operand_seeds(seed).weight; }
 uint64_t adjoint_grad_seed(uint64_t seed) { return splitmix64(seed + 1); }
 
+// The CPU rungs a sweep asks for by name (gpu64 is handled apart); auto and none are not references.
 RefKind host_ref_kind(const std::string& kind) {
   if (kind == "direct") return RefKind::direct;
   if (kind == "fftw64") return RefKind::fftw64;
@@ -117,9 +118,10 @@ class DeviceSweepData final : public SweepData {
     if (pass != Pass::accgrad) fill_normal_device(w_ = ws_.get<float>(p.weight_elems()), p.weight_elems(), s.weight);
     if (pass != Pass::fprop)
       fill_normal_device(g_ = gs_.get<float>(p.output_elems()), p.output_elems(), s.grad_output);
-    const double rx = x_ ? rms_device(x_, p.input_elems()) : 0, rw = w_ ? rms_device(w_, p.weight_elems()) : 0,
-                 rg = g_ ? rms_device(g_, p.output_elems()) : 0;
-    rms_ = pass == Pass::fprop ? std::pair{rx, rw} : pass == Pass::bprop ? std::pair{rg, rw} : std::pair{rx, rg};
+    using Tensor = std::pair<const float*, int64_t>;
+    const auto [a, b] = pass_operands<Tensor>(pass, {x_, p.input_elems()}, {w_, p.weight_elems()},
+                                              {g_, p.output_elems()});
+    rms_ = {rms_device(a.first, a.second), rms_device(b.first, b.second)};
     have_ref_ = false;
   }
   void reference(const std::string& kind) override {
