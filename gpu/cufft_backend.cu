@@ -25,6 +25,7 @@ class CufftPlan final : public Plan {
       : p_(p), pass_(pass), opts_(opts), naive_(naive), why_(std::move(choice.why)) {
     tiled_ = choice.pipeline->tiled();
     if (tiled_) tiles_ = choice.pipeline->tiles();
+    units_ = choice.pipeline->units();
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
     FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     workspace_bytes_ = choice.pipeline->workspace_bytes();
@@ -73,7 +74,7 @@ class CufftPlan final : public Plan {
     if (tiled_) os << tiles_.summary() << " as the batch (Note [cufft tiles]), ";
     os << config_.to_string() << "; " << why_ << "; workspace " << summary_;
     if (opts_.workspace_limit) os << ", limit " << opts_.workspace_limit;
-    if (config_.chunk < (tiled_ ? tiles_.item_count() : p_.S))
+    if (config_.chunk < units_)
       os << "; " << (tiled_ ? "(image, tile) items" : "batch") << " processed in chunks of " << config_.chunk
          << (pass_ == Pass::accgrad ? " (accumulated in the frequency domain)" : "");
     return os.str();
@@ -91,6 +92,7 @@ class CufftPlan final : public Plan {
   bool naive_;
   bool tiled_ = false;
   TilePlan tiles_;
+  int64_t units_ = 0;  // what the chunks split: samples, or (image, tile) items
   std::string why_, summary_;
   PipelineConfig config_;
   std::size_t workspace_bytes_ = 0;
