@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -217,15 +218,42 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
       FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
     }, o.warmup, o.repeat, stream);
   }
+  // Where the automatic choice is the register family, the warp-shuffle kernels of the same size
+  // are timed too (same buffers, same run): the measurement behind Note [register 2-D kernels].
+  const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic);
+  std::optional<Stats> shuffle;
+  if (family == fbfft::Kernel::registers) {
+    fa.kernel = ia.kernel = fbfft::Kernel::shuffle;
+    shuffle = c.inverse ? time_events([&](int i) {
+      ia.input = cplx[i % slots].as<float2>();
+      ia.output = real[i % slots].as<float>();
+      fbfft::inverse(ia, stream);
+    }, o.warmup, o.repeat, stream)
+                        : time_events([&](int i) {
+      fa.input = real[i % slots].as<float>();
+      fa.output = cplx[i % slots].as<float2>();
+      fbfft::forward(fa, stream);
+    }, o.warmup, o.repeat, stream);
+  }
   const double bytes = double(real_bytes + cplx_bytes);
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
   const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse);
-  char line[320];
-  std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s\n",
+  char line[400];
+  std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s | %s",
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
-                cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED");
-  out << line << std::flush;
+                cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
+  out << line;
+  if (shuffle) {
+    std::snprintf(line, sizeof line, " (shuffle kernels %.4f ms, %.2fx cuFFT)", shuffle->median_ms, cu.median_ms / shuffle->median_ms);
+    out << line;
+  }
+  out << std::endl;
+  nlohmann::json shuffle_json = nullptr;
+  if (shuffle)
+    shuffle_json = {{"median_ms", shuffle->median_ms}, {"min_ms", shuffle->min_ms}, {"gbps", bytes / (shuffle->median_ms * 1e6)},
+                    {"copy_fraction", bytes / (shuffle->median_ms * 1e6) / copy_gbps},
+                    {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, fbfft::Kernel::shuffle)}};
   return {{"n_h", c.n_h},
           {"n_w", c.n_w},
           {"batch", c.batch},
@@ -238,7 +266,9 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"rel_l2_vs_cufft", rel},
           {"non_finite", err.non_finite},
           {"verified", verified},
-          {"fbfft_kernel", attrs}};
+          {"fbfft_kernel", attrs},
+          {"fbfft_family", fbfft::to_string(family)},
+          {"fbfft_shuffle", shuffle_json}};
 }
 
 }  // namespace
@@ -278,7 +308,7 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   const double copy = copy_bandwidth_gbps(o.repeat, stream);
   doc["copy_gbps"] = copy;
   out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy << " GB/s (read+write)\n";
-  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();

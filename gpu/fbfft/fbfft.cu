@@ -19,20 +19,28 @@ int log2_exact(int n) {
   return (1 << l) == n ? l : -1;
 }
 
-const detail::Launcher* find_launcher(int n_h, int n_w) {
+const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel) {
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh < 0 || lw < 1) return nullptr;
-  if (lh == 0) return lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw] : nullptr;
+  if (lh == 0) return kernel != Kernel::registers && lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw] : nullptr;
   if (lh > detail::kMaxLog2d || lw > detail::kMaxLog2d) return nullptr;
-  const detail::Launcher* l = &detail::launchers_2d()[lh * (detail::kMaxLog2d + 1) + lw];
+  const int index = lh * (detail::kMaxLog2d + 1) + lw;
+  if (kernel != Kernel::shuffle) {  // Note [register 2-D kernels]: faster wherever they exist
+    const detail::Launcher* r = &detail::launchers_2d_registers()[index];
+    if (r->forward || kernel == Kernel::registers) return r->forward ? r : nullptr;
+  }
+  const detail::Launcher* l = &detail::launchers_2d()[index];
   return l->forward ? l : nullptr;
 }
 
-const detail::Launcher& launcher_or_throw(int n_h, int n_w) {
-  const detail::Launcher* l = find_launcher(n_h, n_w);
+const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel) {
+  const detail::Launcher* l = find_launcher(n_h, n_w, kernel);
   if (!l)
-    throw Unsupported("fbfft: no kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) +
-                      " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, or 128x128; powers of two)");
+    throw Unsupported("fbfft: no " + std::string(kernel == Kernel::registers ? "register " : "") +
+                      "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) +
+                      (kernel == Kernel::registers
+                           ? " (register kernels: 2-D, sides 2..32, powers of two)"
+                           : " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, or 128x128; powers of two)"));
   return *l;
 }
 
@@ -60,7 +68,23 @@ const char* to_string(Layout l) {
   return "?";
 }
 
-bool supported(int n_h, int n_w) { return find_launcher(n_h, n_w) != nullptr; }
+const char* to_string(Kernel k) {
+  switch (k) {
+    case Kernel::automatic: return "automatic";
+    case Kernel::shuffle: return "shuffle";
+    case Kernel::registers: return "registers";
+  }
+  return "?";
+}
+
+bool supported(int n_h, int n_w, Kernel kernel) { return find_launcher(n_h, n_w, kernel) != nullptr; }
+
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested) {
+  const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested);
+  const int lh = log2_exact(n_h), lw = log2_exact(n_w);
+  if (lh == 0) return Kernel::shuffle;
+  return &l == &detail::launchers_2d_registers()[lh * (detail::kMaxLog2d + 1) + lw] ? Kernel::registers : Kernel::shuffle;
+}
 
 void validate(const ForwardArgs& a) {
   validate_common(a.batch, a.n_h, a.n_w, a.layout, a.ld_batch, !a.input || !a.output);
@@ -87,39 +111,39 @@ void validate(const InverseArgs& a) {
 
 void forward(const ForwardArgs& a, cudaStream_t stream) {
   validate(a);
-  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w);
+  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w, a.kernel);
   if (a.batch == 0) return;
   l.forward(a, stream);
 }
 
 void inverse(const InverseArgs& a, cudaStream_t stream) {
   validate(a);
-  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w);
+  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w, a.kernel);
   if (a.batch == 0) return;
   l.inverse(a, stream);
 }
 
-std::string kernel_attributes(int n_h, int n_w, bool inverse) {
-  const detail::Launcher& l = launcher_or_throw(n_h, n_w);
-  const void* kernel = inverse ? l.inverse_kernel() : l.forward_kernel();
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel) {
+  const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel);
+  const void* fn = inverse ? l.inverse_kernel() : l.forward_kernel();
   cudaFuncAttributes attr{};
-  FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
   int blocks = 0;
   if (l.smem_bytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem_bytes));
-  FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, detail::kThreads, l.smem_bytes));
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem_bytes));
+  FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, l.threads, l.smem_bytes));
   int device = 0, max_threads = 0;
   FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
   FFTCONV_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const double occupancy = max_threads > 0 ? double(blocks * detail::kThreads) / max_threads : 0.0;
+  const double occupancy = max_threads > 0 ? double(blocks * l.threads) / max_threads : 0.0;
   return "regs=" + std::to_string(attr.numRegs) + " lmem=" + std::to_string(attr.localSizeBytes) +
          "B smem=" + std::to_string(l.smem_bytes + static_cast<int>(attr.sharedSizeBytes)) +
-         "B blocks/SM=" + std::to_string(blocks) + " occupancy=" + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) + "%";
+         "B threads=" + std::to_string(l.threads) + " blocks/SM=" + std::to_string(blocks) + " occupancy=" + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) + "%";
 }
 
 namespace detail {
 
-int grid_blocks(const void* kernel, int smem_bytes, int64_t work_blocks) {
+int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks) {
   // One full wave per (kernel, device), computed once: the occupancy query costs microseconds.
   static std::mutex mutex;
   static std::map<std::pair<const void*, int>, int64_t> waves;
@@ -134,7 +158,7 @@ int grid_blocks(const void* kernel, int smem_bytes, int64_t work_blocks) {
   if (wave == 0) {
     int sms = 0, per_sm = 0;
     FFTCONV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem_bytes));
+    FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
     wave = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
     std::lock_guard<std::mutex> lock(mutex);
     waves[{kernel, device}] = wave;

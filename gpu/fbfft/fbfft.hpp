@@ -16,6 +16,15 @@ namespace fftconv::fbfft {
 enum class Layout { standard, transposed, freq_major };
 const char* to_string(Layout l);
 
+// Which kernel family computes a 2-D transform (1-D transforms always use the shuffle kernels):
+//   shuffle:   one transform spread over up to 32 lanes of a warp, data exchanged with warp shuffles
+//              (the paper's fbfft; every size);
+//   registers: one thread per row pair and per column, whole 1-D transforms in registers, the
+//              transposition through shared memory (sides 2..32; Note [register 2-D kernels]);
+//   automatic: the family measured faster for the size (registers wherever they exist).
+enum class Kernel { automatic, shuffle, registers };
+const char* to_string(Kernel k);
+
 // Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).
 __host__ __device__ inline int64_t freq_offset(Layout l, int64_t plane, int kh, int kw, int n_h, int nw2,
                                                int64_t ld_batch) {
@@ -40,6 +49,7 @@ struct ForwardArgs {
   float2* output = nullptr;
   Layout layout = Layout::standard;
   int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
+  Kernel kernel = Kernel::automatic;
 };
 
 // Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
@@ -57,10 +67,14 @@ struct InverseArgs {
   float* output = nullptr;
   int64_t out_h = 0, out_w = 0, out_off_h = 0, out_off_w = 0, out_ld = 0, out_plane_stride = 0;
   float scale = 1.f;
+  Kernel kernel = Kernel::automatic;
 };
 
-// Sizes with a register kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128.
-bool supported(int n_h, int n_w);
+// Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128 (shuffle
+// family), 2-D n_h, n_w in 2..32 (register family).
+bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic);
+// The family that runs a size under a request (automatic resolved); throws like forward().
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested);
 // Largest supported side for 2-D transforms (128, square only).
 inline constexpr int kMaxSide2d = 128;
 
@@ -79,6 +93,6 @@ void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
 
 // Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..".
-std::string kernel_attributes(int n_h, int n_w, bool inverse);
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic);
 
 }  // namespace fftconv::fbfft

@@ -97,7 +97,7 @@ template <int LW, class Args>
 void launch_1d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   constexpr int kGroups = WarpFft<(1 << LW)>::kGroupsPerWarp * (kThreads / 32);  // pairs per block
   const int64_t work = ((a.batch + 1) / 2 + kGroups - 1) / kGroups;
-  const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), 0, work);
+  const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0, work);
   kernel<<<blocks, kThreads, 0, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }

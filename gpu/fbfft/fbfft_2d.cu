@@ -262,7 +262,7 @@ void launch_2d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
   if (T::kSmemBytes > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-  const int blocks = grid_blocks(k, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
+  const int blocks = grid_blocks(k, kThreads, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
   kernel<<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }

@@ -22,6 +22,7 @@ using fftconv::download;
 using fftconv::upload;
 using fftconv::fbfft::ForwardArgs;
 using fftconv::fbfft::InverseArgs;
+using fftconv::fbfft::Kernel;
 using fftconv::fbfft::Layout;
 using cd = std::complex<double>;
 
@@ -119,9 +120,12 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
 
 // Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
 // every spectrum element was written and nothing outside it (freq_major gaps stay NaN).
-double check_forward(int n_h, int n_w, Layout layout, bool reference) {
-  const int64_t batch = uniform_int(1, 9);
+// `kernel` picks the family; batches up to max_batch (large ones span several blocks and the
+// blocks' loop over groups of planes).
+double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9) {
+  const int64_t batch = uniform_int(1, max_batch);
   ForwardArgs a = random_forward_args(n_h, n_w, batch, layout);
+  a.kernel = kernel;
   const auto in = random_floats(size_t(batch * a.in_plane_stride));
   DeviceBuffer d_in = upload(in);
   const size_t n_out = spectrum_elems(layout, batch, n_h, n_w, a.ld_batch);
@@ -161,10 +165,11 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference) {
 
 // Spectra of random real planes (FFTW, double → float) in `layout`; their inverse times scale
 // is the plane. Runs inverse on a random window and compares with the plane's window.
-double check_inverse(int n_h, int n_w, Layout layout, bool reference) {
-  const int64_t batch = uniform_int(1, 9);
+double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9) {
+  const int64_t batch = uniform_int(1, max_batch);
   const int nw2 = n_w / 2 + 1;
   InverseArgs a;
+  a.kernel = kernel;
   a.batch = batch;
   a.n_h = n_h;
   a.n_w = n_w;
@@ -227,8 +232,16 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference) {
   return std::sqrt(diff_sq / plane_sq);
 }
 
-std::string size_name(int n_h, int n_w, Layout l) {
-  return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l);
+std::string size_name(int n_h, int n_w, Layout l, Kernel k = Kernel::automatic) {
+  return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l) + " " + fftconv::fbfft::to_string(k);
+}
+
+// The kernel families that have a kernel for a size (both where the register family exists).
+std::vector<Kernel> families(int n_h, int n_w) {
+  std::vector<Kernel> k;
+  for (Kernel f : {Kernel::shuffle, Kernel::registers})
+    if (fftconv::fbfft::supported(n_h, n_w, f)) k.push_back(f);
+  return k;
 }
 
 }  // namespace
@@ -239,9 +252,10 @@ TEST_SUITE("gpu") {
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
+        for (Kernel k : families(s.n_h, s.n_w))
         for (int rep = 0; rep < 2; ++rep) {
-          INFO(size_name(s.n_h, s.n_w, l));
-          const double e = check_forward(s.n_h, s.n_w, l, false);
+          INFO(size_name(s.n_h, s.n_w, l, k));
+          const double e = check_forward(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
           CHECK(e <= fft_tolerance(s.n_h, s.n_w));
           worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
         }
@@ -253,9 +267,10 @@ TEST_SUITE("gpu") {
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
+        for (Kernel k : families(s.n_h, s.n_w))
         for (int rep = 0; rep < 2; ++rep) {
-          INFO(size_name(s.n_h, s.n_w, l));
-          const double e = check_inverse(s.n_h, s.n_w, l, false);
+          INFO(size_name(s.n_h, s.n_w, l, k));
+          const double e = check_inverse(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
           CHECK(e <= fft_tolerance(s.n_h, s.n_w));
           worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
         }
@@ -275,8 +290,9 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("fbfft inverse of non-Hermitian spectra matches the reference definition") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    for (const auto& s : all_sizes()) {
-      INFO(size_name(s.n_h, s.n_w, Layout::standard));
+    for (const auto& s : all_sizes())
+      for (Kernel k : families(s.n_h, s.n_w)) {
+      INFO(size_name(s.n_h, s.n_w, Layout::standard, k));
       const int64_t batch = 5;
       const size_t n = spectrum_elems(Layout::standard, batch, s.n_h, s.n_w, 0);
       const auto raw = random_floats(2 * n);
@@ -294,6 +310,7 @@ TEST_SUITE("gpu") {
       a.out_ld = s.n_w;
       a.out_plane_stride = int64_t(s.n_h) * s.n_w;
       a.output = d_fast.as<float>();
+      a.kernel = k;
       fftconv::fbfft::inverse(a);
       a.output = d_ref.as<float>();
       fftconv::fbfft::inverse_reference(a);
@@ -307,8 +324,9 @@ TEST_SUITE("gpu") {
   TEST_CASE("fbfft self-tests: linearity, impulse response, time shift") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     const Size2 sizes[] = {{1, 8}, {1, 64}, {1, 256}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}, {128, 128}};
-    for (const auto& s : sizes) {
-      INFO(size_name(s.n_h, s.n_w, Layout::standard));
+    for (const auto& s : sizes)
+      for (Kernel k : families(s.n_h, s.n_w)) {
+      INFO(size_name(s.n_h, s.n_w, Layout::standard, k));
       const int n_h = s.n_h, n_w = s.n_w, nw2 = n_w / 2 + 1, plane = n_h * n_w;
       const int64_t batch = 4;  // planes: x, y, alpha x + beta y, shifted x
       const auto x = random_floats(plane), y = random_floats(plane);
@@ -335,6 +353,7 @@ TEST_SUITE("gpu") {
       a.in_ld = n_w;
       a.in_plane_stride = plane;
       a.output = d_out.as<float2>();
+      a.kernel = k;
       fftconv::fbfft::forward(a);
       FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
       const auto out = download<float2>(d_out, size_t(batch) * n_h * nw2);
@@ -401,6 +420,15 @@ TEST_SUITE("gpu") {
     CHECK_FALSE(fftconv::fbfft::supported(12, 12));
     CHECK_FALSE(fftconv::fbfft::supported(64, 128));
     CHECK_FALSE(fftconv::fbfft::supported(1, 512));
+    CHECK(fftconv::fbfft::supported(32, 32, Kernel::registers));
+    CHECK(fftconv::fbfft::supported(2, 32, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 64, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 16, Kernel::registers));
+    CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
+    CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::shuffle);
+    CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 64, Kernel::registers), fftconv::Unsupported);
     a.n_h = 12;
     CHECK_THROWS_AS(fftconv::fbfft::forward(a), fftconv::Unsupported);
     InverseArgs b;

@@ -1,0 +1,111 @@
+// RegFft<N>: one complex FFT of power-of-two length N (2..32) held entirely in the registers of one
+// thread, with twiddle factors that are compile-time constants. The register-resident sibling of
+// WarpFft (warp_fft.cuh) with one lane per transform; see Note [register 2-D kernels].
+#pragma once
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "gpu/fbfft/warp_fft.cuh"
+
+namespace fftconv::fbfft::detail {
+
+// cos(pi x) and sin(pi x) for |x| <= 1 by Taylor series in double, evaluated by the compiler:
+// the twiddles below are immediates in the instruction stream, not loads or sincos calls.
+constexpr double kPiD = 3.14159265358979323846264338327950288;
+constexpr double cospi_ct(double x) {
+  const double t = kPiD * x;
+  double term = 1.0, sum = 1.0;
+  for (int i = 1; i < 40; ++i) {
+    term *= -t * t / ((2.0 * i - 1.0) * (2.0 * i));
+    sum += term;
+  }
+  return sum;
+}
+constexpr double sinpi_ct(double x) {
+  const double t = kPiD * x;
+  double term = t, sum = t;
+  for (int i = 1; i < 40; ++i) {
+    term *= -t * t / ((2.0 * i) * (2.0 * i + 1.0));
+    sum += term;
+  }
+  return sum;
+}
+
+// f(std::integral_constant<int, I>{}) for I = 0..N-1: loop bodies whose register-array indices are
+// compile-time constants by construction (an unrolled loop only makes them so if the unroller runs).
+template <class F, int... I>
+__device__ __forceinline__ void static_for_impl(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+__device__ __forceinline__ void static_for(F&& f) {
+  static_for_impl(f, std::make_integer_sequence<int, N>{});
+}
+
+// z * exp(-i pi J / H) (Conj = false) or z * exp(+i pi J / H) (Conj = true), 0 <= J < H; the
+// factors 1 and -+i cost no multiplication.
+template <int J, int H, bool Conj>
+__device__ __forceinline__ float2 rotate(float2 z) {
+  if constexpr (J == 0) {
+    return z;
+  } else if constexpr (2 * J == H) {
+    return Conj ? make_float2(-z.y, z.x) : make_float2(z.y, -z.x);
+  } else {
+    constexpr float c = static_cast<float>(cospi_ct(static_cast<double>(J) / H));
+    constexpr float s = static_cast<float>(Conj ? sinpi_ct(static_cast<double>(J) / H) : -sinpi_ct(static_cast<double>(J) / H));
+    return make_float2(z.x * c - z.y * s, z.x * s + z.y * c);
+  }
+}
+
+// Note [register FFT]
+// forward(): radix-2 decimation in frequency over spans N/2, N/4, ..., 1; leaves X[bitrev_N(i)] in
+// v[i] (the same placement as WarpFft with one lane: freq(i) = bitrev(i)). inverse(): the DIT
+// butterflies undoing each DIF stage (without its factor 1/2) in the opposite order, with conjugate
+// twiddles: from X[bitrev(i)] in v[i] it leaves N * idft(X)[i] in v[i]. Every index is a template
+// argument (fold expressions over index sequences), so the array lives in registers.
+template <int N>
+struct RegFft {
+  static_assert(N >= 2 && N <= 64 && (N & (N - 1)) == 0, "RegFft: N must be a power of two in [2, 64]");
+  static constexpr int kLog = ilog2(N);
+
+  static constexpr int freq(int i) { return bitrev(i, kLog); }
+  // Register holding X[(N - freq(i)) mod N] after forward().
+  static constexpr int mirror(int i) { return bitrev((N - bitrev(i, kLog)) & (N - 1), kLog); }
+
+  __device__ __forceinline__ static void forward(float2 (&v)[N]) {
+    forward_stages(v, std::make_integer_sequence<int, kLog>{});
+  }
+  __device__ __forceinline__ static void inverse(float2 (&v)[N]) {
+    inverse_stages(v, std::make_integer_sequence<int, kLog>{});
+  }
+
+ private:
+  template <int H, int B, bool Inverse>
+  __device__ __forceinline__ static void butterfly(float2 (&v)[N]) {
+    constexpr int j = B % H, i0 = (B / H) * 2 * H + j, i1 = i0 + H;
+    if constexpr (!Inverse) {
+      const float2 a = v[i0], b = v[i1];
+      v[i0] = cadd(a, b);
+      v[i1] = rotate<j, H, false>(csub(a, b));
+    } else {
+      const float2 u = v[i0], t = rotate<j, H, true>(v[i1]);
+      v[i0] = cadd(u, t);
+      v[i1] = csub(u, t);
+    }
+  }
+  template <int H, bool Inverse, int... B>
+  __device__ __forceinline__ static void stage(float2 (&v)[N], std::integer_sequence<int, B...>) {
+    (butterfly<H, B, Inverse>(v), ...);
+  }
+  template <int... S>
+  __device__ __forceinline__ static void forward_stages(float2 (&v)[N], std::integer_sequence<int, S...>) {
+    (stage<((N / 2) >> S), false>(v, std::make_integer_sequence<int, N / 2>{}), ...);
+  }
+  template <int... S>
+  __device__ __forceinline__ static void inverse_stages(float2 (&v)[N], std::integer_sequence<int, S...>) {
+    (stage<(1 << S), true>(v, std::make_integer_sequence<int, N / 2>{}), ...);
+  }
+};
+
+}  // namespace fftconv::fbfft::detail
