@@ -218,18 +218,19 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
       FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
     }, o.warmup, o.repeat, stream);
   }
-  // Where the automatic choice is the register family, the warp-shuffle kernels of the same size
-  // are timed too (same buffers, same run): the measurement behind Note [register 2-D kernels].
+  // The other kernel family of the same size, where there is one, is timed too (same buffers, same
+  // run): the measurement behind the automatic choice (Note [register 2-D kernels]).
   const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic);
-  std::optional<Stats> shuffle;
-  if (family == fbfft::Kernel::registers) {
-    fa.kernel = ia.kernel = fbfft::Kernel::shuffle;
-    shuffle = c.inverse ? time_events([&](int i) {
+  const fbfft::Kernel other_family = family == fbfft::Kernel::registers ? fbfft::Kernel::shuffle : fbfft::Kernel::registers;
+  std::optional<Stats> other;
+  if (fbfft::supported(c.n_h, c.n_w, other_family)) {
+    fa.kernel = ia.kernel = other_family;
+    other = c.inverse ? time_events([&](int i) {
       ia.input = cplx[i % slots].as<float2>();
       ia.output = real[i % slots].as<float>();
       fbfft::inverse(ia, stream);
     }, o.warmup, o.repeat, stream)
-                        : time_events([&](int i) {
+                      : time_events([&](int i) {
       fa.input = real[i % slots].as<float>();
       fa.output = cplx[i % slots].as<float2>();
       fbfft::forward(fa, stream);
@@ -244,16 +245,17 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
   out << line;
-  if (shuffle) {
-    std::snprintf(line, sizeof line, " (shuffle kernels %.4f ms, %.2fx cuFFT)", shuffle->median_ms, cu.median_ms / shuffle->median_ms);
+  if (other) {
+    std::snprintf(line, sizeof line, " (%s kernels %.4f ms, %.2fx cuFFT)", fbfft::to_string(other_family), other->median_ms,
+                  cu.median_ms / other->median_ms);
     out << line;
   }
   out << std::endl;
-  nlohmann::json shuffle_json = nullptr;
-  if (shuffle)
-    shuffle_json = {{"median_ms", shuffle->median_ms}, {"min_ms", shuffle->min_ms}, {"gbps", bytes / (shuffle->median_ms * 1e6)},
-                    {"copy_fraction", bytes / (shuffle->median_ms * 1e6) / copy_gbps},
-                    {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, fbfft::Kernel::shuffle)}};
+  nlohmann::json other_json = nullptr;
+  if (other)
+    other_json = {{"family", fbfft::to_string(other_family)}, {"median_ms", other->median_ms}, {"min_ms", other->min_ms},
+                  {"gbps", bytes / (other->median_ms * 1e6)}, {"copy_fraction", bytes / (other->median_ms * 1e6) / copy_gbps},
+                  {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, other_family)}};
   return {{"n_h", c.n_h},
           {"n_w", c.n_w},
           {"batch", c.batch},
@@ -268,7 +270,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"verified", verified},
           {"fbfft_kernel", attrs},
           {"fbfft_family", fbfft::to_string(family)},
-          {"fbfft_shuffle", shuffle_json}};
+          {"fbfft_other_family", other_json}};
 }
 
 }  // namespace

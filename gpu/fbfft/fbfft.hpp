@@ -19,9 +19,11 @@ const char* to_string(Layout l);
 // Which kernel family computes a 2-D transform (1-D transforms always use the shuffle kernels):
 //   shuffle:   one transform spread over up to 32 lanes of a warp, data exchanged with warp shuffles
 //              (the paper's fbfft; every size);
-//   registers: one thread per row pair and per column, whole 1-D transforms in registers, the
-//              transposition through shared memory (sides 2..32; Note [register 2-D kernels]);
-//   automatic: the family measured faster for the size (registers wherever they exist).
+//   registers: one thread per row pair and per column (four lanes at 64 points), whole 1-D
+//              transforms in registers, the transposition through shared memory (sides 2..64;
+//              Note [register 2-D kernels]);
+//   automatic: the family measured faster for the size and layout (registers up to 32; at 64 in
+//              the freq_major layout only).
 enum class Kernel { automatic, shuffle, registers };
 const char* to_string(Kernel k);
 
@@ -71,10 +73,10 @@ struct InverseArgs {
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128 (shuffle
-// family), 2-D n_h, n_w in 2..32 (register family).
+// family), 2-D n_h, n_w in 2..64 (register family).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic);
-// The family that runs a size under a request (automatic resolved); throws like forward().
-Kernel resolve_kernel(int n_h, int n_w, Kernel requested);
+// The family that runs a size and layout under a request (automatic resolved); throws like forward().
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard);
 // Largest supported side for 2-D transforms (128, square only).
 inline constexpr int kMaxSide2d = 128;
 
@@ -93,6 +95,7 @@ void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
 
 // Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..".
-std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic);
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic,
+                              Layout layout = Layout::standard);
 
 }  // namespace fftconv::fbfft

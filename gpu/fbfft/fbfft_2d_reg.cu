@@ -1,4 +1,4 @@
-// fbfft 2-D register kernels (sides 2..32): one thread per packed row pair and one per column,
+// fbfft 2-D register kernels (sides 2..64): one thread (four lanes at 64) per packed row pair and per column,
 // each whole 1-D transform in that thread's registers (RegFft), the transposition between the two
 // passes through shared memory. See Note [register 2-D kernels].
 #include <array>
@@ -26,39 +26,65 @@ namespace {
 //   other layouts through shared memory and a contiguous block store.
 //   inverse: the mirror image (column DIT with the Hermitian split of columns 0 and n_w/2, row DIT
 //   of packed row pairs with the Hermitian extension done in registers, window store).
-// Thread t works on plane q = t mod kPlanes, so in stage (2) a warp shares one column c (uniform
-// branches) and touches kPlanes consecutive planes; plane strides in shared memory are odd (no bank
-// conflicts). Twiddles are compile-time constants, no shuffles are needed. Each thread has at most
+// Thread t works on plane q = t mod P (P = kPlanes planes per block, fewer when the batch would
+// leave more than three quarters of the SMs idle: S=16, f=16 at 32x32 has 256 planes, 16 blocks
+// of 16; halving P until two blocks per SM made S=32 at 32x32 twice as slow), so in
+// stage (2) a warp shares one column c (uniform branches) and touches P consecutive planes; plane
+// strides in shared memory are odd (no bank conflicts). Sides of 64 use four lanes per 1-D
+// transform (Note [lane-split register FFT]). Twiddles are compile-time constants, no shuffles are needed. Each thread has at most
 // one row job and one column job per group of planes, which is what lets the spectra overwrite the
 // real planes in place after a barrier (shared memory = the larger of the two).
 template <int LH, int LW>
 struct RegTile {
   static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1;
   static constexpr int kMaxSide = kNh > kNw ? kNh : kNw;
-  // 512 / side planes per block (at most 64). Measured on the H100 (batch 65536, before cp.async):
-  // 128 or 256 / side, and register caps for 2-4 blocks per SM, all gave the same times within 2%.
-  static constexpr int kPlanes = 512 / kMaxSide > 64 ? 64 : 512 / kMaxSide;
-  static constexpr int kRowJobs = kPlanes * (kNh / 2);
-  static constexpr int kColJobs = kPlanes * kHalf;
-  static constexpr int kJobs = kRowJobs > kColJobs ? kRowJobs : kColJobs;
-  static constexpr int kThreads = (kJobs + 31) / 32 * 32;
+  using RowFft = LaneFft<kNw, lanes_for(kNw)>;
+  using ColFft = LaneFft<kNh, lanes_for(kNh)>;
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
+  // 512 / side planes per block (at most 64), and at most 100 KB of shared memory. Measured on the
+  // H100 (batch 65536, before cp.async): 128 or 256 / side, and register caps for 2-4 blocks per
+  // SM, all gave the same times within 2%.
+  static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
+  static constexpr int kPlanes0 = 512 / kMaxSide > 64 ? 64 : 512 / kMaxSide;
+  static constexpr int kPlanes = kPlanes0 <= kSmemCap ? kPlanes0 : (kSmemCap >= 4 ? 4 : (kSmemCap >= 2 ? 2 : 1));
+  static constexpr int kRowJobs = kPlanes * (kNh / 2);
+  static constexpr int kColJobs = kPlanes * kHalf;
+  static constexpr int kRowThreads = kRowJobs * RowFft::kG, kColThreads = kColJobs * ColFft::kG;
+  static constexpr int kThreads = ((kRowThreads > kColThreads ? kRowThreads : kColThreads) + 31) / 32 * 32;
   static constexpr int kSmemBytes = kPlanes * kSpecStride * 8 > kPlanes * kRealStride * 4
                                         ? kPlanes * kSpecStride * 8 : kPlanes * kRealStride * 4;
   static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
+  static_assert(kThreads <= 1024, "too many threads per block");
+};
+
+// Lane p of job (q, j) of a stage with G lanes per job and jobs_per_plane jobs per plane: thread t
+// has p = t mod G and job t / G = j * P + q, P = 2^log_p planes per block. Threads past the last
+// job take job 0 (they compute along, so that every lane reaches the shuffles, and store nothing).
+template <int G>
+struct Job {
+  int p, q, j;
+  bool live;
+  __device__ __forceinline__ Job(int t, int jobs_per_plane, int log_p) {
+    p = t % G;
+    const int job = t / G;
+    live = job < (jobs_per_plane << log_p);
+    q = live ? job & ((1 << log_p) - 1) : 0;
+    j = live ? job >> log_p : 0;
+  }
 };
 
 // Shared-memory <-> global copy of a block's half spectra in the standard or transposed layout
 // (consecutive threads on consecutive global addresses; the block's planes are contiguous there).
 template <class T, bool Store>
 __device__ __forceinline__ void copy_spectra(Layout layout, float2* smem, float2* global_store,
-                                             const float2* global_load, int64_t first, int64_t batch) {
+                                             const float2* global_load, int64_t first, int64_t batch, int planes_per_block,
+                                             int nthreads) {
   constexpr int kPlaneElems = T::kNh * T::kNw2;
-  const int64_t planes = batch - first < T::kPlanes ? batch - first : T::kPlanes;
+  const int64_t planes = batch - first < planes_per_block ? batch - first : planes_per_block;
   const int n = static_cast<int>(planes) * kPlaneElems;
   const int64_t base = first * kPlaneElems;
-  for (int e = threadIdx.x; e < n; e += T::kThreads) {
+  for (int e = threadIdx.x; e < n; e += nthreads) {
     const int q = e / kPlaneElems, rem = e - q * kPlaneElems;
     int kh, kw;
     if (layout == Layout::transposed) {
@@ -77,21 +103,27 @@ __device__ __forceinline__ void copy_spectra(Layout layout, float2* smem, float2
   if constexpr (!Store) cp_async_wait_all();
 }
 
-template <int LH, int LW>
-__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kernel(ForwardArgs a) {
+template <int LH, int LW, bool Full>
+__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
   using T = RegTile<LH, LW>;
-  using RowFft = RegFft<T::kNw>;
-  using ColFft = RegFft<T::kNh>;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf, kP = T::kPlanes;
+  using RowFft = typename T::RowFft;
+  using ColFft = typename T::ColFft;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  // Planes per block: T::kPlanes in the Full instance (everything below is then compile-time),
+  // fewer for small batches.
+  if constexpr (Full) log_p = ilog2(T::kPlanes);
+  const int kP = Full ? T::kPlanes : 1 << log_p;
+  const int nthreads = Full ? T::kThreads : static_cast<int>(blockDim.x);
   extern __shared__ float2 smem[];
   float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  const int q = t % kP, j = t / kP;  // plane in the group; row pair (stage 1) or column (stage 2)
+  const Job<RowFft::kG> rj(t, kNh / 2, log_p);  // rows 2j, 2j+1 of plane q
+  const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
     // (0) the input windows, zero-padded
-    for (int e = t; e < kP * kNh * kNw; e += T::kThreads) {
+    for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = e >> (LH + LW), y = (e >> LW) & (kNh - 1), x = e & (kNw - 1);
       const int64_t plane = first + eq, yy = y - a.off_h, xx = x - a.off_w;
       const bool inside = plane < a.batch && yy >= 0 && yy < a.in_h && xx >= 0 && xx < a.in_w;
@@ -100,162 +132,176 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
     }
     cp_async_wait_all();
     __syncthreads();
-    // (1) rows 2j, 2j+1 of plane q
-    const bool row_job = t < T::kRowJobs;
-    float2 v[kNw];
-    if (row_job) {
-      const float* r0 = real + q * T::kRealStride + 2 * j * kNw;
-      static_for<kNw>([&](auto x) { v[x] = make_float2(r0[x], r0[kNw + x]); });
-      RowFft::forward(v);
+    // (1) rows: lane p holds x = p*R + r of the packed row pair
+    float2 v[RowFft::kR], vo[RowFft::kR];
+    {
+      const float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
+      static_for<RowFft::kR>([&](auto r) { v[r] = make_float2(r0[r], r0[kNw + r]); });
+      RowFft::forward(v, rj.p);
+      RowFft::partner(v, vo, rj.p);
     }
     __syncthreads();  // every row is in registers before the spectra overwrite the real planes
-    if (row_job) {
-      float2* s = smem + q * T::kSpecStride + 2 * j * kNw2;
-      static_for<kNw>([&](auto i) {
-        constexpr int k = RowFft::freq(i);
-        if constexpr (k <= kHalf) {
-          const float2 o = v[RowFft::mirror(i)];
-          s[k] = unpack_a(v[i], o);
-          s[kNw2 + k] = unpack_b(v[i], o);
+    if (rj.live) {
+      float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
+      const int lane_k = RowFft::lane_freq(rj.p);
+      static_for<RowFft::kR>([&](auto r) {
+        const int k = RowFft::reg_freq(r) + lane_k;
+        if (k <= kHalf) {
+          s[k] = unpack_a(v[r], vo[r]);
+          s[kNw2 + k] = unpack_b(v[r], vo[r]);
         }
       });
     }
     __syncthreads();
-    // (2) column c = j of plane q
-    if (t < T::kColJobs) {
-      float2* s = smem + q * T::kSpecStride + j;
-      float2 w[kNh];
-      if (j == 0)
-        static_for<kNh>([&](auto y) { w[y] = make_float2(s[y * kNw2].x, s[y * kNw2 + kHalf].x); });
+    // (2) column c = j of plane q: lane p holds rows y = p*R + r
+    {
+      float2* s = smem + cj.q * T::kSpecStride + cj.j;
+      float2 w[ColFft::kR], wo[ColFft::kR];
+      const int y0 = cj.p * ColFft::kR;
+      // Threads without a job read nothing (job 0's lanes may be writing its column meanwhile).
+      if (!cj.live)
+        static_for<ColFft::kR>([&](auto r) { w[r] = make_float2(0.f, 0.f); });
+      else if (cj.j == 0)
+        static_for<ColFft::kR>([&](auto r) { w[r] = make_float2(s[(y0 + r) * kNw2].x, s[(y0 + r) * kNw2 + kHalf].x); });
       else
-        static_for<kNh>([&](auto y) { w[y] = s[y * kNw2]; });
-      ColFft::forward(w);
-      const int64_t plane = first + q;
+        static_for<ColFft::kR>([&](auto r) { w[r] = s[(y0 + r) * kNw2]; });
+      ColFft::forward(w, cj.p);
+      ColFft::partner(w, wo, cj.p);  // used by column 0 only; every lane takes part in the shuffles
+      // With several lanes per column a lane overwrites rows that its partner lanes read: their
+      // reads are ordered before the writes by this warp barrier (all lanes of a job share a warp).
+      if constexpr (ColFft::kG > 1) __syncwarp();
+      const int64_t plane = first + cj.q;
       const bool direct = a.layout == Layout::freq_major;
-      float2* out = a.output + plane + j * ldb;
+      const int lane_kh = ColFft::lane_freq(cj.p);
+      float2* out = a.output + plane + cj.j * ldb + lane_kh * kNw2 * ldb;
       const int64_t row_step = kNw2 * ldb;
-      if (direct && plane >= a.batch) {
-        // nothing to store for a plane past the batch
-      } else if (j == 0) {
-        static_for<kNh>([&](auto i) {
-          constexpr int kh = ColFft::freq(i);
-          const float2 o = w[ColFft::mirror(i)];
+      float2* sc = s + lane_kh * kNw2;
+      if (!cj.live || (direct && plane >= a.batch)) {
+        // nothing to store
+      } else if (cj.j == 0) {
+        static_for<ColFft::kR>([&](auto r) {
+          constexpr int kh = ColFft::reg_freq(r);
           if (direct) {
-            out[kh * row_step] = unpack_a(w[i], o);
-            out[kh * row_step + kHalf * ldb] = unpack_b(w[i], o);
+            out[kh * row_step] = unpack_a(w[r], wo[r]);
+            out[kh * row_step + kHalf * ldb] = unpack_b(w[r], wo[r]);
           } else {
-            s[kh * kNw2] = unpack_a(w[i], o);
-            s[kh * kNw2 + kHalf] = unpack_b(w[i], o);
+            sc[kh * kNw2] = unpack_a(w[r], wo[r]);
+            sc[kh * kNw2 + kHalf] = unpack_b(w[r], wo[r]);
           }
         });
       } else {
-        static_for<kNh>([&](auto i) {
-          constexpr int kh = ColFft::freq(i);
+        static_for<ColFft::kR>([&](auto r) {
+          constexpr int kh = ColFft::reg_freq(r);
           if (direct)
-            out[kh * row_step] = w[i];
+            out[kh * row_step] = w[r];
           else
-            s[kh * kNw2] = w[i];
+            sc[kh * kNw2] = w[r];
         });
       }
     }
     if (a.layout != Layout::freq_major) {
       __syncthreads();
-      copy_spectra<T, true>(a.layout, smem, a.output, nullptr, first, a.batch);
+      copy_spectra<T, true>(a.layout, smem, a.output, nullptr, first, a.batch, kP, nthreads);
     }
     __syncthreads();  // shared memory is free for the next group of planes
   }
 }
 
-template <int LH, int LW>
-__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kernel(InverseArgs a) {
+template <int LH, int LW, bool Full>
+__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
   using T = RegTile<LH, LW>;
-  using RowFft = RegFft<T::kNw>;
-  using ColFft = RegFft<T::kNh>;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf, kP = T::kPlanes;
+  using RowFft = typename T::RowFft;
+  using ColFft = typename T::ColFft;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  // Planes per block: T::kPlanes in the Full instance (everything below is then compile-time),
+  // fewer for small batches.
+  if constexpr (Full) log_p = ilog2(T::kPlanes);
+  const int kP = Full ? T::kPlanes : 1 << log_p;
+  const int nthreads = Full ? T::kThreads : static_cast<int>(blockDim.x);
   extern __shared__ float2 smem[];
   float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  const int q = t % kP, j = t / kP;
+  const Job<RowFft::kG> rj(t, kNh / 2, log_p);
+  const Job<ColFft::kG> cj(t, kHalf, log_p);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
     const bool direct = a.layout == Layout::freq_major;
     if (!direct) {
-      copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch);
+      copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch, kP, nthreads);
       __syncthreads();
     }
-    // (1) column c = j of plane q: DIT from the frequency order to rows y
-    if (t < T::kColJobs) {
-      const int64_t plane = first + q;
-      const bool live = plane < a.batch;
-      float2* s = smem + q * T::kSpecStride + j;
-      const float2* in = a.input + plane + j * ldb;
+    // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
+    {
+      const int64_t plane = first + cj.q;
+      const bool live = cj.live && plane < a.batch;
+      float2* s = smem + cj.q * T::kSpecStride + cj.j;
+      const float2* in = a.input + plane + cj.j * ldb;
       const int64_t row_step = kNw2 * ldb;
-      float2 w[kNh];
       // Column value at frequency kh (column 0, or n_w/2 when `upper`).
-      auto load = [&](int kh, bool upper) {
+      auto load = [&](int kh, bool upper) {  // threads without a job read nothing
         if (direct) return live ? in[kh * row_step + (upper ? kHalf * ldb : 0)] : make_float2(0.f, 0.f);
-        return s[kh * kNw2 + (upper ? kHalf : 0)];
+        return cj.live ? s[kh * kNw2 + (upper ? kHalf : 0)] : make_float2(0.f, 0.f);
       };
-      if (j == 0) {
-        // Hermitian parts of columns 0 and n_w/2 (real after the inverse), taken pair by pair
-        // (i, mirror(i)) so that only the packed column stays live.
-        static_for<kNh>([&](auto i) {
-          constexpr int m = ColFft::mirror(i);
-          if constexpr (i <= m) {
-            const float2 a0 = load(ColFft::freq(i), false), a1 = load(ColFft::freq(i), true);
-            const float2 b0 = load(ColFft::freq(m), false), b1 = load(ColFft::freq(m), true);
-            w[i] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
-                           make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
-            w[m] = pack_ab(make_float2(0.5f * (b0.x + a0.x), 0.5f * (b0.y - a0.y)),
-                           make_float2(0.5f * (b1.x + a1.x), 0.5f * (b1.y - a1.y)));
-          }
+      float2 w[ColFft::kR];
+      const int lane_kh = ColFft::lane_freq(cj.p);
+      if (cj.j == 0) {
+        // Hermitian parts of columns 0 and n_w/2 (whose inverses are real), packed as one column.
+        static_for<ColFft::kR>([&](auto r) {
+          const int kh = ColFft::reg_freq(r) + lane_kh, km = (kNh - kh) & (kNh - 1);
+          const float2 a0 = load(kh, false), a1 = load(kh, true), b0 = load(km, false), b1 = load(km, true);
+          w[r] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
+                         make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
         });
       } else {
-        static_for<kNh>([&](auto i) { w[i] = load(ColFft::freq(i), false); });
+        static_for<ColFft::kR>([&](auto r) { w[r] = load(ColFft::reg_freq(r) + lane_kh, false); });
       }
-      ColFft::inverse(w);
-      if (j == 0) {
-        static_for<kNh>([&](auto y) {
-          s[y * kNw2] = make_float2(w[y].x, 0.f);
-          s[y * kNw2 + kHalf] = make_float2(w[y].y, 0.f);
-        });
-      } else {
-        static_for<kNh>([&](auto y) { s[y * kNw2] = w[y]; });
+      ColFft::inverse(w, cj.p);
+      if constexpr (ColFft::kG > 1) __syncwarp();  // partner lanes' reads before this lane's writes
+      const int y0 = cj.p * ColFft::kR;
+      if (cj.live) {
+        if (cj.j == 0) {
+          static_for<ColFft::kR>([&](auto r) {
+            s[(y0 + r) * kNw2] = make_float2(w[r].x, 0.f);
+            s[(y0 + r) * kNw2 + kHalf] = make_float2(w[r].y, 0.f);
+          });
+        } else {
+          static_for<ColFft::kR>([&](auto r) { s[(y0 + r) * kNw2] = w[r]; });
+        }
       }
     }
     __syncthreads();
     // (2) rows 2j, 2j+1 of plane q: Hermitian extension, DIT, scale
-    const bool row_job = t < T::kRowJobs;
-    float2 v[kNw];
-    if (row_job) {
-      const float2* s = smem + q * T::kSpecStride + 2 * j * kNw2;
-      static_for<kNw>([&](auto i) {
-        constexpr int k = RowFft::freq(i);
-        if constexpr (k <= kHalf) {  // X[k] and, from the same two loads, X[n_w - k] = conj(X[k])
-          float2 za = s[k], zb = s[kNw2 + k];
-          if constexpr (k == 0 || k == kHalf) {
-            za.y = 0.f;
-            zb.y = 0.f;
-          }
-          v[i] = pack_ab(za, zb);
-          if constexpr (k != 0 && k != kHalf)
-            v[RowFft::mirror(i)] = pack_ab(make_float2(za.x, -za.y), make_float2(zb.x, -zb.y));
+    float2 v[RowFft::kR];
+    {
+      const float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
+      const int lane_k = RowFft::lane_freq(rj.p);
+      static_for<RowFft::kR>([&](auto r) {
+        const int k = RowFft::reg_freq(r) + lane_k;
+        const int kk = k <= kHalf ? k : kNw - k;  // X[n_w - k] = conj(X[k])
+        float2 za = s[kk], zb = s[kNw2 + kk];
+        if (kk == 0 || kk == kHalf) {
+          za.y = 0.f;
+          zb.y = 0.f;
+        } else if (k > kHalf) {
+          za.y = -za.y;
+          zb.y = -zb.y;
         }
+        v[r] = pack_ab(za, zb);
       });
-      RowFft::inverse(v);
+      RowFft::inverse(v, rj.p);
     }
     __syncthreads();  // every half spectrum is read before the real rows overwrite them
-    if (row_job) {
-      float* r0 = real + q * T::kRealStride + 2 * j * kNw;
-      static_for<kNw>([&](auto x) {
-        r0[x] = v[x].x * a.scale;
-        r0[kNw + x] = v[x].y * a.scale;
+    if (rj.live) {
+      float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
+      static_for<RowFft::kR>([&](auto r) {
+        r0[r] = v[r].x * a.scale;
+        r0[kNw + r] = v[r].y * a.scale;
       });
     }
     __syncthreads();
     // (3) the output window, consecutive threads on consecutive addresses
-    for (int e = t; e < kP * kNh * kNw; e += T::kThreads) {
+    for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = e >> (LH + LW), y = (e >> LW) & (kNh - 1), x = e & (kNw - 1);
       const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
       if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
@@ -265,29 +311,42 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kern
   }
 }
 
+// Planes per block: T::kPlanes, halved while the batch would fill fewer blocks than a quarter of
+// the SMs (a small batch then spreads over more SMs: Note [register 2-D kernels]); the block has
+// the threads and shared memory of that many planes.
 template <int LH, int LW, class Args>
-void launch_reg(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
+void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args& a, cudaStream_t stream) {
   using T = RegTile<LH, LW>;
+  const int64_t enough = sm_count() / 4;
+  int log_p = ilog2(T::kPlanes);
+  while (log_p > 0 && (a.batch + (int64_t(1) << log_p) - 1) >> log_p < enough) --log_p;
+  const int planes = 1 << log_p;
+  auto* kernel = planes == T::kPlanes ? full : partial;
   const void* k = reinterpret_cast<const void*>(kernel);
-  if (T::kSmemBytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-  const int blocks = grid_blocks(k, T::kThreads, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
-  kernel<<<blocks, T::kThreads, T::kSmemBytes, stream>>>(a);
+  const int jobs = planes * (T::kNh / 2 * T::RowFft::kG > T::kHalf * T::ColFft::kG ? T::kNh / 2 * T::RowFft::kG
+                                                                                   : T::kHalf * T::ColFft::kG);
+  const int threads = (jobs + 31) / 32 * 32;
+  const int smem = planes * T::kSpecStride * 8 > planes * T::kRealStride * 4 ? planes * T::kSpecStride * 8
+                                                                            : planes * T::kRealStride * 4;
+  if (smem > 48 * 1024)
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int blocks = grid_blocks(k, threads, smem, (a.batch + planes - 1) / planes);
+  kernel<<<blocks, threads, smem, stream>>>(a, log_p);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 template <int LH, int LW>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW>(forward_2d_reg_kernel<LH, LW>, a, stream);
+  launch_reg<LH, LW>(forward_2d_reg_kernel<LH, LW, true>, forward_2d_reg_kernel<LH, LW, false>, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW>(inverse_2d_reg_kernel<LH, LW>, a, stream);
+  launch_reg<LH, LW>(inverse_2d_reg_kernel<LH, LW, true>, inverse_2d_reg_kernel<LH, LW, false>, a, stream);
 }
 template <int LH, int LW>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<LH, LW>); }
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<LH, LW, true>); }
 template <int LH, int LW>
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<LH, LW>); }
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<LH, LW, true>); }
 
 template <int LH, int LW>
 constexpr Launcher make_launcher() {

@@ -122,3 +122,84 @@ struct RegFft {
 };
 
 }  // namespace fftconv::fbfft::detail
+
+namespace fftconv::fbfft::detail {
+
+// Lanes per transform of the register kernels: one up to 32 points; 64 points are spread over 4
+// lanes of 16 registers each (a whole 64-point transform would need 128 registers of data).
+constexpr int lanes_for(int n) { return n <= 32 ? 1 : n / 16; }
+
+// Note [lane-split register FFT]
+// LaneFft<N, G>: one length-N transform over G (1, 2 or 4) consecutive lanes, lane p holding the
+// R = N/G elements i = p*R + r in v[r]. forward(): the first log2(G) DIF stages (spans N/2 .. R)
+// pair lanes p and p^m (m = span/R) through one shuffle per register; their twiddles
+// exp(-i pi ((p & (m-1)) R + r) / (m R)) are a compile-time factor times 1 or -i (m <= 2); the
+// remaining spans R/2 .. 1 are RegFft<R>'s, inside the lane. Position (p, r) then holds X[k] with
+// k = bitrev_R(r) * G + bitrev_G(p) = reg_freq(r) + lane_freq(p). inverse() undoes it (RegFft<R>
+// DIT first, then the lane stages with conjugate twiddles); partner() fetches X[(N - k) mod N] for
+// each register (from the lane itself when p = 0, else from lane bitrev_G(G - bitrev_G(p)) at a
+// compile-time register). Every lane of the warp must call forward/inverse/partner (full-mask
+// shuffles); with G = 1 there are no shuffles and this is RegFft<N>.
+template <int N, int G>
+struct LaneFft {
+  static_assert(G == 1 || G == 2 || G == 4, "LaneFft: G must be 1, 2 or 4");
+  static constexpr int kG = G, kR = N / G, kLogR = ilog2(kR), kLogG = ilog2(G);
+  static_assert(kR >= 2, "LaneFft: at least two values per lane");
+  using Inner = RegFft<kR>;
+
+  static constexpr int reg_freq(int r) { return bitrev(r, kLogR) * G; }
+  __host__ __device__ static constexpr int lane_freq(int p) { return bitrev(p, kLogG); }
+
+  __device__ __forceinline__ static void forward(float2 (&v)[kR], int p) {
+    if constexpr (G > 1) {
+      static_for<kLogG>([&](auto s) {
+        constexpr int m = 1 << (kLogG - 1 - s);  // lane distance; span m * R
+        const bool upper = (p & m) != 0;
+        static_for<kR>([&](auto r) {
+          const float2 o = shfl_xor2(v[r], m);
+          float2 d = csub(o, v[r]);
+          if constexpr (m == 2) d = (p & 1) ? make_float2(d.y, -d.x) : d;  // exp(-i pi (p & 1) / 2)
+          d = rotate<r, m * kR, false>(d);
+          v[r] = upper ? d : cadd(v[r], o);
+        });
+      });
+    }
+    Inner::forward(v);
+  }
+
+  __device__ __forceinline__ static void inverse(float2 (&v)[kR], int p) {
+    Inner::inverse(v);
+    if constexpr (G > 1) {
+      static_for<kLogG>([&](auto s) {
+        constexpr int m = 1 << s;
+        const bool upper = (p & m) != 0;
+        static_for<kR>([&](auto r) {
+          float2 x = v[r];
+          if (upper) {
+            x = rotate<r, m * kR, true>(x);
+            if constexpr (m == 2) x = (p & 1) ? make_float2(-x.y, x.x) : x;  // exp(+i pi (p & 1) / 2)
+          }
+          const float2 o = shfl_xor2(x, m);
+          v[r] = upper ? csub(o, x) : cadd(x, o);
+        });
+      });
+    }
+  }
+
+  __device__ __forceinline__ static void partner(const float2 (&v)[kR], float2 (&o)[kR], int p) {
+    if constexpr (G == 1) {
+      static_for<kR>([&](auto r) { o[r] = v[Inner::mirror(r)]; });
+    } else {
+      const int b = lane_freq(p);
+      const int src = b == 0 ? 0 : lane_freq(G - b);
+      static_for<kR>([&](auto r) {
+        constexpr int a = bitrev(r, kLogR);
+        constexpr int r0 = bitrev((kR - a) & (kR - 1), kLogR), r1 = bitrev(kR - 1 - a, kLogR);
+        const float2 x1 = shfl2(v[r1], src, G);
+        o[r] = p == 0 ? v[r0] : x1;
+      });
+    }
+  }
+};
+
+}  // namespace fftconv::fbfft::detail
