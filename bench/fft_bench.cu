@@ -220,7 +220,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   }
   // The other kernel family of the same size, where there is one, is timed too (same buffers, same
   // run): the measurement behind the automatic choice (Note [register 2-D kernels]).
-  const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic);
+  const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic, fbfft::Layout::standard, c.inverse);
   const fbfft::Kernel other_family = family == fbfft::Kernel::registers ? fbfft::Kernel::shuffle : fbfft::Kernel::registers;
   std::optional<Stats> other;
   if (fbfft::supported(c.n_h, c.n_w, other_family)) {
@@ -238,7 +238,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   }
   const double bytes = double(real_bytes + cplx_bytes);
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
-  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse);
+  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
   char line[400];
   std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s | %s",
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,

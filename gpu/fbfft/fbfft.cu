@@ -23,8 +23,12 @@ int log2_exact(int n) {
 // The automatic choice (Note [register 2-D kernels], measured on the H100): the register family for
 // sides up to 32, and at 64 for the freq_major layout only (its four planes per block write 32-byte
 // runs per frequency where the shuffle kernel's one plane writes 8 bytes; in the standard layout the
-// shuffle kernel is the faster one at 64: 1.09x vs 0.91x cuFFT forward).
-const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard) {
+// shuffle kernel is the faster one at 64: 1.09x vs 0.91x cuFFT forward). At 128x128 (one plane per
+// block, four lanes of 32 registers), standard layout, the register inverse beats the shuffle one
+// (0.86x vs 0.63x cuFFT) and the register forward loses (0.60x vs 0.87x); in the freq_major layout
+// the register kernels made the fbfft backend's L1 faster (fprop 3.05 -> 2.82 ms).
+const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
+                                      bool inverse = false) {
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh < 0 || lw < 1) return nullptr;
   if (lh == 0) return kernel != Kernel::registers && lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw] : nullptr;
@@ -32,13 +36,17 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   const detail::Launcher* r = &detail::launchers_2d_registers()[index];
   if (kernel == Kernel::registers) return r->forward ? r : nullptr;
-  if (kernel == Kernel::automatic && r->forward && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
+  const bool big = n_h == 128 && n_w == 128;  // the only 2-D size above 64
+  if (kernel == Kernel::automatic && r->forward &&
+      ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major || (big && inverse)))
+    return r;
   const detail::Launcher* l = &detail::launchers_2d()[index];
   return l->forward ? l : nullptr;
 }
 
-const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard) {
-  const detail::Launcher* l = find_launcher(n_h, n_w, kernel, layout);
+const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
+                                          bool inverse = false) {
+  const detail::Launcher* l = find_launcher(n_h, n_w, kernel, layout, inverse);
   if (!l)
     throw Unsupported("fbfft: no " + std::string(kernel == Kernel::registers ? "register " : "") +
                       "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) +
@@ -83,8 +91,8 @@ const char* to_string(Kernel k) {
 
 bool supported(int n_h, int n_w, Kernel kernel) { return find_launcher(n_h, n_w, kernel) != nullptr; }
 
-Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout) {
-  const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout);
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
+  const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return Kernel::shuffle;
   return &l == &detail::launchers_2d_registers()[lh * (detail::kMaxLog2d + 1) + lw] ? Kernel::registers : Kernel::shuffle;
@@ -122,13 +130,13 @@ void forward(const ForwardArgs& a, cudaStream_t stream) {
 
 void inverse(const InverseArgs& a, cudaStream_t stream) {
   validate(a);
-  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w, a.kernel, a.layout);
+  const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w, a.kernel, a.layout, true);
   if (a.batch == 0) return;
   l.inverse(a, stream);
 }
 
 std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout) {
-  const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel, layout);
+  const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel, layout, inverse);
   const void* fn = inverse ? l.inverse_kernel() : l.forward_kernel();
   cudaFuncAttributes attr{};
   FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));

@@ -19,11 +19,12 @@ const char* to_string(Layout l);
 // Which kernel family computes a 2-D transform (1-D transforms always use the shuffle kernels):
 //   shuffle:   one transform spread over up to 32 lanes of a warp, data exchanged with warp shuffles
 //              (the paper's fbfft; every size);
-//   registers: one thread per row pair and per column (four lanes at 64 points), whole 1-D
-//              transforms in registers, the transposition through shared memory (sides 2..64;
+//   registers: one thread per row pair and per column (four lanes at 64 and 128 points), whole 1-D
+//              transforms in registers, the transposition through shared memory (sides 2..64, 128;
 //              Note [register 2-D kernels]);
-//   automatic: the family measured faster for the size and layout (registers up to 32; at 64 in
-//              the freq_major layout only).
+//   automatic: the family measured faster for the size, layout and direction (registers up to
+//              32; at 64 and 128 in the freq_major layout; at 128x128 standard for the
+//              inverse only).
 enum class Kernel { automatic, shuffle, registers };
 const char* to_string(Kernel k);
 
@@ -73,10 +74,11 @@ struct InverseArgs {
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128 (shuffle
-// family), 2-D n_h, n_w in 2..64 (register family).
+// family), 2-D n_h, n_w in 2..64 and 128×128 (register family).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic);
-// The family that runs a size and layout under a request (automatic resolved); throws like forward().
-Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard);
+// The family that runs a size, layout and direction under a request (automatic resolved); throws
+// like forward().
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);
 // Largest supported side for 2-D transforms (128, square only).
 inline constexpr int kMaxSide2d = 128;
 

@@ -133,22 +133,22 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
     cp_async_wait_all();
     __syncthreads();
     // (1) rows: lane p holds x = p*R + r of the packed row pair
-    float2 v[RowFft::kR], vo[RowFft::kR];
+    float2 v[RowFft::kR];
     {
       const float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
       static_for<RowFft::kR>([&](auto r) { v[r] = make_float2(r0[r], r0[kNw + r]); });
       RowFft::forward(v, rj.p);
-      RowFft::partner(v, vo, rj.p);
     }
     __syncthreads();  // every row is in registers before the spectra overwrite the real planes
-    if (rj.live) {
+    {
       float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
       const int lane_k = RowFft::lane_freq(rj.p);
       static_for<RowFft::kR>([&](auto r) {
+        const float2 o = RowFft::template partner<r>(v, rj.p);  // every lane: shuffles
         const int k = RowFft::reg_freq(r) + lane_k;
-        if (k <= kHalf) {
-          s[k] = unpack_a(v[r], vo[r]);
-          s[kNw2 + k] = unpack_b(v[r], vo[r]);
+        if (rj.live && k <= kHalf) {
+          s[k] = unpack_a(v[r], o);
+          s[kNw2 + k] = unpack_b(v[r], o);
         }
       });
     }
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
     // (2) column c = j of plane q: lane p holds rows y = p*R + r
     {
       float2* s = smem + cj.q * T::kSpecStride + cj.j;
-      float2 w[ColFft::kR], wo[ColFft::kR];
+      float2 w[ColFft::kR];
       const int y0 = cj.p * ColFft::kR;
       // Threads without a job read nothing (job 0's lanes may be writing its column meanwhile).
       if (!cj.live)
@@ -166,7 +166,6 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
       else
         static_for<ColFft::kR>([&](auto r) { w[r] = s[(y0 + r) * kNw2]; });
       ColFft::forward(w, cj.p);
-      ColFft::partner(w, wo, cj.p);  // used by column 0 only; every lane takes part in the shuffles
       // With several lanes per column a lane overwrites rows that its partner lanes read: their
       // reads are ordered before the writes by this warp barrier (all lanes of a job share a warp).
       if constexpr (ColFft::kG > 1) __syncwarp();
@@ -176,19 +175,23 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
       float2* out = a.output + plane + cj.j * ldb + lane_kh * kNw2 * ldb;
       const int64_t row_step = kNw2 * ldb;
       float2* sc = s + lane_kh * kNw2;
-      if (!cj.live || (direct && plane >= a.batch)) {
-        // nothing to store
-      } else if (cj.j == 0) {
+      const bool store = cj.live && !(direct && plane >= a.batch);
+      if (cj.j == 0 || ColFft::kG > 1) {  // with several lanes, every lane takes part in the shuffles
         static_for<ColFft::kR>([&](auto r) {
           constexpr int kh = ColFft::reg_freq(r);
+          const float2 o = ColFft::template partner<r>(w, cj.p);
+          if (!store || cj.j != 0) return;
           if (direct) {
-            out[kh * row_step] = unpack_a(w[r], wo[r]);
-            out[kh * row_step + kHalf * ldb] = unpack_b(w[r], wo[r]);
+            out[kh * row_step] = unpack_a(w[r], o);
+            out[kh * row_step + kHalf * ldb] = unpack_b(w[r], o);
           } else {
-            sc[kh * kNw2] = unpack_a(w[r], wo[r]);
-            sc[kh * kNw2 + kHalf] = unpack_b(w[r], wo[r]);
+            sc[kh * kNw2] = unpack_a(w[r], o);
+            sc[kh * kNw2 + kHalf] = unpack_b(w[r], o);
           }
         });
+      }
+      if (!store || cj.j == 0) {
+        // stored above, or nothing to store
       } else {
         static_for<ColFft::kR>([&](auto r) {
           constexpr int kh = ColFft::reg_freq(r);
@@ -350,7 +353,7 @@ const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_r
 
 template <int LH, int LW>
 constexpr Launcher make_launcher() {
-  if constexpr (LH < 1 || LH > kMaxLog2dReg || LW < 1 || LW > kMaxLog2dReg) {
+  if constexpr (LH < 1 || LW < 1 || ((LH > 6 || LW > 6) && !(LH == 7 && LW == 7))) {
     return Launcher{};
   } else {
     return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &forward_kernel<LH, LW>,

@@ -108,7 +108,9 @@ class FbfftConvPlan final : public Plan {
                                         : ", padded-grid inverse folded onto gradInput (P^T)")
                                  : "");
     s << "; " << fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major))
-      << " transform kernels";
+      << " forward / "
+      << fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, true))
+      << " inverse transform kernels";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;

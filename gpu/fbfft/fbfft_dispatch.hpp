@@ -10,7 +10,6 @@ namespace fftconv::fbfft::detail {
 inline constexpr int kThreads = 128;   // threads per block of every fbfft kernel
 inline constexpr int kMaxLog1d = 8;    // 1-D sizes 2^1 .. 2^8
 inline constexpr int kMaxLog2d = 7;    // 2-D sides 2^1 .. 2^6, and 2^7 × 2^7
-inline constexpr int kMaxLog2dReg = 6; // register 2-D kernels: sides 2^1 .. 2^6
 
 struct Launcher {
   void (*forward)(const ForwardArgs&, cudaStream_t) = nullptr;
@@ -25,7 +24,7 @@ struct Launcher {
 const Launcher* launchers_1d();
 // launchers_2d()[log2 n_h * (kMaxLog2d + 1) + log2 n_w]; entries without a kernel are empty.
 const Launcher* launchers_2d();
-// The register kernels (fbfft_2d_reg.cu), same indexing; entries exist for sides 2..64.
+// The register kernels (fbfft_2d_reg.cu), same indexing; entries exist for sides 2..64 and 128×128.
 const Launcher* launchers_2d_registers();
 
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident

@@ -424,7 +424,8 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(2, 32, Kernel::registers));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::registers));
     CHECK(fftconv::fbfft::supported(8, 64, Kernel::registers));
-    CHECK_FALSE(fftconv::fbfft::supported(128, 128, Kernel::registers));
+    CHECK(fftconv::fbfft::supported(128, 128, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 128, Kernel::registers));
     CHECK_FALSE(fftconv::fbfft::supported(1, 16, Kernel::registers));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
@@ -432,8 +433,10 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::shuffle);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
-    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(128, 128, Kernel::registers), fftconv::Unsupported);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);
     a.n_h = 12;
     CHECK_THROWS_AS(fftconv::fbfft::forward(a), fftconv::Unsupported);
     InverseArgs b;

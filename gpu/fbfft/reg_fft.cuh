@@ -125,9 +125,9 @@ struct RegFft {
 
 namespace fftconv::fbfft::detail {
 
-// Lanes per transform of the register kernels: one up to 32 points; 64 points are spread over 4
-// lanes of 16 registers each (a whole 64-point transform would need 128 registers of data).
-constexpr int lanes_for(int n) { return n <= 32 ? 1 : n / 16; }
+// Lanes per transform of the register kernels: one up to 32 points; 64 and 128 points are spread
+// over 4 lanes of 16 or 32 registers (a whole 64-point transform would need 128 registers of data).
+constexpr int lanes_for(int n) { return n <= 32 ? 1 : 4; }
 
 // Note [lane-split register FFT]
 // LaneFft<N, G>: one length-N transform over G (1, 2 or 4) consecutive lanes, lane p holding the
@@ -136,9 +136,9 @@ constexpr int lanes_for(int n) { return n <= 32 ? 1 : n / 16; }
 // exp(-i pi ((p & (m-1)) R + r) / (m R)) are a compile-time factor times 1 or -i (m <= 2); the
 // remaining spans R/2 .. 1 are RegFft<R>'s, inside the lane. Position (p, r) then holds X[k] with
 // k = bitrev_R(r) * G + bitrev_G(p) = reg_freq(r) + lane_freq(p). inverse() undoes it (RegFft<R>
-// DIT first, then the lane stages with conjugate twiddles); partner() fetches X[(N - k) mod N] for
-// each register (from the lane itself when p = 0, else from lane bitrev_G(G - bitrev_G(p)) at a
-// compile-time register). Every lane of the warp must call forward/inverse/partner (full-mask
+// DIT first, then the lane stages with conjugate twiddles); partner<r>() fetches X[(N - k) mod N]
+// for register r (from the lane itself when p = 0, else from lane bitrev_G(G - bitrev_G(p)) at a
+// compile-time register), one register at a time so no second array of partners is live. Every lane of the warp must call forward/inverse/partner (full-mask
 // shuffles); with G = 1 there are no shuffles and this is RegFft<N>.
 template <int N, int G>
 struct LaneFft {
@@ -186,18 +186,17 @@ struct LaneFft {
     }
   }
 
-  __device__ __forceinline__ static void partner(const float2 (&v)[kR], float2 (&o)[kR], int p) {
+  // X[(N - k) mod N] for the k held in register R (a shuffle when G > 1: every lane must call it).
+  template <int R>
+  __device__ __forceinline__ static float2 partner(const float2 (&v)[kR], int p) {
     if constexpr (G == 1) {
-      static_for<kR>([&](auto r) { o[r] = v[Inner::mirror(r)]; });
+      return v[Inner::mirror(R)];
     } else {
+      constexpr int a = bitrev(R, kLogR);
+      constexpr int r0 = bitrev((kR - a) & (kR - 1), kLogR), r1 = bitrev(kR - 1 - a, kLogR);
       const int b = lane_freq(p);
-      const int src = b == 0 ? 0 : lane_freq(G - b);
-      static_for<kR>([&](auto r) {
-        constexpr int a = bitrev(r, kLogR);
-        constexpr int r0 = bitrev((kR - a) & (kR - 1), kLogR), r1 = bitrev(kR - 1 - a, kLogR);
-        const float2 x1 = shfl2(v[r1], src, G);
-        o[r] = p == 0 ? v[r0] : x1;
-      });
+      const float2 x1 = shfl2(v[r1], b == 0 ? 0 : lane_freq(G - b), G);
+      return p == 0 ? v[r0] : x1;
     }
   }
 };
