@@ -48,12 +48,17 @@ struct RegTile {
   static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
   static constexpr int kPlanes0 = 512 / kMaxSide > 64 ? 64 : 512 / kMaxSide;
   static constexpr int kPlanes = kPlanes0 <= kSmemCap ? kPlanes0 : (kSmemCap >= 4 ? 4 : (kSmemCap >= 2 ? 2 : 1));
-  static constexpr int kRowJobs = kPlanes * (kNh / 2);
-  static constexpr int kColJobs = kPlanes * kHalf;
-  static constexpr int kRowThreads = kRowJobs * RowFft::kG, kColThreads = kColJobs * ColFft::kG;
-  static constexpr int kThreads = ((kRowThreads > kColThreads ? kRowThreads : kColThreads) + 31) / 32 * 32;
-  static constexpr int kSmemBytes = kPlanes * kSpecStride * 8 > kPlanes * kRealStride * 4
-                                        ? kPlanes * kSpecStride * 8 : kPlanes * kRealStride * 4;
+  // Threads (whole warps) and shared memory of a block working on `planes` planes: one row-pair
+  // job and one column job per thread group (Note [register 2-D kernels]).
+  static constexpr int threads(int planes) {
+    const int row = kNh / 2 * RowFft::kG, col = kHalf * ColFft::kG;
+    return (planes * (row > col ? row : col) + 31) / 32 * 32;
+  }
+  static constexpr int smem_bytes(int planes) {
+    return planes * (kSpecStride * 8 > kRealStride * 4 ? kSpecStride * 8 : kRealStride * 4);
+  }
+  static constexpr int kThreads = threads(kPlanes);
+  static constexpr int kSmemBytes = smem_bytes(kPlanes);
   static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
   static_assert(kThreads <= 1024, "too many threads per block");
 };
@@ -326,11 +331,7 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
   const int planes = 1 << log_p;
   auto* kernel = planes == T::kPlanes ? full : partial;
   const void* k = reinterpret_cast<const void*>(kernel);
-  const int jobs = planes * (T::kNh / 2 * T::RowFft::kG > T::kHalf * T::ColFft::kG ? T::kNh / 2 * T::RowFft::kG
-                                                                                   : T::kHalf * T::ColFft::kG);
-  const int threads = (jobs + 31) / 32 * 32;
-  const int smem = planes * T::kSpecStride * 8 > planes * T::kRealStride * 4 ? planes * T::kSpecStride * 8
-                                                                            : planes * T::kRealStride * 4;
+  const int threads = T::threads(planes), smem = T::smem_bytes(planes);
   if (smem > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int blocks = grid_blocks(k, threads, smem, (a.batch + planes - 1) / planes);
