@@ -173,70 +173,84 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   ia.out_ld = c.n_w;
   ia.out_plane_stride = int64_t(c.n_h) * c.n_w;
 
-  // Verification on slot 0: fbfft output poisoned with NaN first, compared on the device.
-  ErrorSums err;
+  // One fbfft call on rotating slot i with kernel family k.
+  auto run_fbfft = [&](int i, fbfft::Kernel k) {
+    if (!c.inverse) {
+      fa.kernel = k;
+      fa.input = real[i % slots].as<float>();
+      fa.output = cplx[i % slots].as<float2>();
+      fbfft::forward(fa, stream);
+    } else {
+      ia.kernel = k;
+      ia.input = cplx[i % slots].as<float2>();
+      ia.output = real[i % slots].as<float>();
+      fbfft::inverse(ia, stream);
+    }
+  };
+  // cuFFT's result on slot 0 (the reference), then each family verified against it: fbfft output
+  // poisoned with NaN first, compared on the device.
   if (!c.inverse) {
-    FFTCONV_CUDA_CHECK(cudaMemsetAsync(cplx[0].get(), 0xff, cplx_bytes, stream));
-    fa.input = real[0].as<float>();
-    fa.output = cplx[0].as<float2>();
-    fbfft::forward(fa, stream);
     FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[0].as<float>(), check_cplx.as<cufftComplex>()));
-    err = compare_on_device(reinterpret_cast<const float*>(cplx[0].get()), check_cplx.as<float>(), 2 * cplx_elems, stream);
   } else {
     for (int s = 0; s < slots; ++s)  // Hermitian spectra of real data in every slot
       FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[s].as<float>(), cplx[s].as<cufftComplex>()));
     FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx.get(), cplx[0].get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
-    FFTCONV_CUDA_CHECK(cudaMemsetAsync(real[0].get(), 0xff, real_bytes, stream));
-    ia.input = cplx[0].as<float2>();
-    ia.output = real[0].as<float>();
-    fbfft::inverse(ia, stream);
     FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, check_cplx.as<cufftComplex>(), check_real.as<float>()));
-    err = compare_on_device(real[0].as<float>(), check_real.as<float>(), real_elems, stream);
+    // C2R may overwrite its input: restore the copy of slot 0's spectra
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx.get(), cplx[0].get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
   }
-  const double rel = err.ref_sq > 0 ? std::sqrt(err.diff_sq / err.ref_sq) : std::sqrt(err.diff_sq);
-  const bool verified = err.non_finite == 0 && rel <= verify_tolerance(c.n_h, c.n_w);
-  if (!verified) *ok = false;
-
-  Stats fb, cu;
-  if (!c.inverse) {
-    fb = time_events([&](int i) {
-      fa.input = real[i % slots].as<float>();
-      fa.output = cplx[i % slots].as<float2>();
-      fbfft::forward(fa, stream);
-    }, o.warmup, o.repeat, stream);
-    cu = time_events([&](int i) {
-      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[i % slots].as<float>(), cplx[i % slots].as<cufftComplex>()));
-    }, o.warmup, o.repeat, stream);
-  } else {
-    fb = time_events([&](int i) {
-      ia.input = cplx[i % slots].as<float2>();
-      ia.output = real[i % slots].as<float>();
-      fbfft::inverse(ia, stream);
-    }, o.warmup, o.repeat, stream);
-    // cuFFT C2R may overwrite its input; it runs after fbfft, on the same buffers.
-    cu = time_events([&](int i) {
-      FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
-    }, o.warmup, o.repeat, stream);
-  }
-  // The other kernel family of the same size, where there is one, is timed too (same buffers, same
-  // run): the measurement behind the automatic choice (Note [register 2-D kernels]).
+  auto verify = [&](fbfft::Kernel k, double* rel_out, int64_t* non_finite) {
+    ErrorSums err;
+    if (!c.inverse) {
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(cplx[0].get(), 0xff, cplx_bytes, stream));
+      run_fbfft(0, k);
+      err = compare_on_device(reinterpret_cast<const float*>(cplx[0].get()), check_cplx.as<float>(), 2 * cplx_elems, stream);
+    } else {
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(real[0].get(), 0xff, real_bytes, stream));
+      run_fbfft(0, k);
+      err = compare_on_device(real[0].as<float>(), check_real.as<float>(), real_elems, stream);
+    }
+    *rel_out = err.ref_sq > 0 ? std::sqrt(err.diff_sq / err.ref_sq) : std::sqrt(err.diff_sq);
+    *non_finite = err.non_finite;
+    const bool good = err.non_finite == 0 && *rel_out <= verify_tolerance(c.n_h, c.n_w);
+    if (!good) *ok = false;
+    return good;
+  };
   const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic, fbfft::Layout::standard, c.inverse);
-  const fbfft::Kernel other_family = family == fbfft::Kernel::registers ? fbfft::Kernel::shuffle : fbfft::Kernel::registers;
-  std::optional<Stats> other;
-  if (fbfft::supported(c.n_h, c.n_w, other_family)) {
-    fa.kernel = ia.kernel = other_family;
-    other = c.inverse ? time_events([&](int i) {
-      ia.input = cplx[i % slots].as<float2>();
-      ia.output = real[i % slots].as<float>();
-      fbfft::inverse(ia, stream);
-    }, o.warmup, o.repeat, stream)
-                      : time_events([&](int i) {
-      fa.input = real[i % slots].as<float>();
-      fa.output = cplx[i % slots].as<float2>();
-      fbfft::forward(fa, stream);
-    }, o.warmup, o.repeat, stream);
-  }
+  double rel = 0;
+  int64_t non_finite = 0;
+  const bool verified = verify(fbfft::Kernel::automatic, &rel, &non_finite);
+
+  const Stats fb = time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream);
+  // cuFFT C2R may overwrite its input; it runs after fbfft, on the same buffers.
+  const Stats cu = c.inverse ? time_events([&](int i) {
+    FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
+  }, o.warmup, o.repeat, stream)
+                             : time_events([&](int i) {
+    FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[i % slots].as<float>(), cplx[i % slots].as<cufftComplex>()));
+  }, o.warmup, o.repeat, stream);
+  if (c.inverse)  // the spectra cuFFT may have overwritten, for the other families' verification
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(cplx[0].get(), check_cplx.get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
   const double bytes = double(real_bytes + cplx_bytes);
+  // The other kernel families of the same size, where there are, are verified and timed too (same
+  // buffers, same run): the measurements behind the automatic choice (find_launcher in fbfft.cu).
+  nlohmann::json others = nlohmann::json::array();
+  std::string others_line;
+  for (fbfft::Kernel k : {fbfft::Kernel::shuffle, fbfft::Kernel::registers, fbfft::Kernel::fourstep}) {
+    if (k == family || !fbfft::supported(c.n_h, c.n_w, k)) continue;
+    double k_rel = 0;
+    int64_t k_nf = 0;
+    const bool k_ok = verify(k, &k_rel, &k_nf);
+    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), st.median_ms, cu.median_ms / st.median_ms,
+                  k_ok ? "" : ", FAILED");
+    others_line += buf;
+    others.push_back({{"family", fbfft::to_string(k)}, {"median_ms", st.median_ms}, {"min_ms", st.min_ms},
+                      {"gbps", bytes / (st.median_ms * 1e6)}, {"copy_fraction", bytes / (st.median_ms * 1e6) / copy_gbps},
+                      {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", k_rel}, {"non_finite", k_nf},
+                      {"verified", k_ok}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
+  }
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
   const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
   char line[400];
@@ -244,18 +258,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
-  out << line;
-  if (other) {
-    std::snprintf(line, sizeof line, " (%s kernels %.4f ms, %.2fx cuFFT)", fbfft::to_string(other_family), other->median_ms,
-                  cu.median_ms / other->median_ms);
-    out << line;
-  }
-  out << std::endl;
-  nlohmann::json other_json = nullptr;
-  if (other)
-    other_json = {{"family", fbfft::to_string(other_family)}, {"median_ms", other->median_ms}, {"min_ms", other->min_ms},
-                  {"gbps", bytes / (other->median_ms * 1e6)}, {"copy_fraction", bytes / (other->median_ms * 1e6) / copy_gbps},
-                  {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, other_family)}};
+  out << line << others_line << std::endl;
   return {{"n_h", c.n_h},
           {"n_w", c.n_w},
           {"batch", c.batch},
@@ -266,11 +269,11 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}}},
           {"speedup", cu.median_ms / fb.median_ms},
           {"rel_l2_vs_cufft", rel},
-          {"non_finite", err.non_finite},
+          {"non_finite", non_finite},
           {"verified", verified},
           {"fbfft_kernel", attrs},
           {"fbfft_family", fbfft::to_string(family)},
-          {"fbfft_other_family", other_json}};
+          {"fbfft_other_families", others}};
 }
 
 }  // namespace

@@ -20,39 +20,51 @@ int log2_exact(int n) {
   return (1 << l) == n ? l : -1;
 }
 
-// The automatic choice (Note [register 2-D kernels], measured on the H100): the register family for
-// sides up to 32, and at 64 for the freq_major layout only (its four planes per block write 32-byte
-// runs per frequency where the shuffle kernel's one plane writes 8 bytes; in the standard layout the
-// shuffle kernel is the faster one at 64: 1.09x vs 0.91x cuFFT forward). At 128x128 (one plane per
-// block, four lanes of 32 registers), standard layout, the register inverse beats the shuffle one
-// (0.86x vs 0.63x cuFFT) and the register forward loses (0.60x vs 0.87x); in the freq_major layout
-// the register kernels made the fbfft backend's L1 faster (fprop 3.05 -> 2.82 ms).
+// The automatic choice (measured on the H100, bench/results/fft2d_*): the register family for
+// sides up to 32, and at 64 and 128 in the freq_major layout (its planes per block write runs of
+// a frequency's consecutive planes where the other families write 8 bytes per plane; the fbfft
+// backend's L1 at 128: fprop 3.05 -> 2.82 ms); the four-step family at sides 64 and 128 in the
+// standard and transposed layouts (Note [four-step 2-D kernels]); the shuffle family elsewhere.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
-                                      bool inverse = false) {
+                                      bool /*inverse*/ = false) {
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh < 0 || lw < 1) return nullptr;
-  if (lh == 0) return kernel != Kernel::registers && lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw] : nullptr;
+  if (lh == 0)
+    return (kernel == Kernel::automatic || kernel == Kernel::shuffle) && lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw]
+                                                                                                  : nullptr;
   if (lh > detail::kMaxLog2d || lw > detail::kMaxLog2d) return nullptr;
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
-  const detail::Launcher* r = &detail::launchers_2d_registers()[index];
-  if (kernel == Kernel::registers) return r->forward ? r : nullptr;
-  const bool big = n_h == 128 && n_w == 128;  // the only 2-D size above 64
-  if (kernel == Kernel::automatic && r->forward &&
-      ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major || (big && inverse)))
-    return r;
-  const detail::Launcher* l = &detail::launchers_2d()[index];
-  return l->forward ? l : nullptr;
+  auto entry = [](const detail::Launcher* table, int i) { return table[i].forward ? &table[i] : nullptr; };
+  const detail::Launcher* r = entry(detail::launchers_2d_registers(), index);
+  const detail::Launcher* f = layout == Layout::freq_major ? nullptr : entry(detail::launchers_2d_fourstep(), index);
+  const detail::Launcher* w = entry(detail::launchers_2d(), index);
+  switch (kernel) {
+    case Kernel::registers: return r;
+    case Kernel::fourstep: return f;
+    case Kernel::shuffle: return w;
+    case Kernel::automatic: break;
+  }
+  if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
+  if (f) return f;
+  return w ? w : r;
 }
 
 const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
                                           bool inverse = false) {
   const detail::Launcher* l = find_launcher(n_h, n_w, kernel, layout, inverse);
-  if (!l)
-    throw Unsupported("fbfft: no " + std::string(kernel == Kernel::registers ? "register " : "") +
-                      "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) +
-                      (kernel == Kernel::registers
-                           ? " (register kernels: 2-D, sides 2..64, powers of two)"
-                           : " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, or 128x128; powers of two)"));
+  if (!l) {
+    std::string sizes;
+    switch (kernel) {
+      case Kernel::registers: sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two)"; break;
+      case Kernel::fourstep:
+        sizes = " in the " + std::string(to_string(layout)) +
+                " layout (four-step kernels: 2-D, sides 64 and 128, standard or transposed layout)";
+        break;
+      default: sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128; powers of two)";
+    }
+    throw Unsupported("fbfft: no " + std::string(kernel == Kernel::automatic ? "" : std::string(to_string(kernel)) + " ") +
+                      "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + sizes);
+  }
   return *l;
 }
 
@@ -85,6 +97,7 @@ const char* to_string(Kernel k) {
     case Kernel::automatic: return "automatic";
     case Kernel::shuffle: return "shuffle";
     case Kernel::registers: return "registers";
+    case Kernel::fourstep: return "fourstep";
   }
   return "?";
 }
@@ -95,7 +108,10 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return Kernel::shuffle;
-  return &l == &detail::launchers_2d_registers()[lh * (detail::kMaxLog2d + 1) + lw] ? Kernel::registers : Kernel::shuffle;
+  const int index = lh * (detail::kMaxLog2d + 1) + lw;
+  if (&l == &detail::launchers_2d_registers()[index]) return Kernel::registers;
+  if (&l == &detail::launchers_2d_fourstep()[index]) return Kernel::fourstep;
+  return Kernel::shuffle;
 }
 
 void validate(const ForwardArgs& a) {

@@ -22,10 +22,11 @@ const char* to_string(Layout l);
 //   registers: one thread per row pair and per column (four lanes at 64 and 128 points), whole 1-D
 //              transforms in registers, the transposition through shared memory (sides 2..64, 128;
 //              Note [register 2-D kernels]);
-//   automatic: the family measured faster for the size, layout and direction (registers up to
-//              32; at 64 and 128 in the freq_major layout; at 128x128 standard for the
-//              inverse only).
-enum class Kernel { automatic, shuffle, registers };
+//   fourstep:  one plane per block in shared memory, each 1-D transform split N = R1 x 8 over
+//              threads that exchange through shared memory (sides 64 and 128, square or not;
+//              standard and transposed layouts; Note [four-step 2-D kernels]);
+//   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
+enum class Kernel { automatic, shuffle, registers, fourstep };
 const char* to_string(Kernel k);
 
 // Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).
@@ -74,7 +75,7 @@ struct InverseArgs {
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128 (shuffle
-// family), 2-D n_h, n_w in 2..64 and 128×128 (register family).
+// and register families), 2-D n_h, n_w in {64, 128} (four-step family, not in the freq_major layout).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().

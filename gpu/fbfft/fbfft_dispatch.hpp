@@ -26,6 +26,9 @@ const Launcher* launchers_1d();
 const Launcher* launchers_2d();
 // The register kernels (fbfft_2d_reg.cu), same indexing; entries exist for sides 2..64 and 128×128.
 const Launcher* launchers_2d_registers();
+// The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 64 and 128
+// (square and rectangular), standard and transposed layouts only.
+const Launcher* launchers_2d_fourstep();
 
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
 // blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized).

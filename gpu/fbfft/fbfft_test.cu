@@ -80,6 +80,8 @@ std::vector<Size2> all_sizes() {
   for (int h = 2; h <= 64; h *= 2)
     for (int w = 2; w <= 64; w *= 2) s.push_back({h, w});
   s.push_back({128, 128});
+  s.push_back({64, 128});  // four-step family only
+  s.push_back({128, 64});
   return s;
 }
 const Layout kLayouts[] = {Layout::standard, Layout::transposed, Layout::freq_major};
@@ -236,11 +238,12 @@ std::string size_name(int n_h, int n_w, Layout l, Kernel k = Kernel::automatic) 
   return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l) + " " + fftconv::fbfft::to_string(k);
 }
 
-// The kernel families that have a kernel for a size (both where the register family exists).
-std::vector<Kernel> families(int n_h, int n_w) {
+// The kernel families that have a kernel for a size and layout (the four-step family has none in
+// the freq_major layout).
+std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   std::vector<Kernel> k;
-  for (Kernel f : {Kernel::shuffle, Kernel::registers})
-    if (fftconv::fbfft::supported(n_h, n_w, f)) k.push_back(f);
+  for (Kernel f : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
+    if (fftconv::fbfft::supported(n_h, n_w, f) && !(f == Kernel::fourstep && l == Layout::freq_major)) k.push_back(f);
   return k;
 }
 
@@ -252,7 +255,7 @@ TEST_SUITE("gpu") {
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
-        for (Kernel k : families(s.n_h, s.n_w))
+        for (Kernel k : families(s.n_h, s.n_w, l))
         for (int rep = 0; rep < 2; ++rep) {
           INFO(size_name(s.n_h, s.n_w, l, k));
           const double e = check_forward(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
@@ -267,7 +270,7 @@ TEST_SUITE("gpu") {
     double worst = 0;
     for (const auto& s : all_sizes())
       for (Layout l : kLayouts)
-        for (Kernel k : families(s.n_h, s.n_w))
+        for (Kernel k : families(s.n_h, s.n_w, l))
         for (int rep = 0; rep < 2; ++rep) {
           INFO(size_name(s.n_h, s.n_w, l, k));
           const double e = check_inverse(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
@@ -418,7 +421,12 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(1, 256));
     CHECK(fftconv::fbfft::supported(128, 128));
     CHECK_FALSE(fftconv::fbfft::supported(12, 12));
-    CHECK_FALSE(fftconv::fbfft::supported(64, 128));
+    CHECK(fftconv::fbfft::supported(64, 128));  // four-step only
+    CHECK(fftconv::fbfft::supported(128, 64, Kernel::fourstep));
+    CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep));
+    CHECK_FALSE(fftconv::fbfft::supported(32, 32, Kernel::fourstep));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 128, Kernel::shuffle));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 64, Kernel::fourstep));
     CHECK_FALSE(fftconv::fbfft::supported(1, 512));
     CHECK(fftconv::fbfft::supported(32, 32, Kernel::registers));
     CHECK(fftconv::fbfft::supported(2, 32, Kernel::registers));
@@ -429,12 +437,16 @@ TEST_SUITE("gpu") {
     CHECK_FALSE(fftconv::fbfft::supported(1, 16, Kernel::registers));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
-    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::shuffle);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic) == Kernel::fourstep);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 64, Kernel::fourstep, Layout::freq_major), fftconv::Unsupported);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major), fftconv::Unsupported);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
-    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::shuffle);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::registers);
-    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
     CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);
     a.n_h = 12;

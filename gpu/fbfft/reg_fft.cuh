@@ -43,16 +43,19 @@ __device__ __forceinline__ void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
 }
 
-// Asynchronous global -> shared copies (cp.async, sm_80+) of Bytes = 4 or 8 bytes; when !valid the
-// destination is zero-filled and nothing is read (src must still be a mapped address). They let a
-// thread have all its loads in flight at once without holding them in registers; complete them with
-// cp_async_wait_all() before the barrier that publishes the data.
+// Asynchronous global -> shared copies (cp.async, sm_80+) of Bytes = 4, 8 or 16 bytes (16: through
+// L2 only); when !valid the destination is zero-filled and nothing is read (src must still be a
+// mapped address). They let a thread have all its loads in flight at once without holding them in
+// registers; complete them with cp_async_wait_all() before the barrier that publishes the data.
 template <int Bytes>
 __device__ __forceinline__ void cp_async(void* smem_dst, const void* src, bool valid) {
-  static_assert(Bytes == 4 || Bytes == 8, "cp_async: 4 or 8 bytes");
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp_async: 4, 8 or 16 bytes");
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(Bytes), "r"(valid ? Bytes : 0)
-               : "memory");
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(Bytes), "r"(valid ? Bytes : 0)
+                 : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
