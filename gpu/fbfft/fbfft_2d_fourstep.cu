@@ -15,30 +15,38 @@ namespace {
 // Note [four-step 2-D kernels]
 // Nsight Compute on the H100 (batch 16,384) found the other families' 64x64 and 128x128 kernels
 // issue-bound, not memory-bound: 16k warp instructions per 64x64 plane (cuFFT's two kernels: 6k),
-// with the register family also running one 512-thread block per SM, so loads and arithmetic never
-// overlapped (DRAM 25%). These kernels do the least work per element that keeps the data in fast
-// memory, and leave the overlap to several small blocks per SM:
-// * One plane per block (256 threads, 19 KB of shared memory at 64x64, 71 KB at 128x128), so 3-4
+// and the register family ran one 512-thread block per SM, so loads and arithmetic never overlapped
+// (DRAM 25%). These kernels do little work per element and leave the overlap to several small
+// blocks per SM:
+// * One plane per block (256 threads; 19 KB of shared memory at 64x64, 73 KB at 128x128), so 3-4
 //   blocks per SM alternate between loading and computing.
-// * Each length-N transform (N = R1 * 8) is the four-step split n = 8 n1 + n2, k = k1 + R1 k2: pass 1,
-//   thread n2 of the transform does RegFft<R1> over n1 (compile-time twiddles inside) and multiplies
-//   by W_N^(n2 k1) (a table in shared memory); the values go to shared memory at
-//   pos(n2, k1) = R1 n2 + (k1 + n2) mod R1 (a diagonal, so both the writes (fixed k1) and the reads
-//   of pass 2 (fixed n2) hit distinct banks); pass 2, thread k1 does RegFft<8> over n2 and holds
-//   X[k1 + R1 k2]: natural order, no bit reversal. Every pass works in place on the data its own
-//   group of threads read (a __syncwarp between its reads and writes); passes are separated by
-//   __syncthreads. The inverse is the same code on swapped data: N idft(x) = swap(dft(swap(x))) with
-//   swap(a + ib) = b + ia, which costs nothing (register renaming).
-// * Layout: row pair j owns the region [j*RS, (j+1)*RS) float2, RS = n_w + 8 (= 8 mod 16). The
-//   real rows 2j, 2j+1 are its first 2 n_w floats (x XOR 8 (j mod 4), so 4 row pairs read by a warp
-//   fall in distinct banks); the packed row pair's spectrum X = FFT(row_2j + i row_2j+1) is unpacked
-//   in place into A_2j[c] at slot c and A_2j+1[c] at slot c + n_w/2 + 2 for 0 < c < n_w/2; slot 0
-//   of each row holds (A[0], A[n_w/2]) (both real) as one complex value, which makes column 0 the
-//   packed pair of the real columns 0 and n_w/2. Slot s of region j sits at s XOR 4 (j/2 mod 2)
-//   (the columns' reads of 4 row pairs then fall in distinct banks). Column c's values for rows
-//   2j, 2j+1 are slots c and c + n_w/2 + 2 of region j, so each column's pass works in place too.
-// * The inverse's extra inputs X[kh][n_w/2] go to slots n_w + 2, n_w + 3; columns 0 and n_w/2 are
-//   projected on their Hermitian parts before they are packed (the C2R contract).
+// * Each length-N transform (N = R1 * 8) is a four-step split between 8 and R1 threads. Forward,
+//   n = 8 n1 + n2, k = k1 + R1 k2: pass 1, lane n2 runs RegFft<R1> over n1 and multiplies by
+//   W_N^(n2 k1) (a table in shared memory); pass 2, lane k1 runs RegFft<8> over n2 and holds
+//   X[k1 + R1 k2]. The inverse runs on swapped data (N idft(x) = swap(dft(swap(x))), swap(a + ib) =
+//   b + ia: register renaming) and, for the columns, the transposed split n = n1 + R1 n2,
+//   k = 8 k1 + k2 (lane n1: RegFft<8> and W_N^(n1 k2); lane k2: RegFft<R1>).
+// * Every shared-memory address is a per-thread base plus a compile-time offset (no index arithmetic
+//   per element) and the accesses of a half-warp fall in distinct banks:
+//   - row pair j owns [base(j), base(j) + RS) float2, base(j) = j RS + 4 floor(j/2), RS = n_w + 8;
+//     its real rows 2j, 2j+1 are its first 2 n_w floats. Row jobs are consecutive threads (a
+//     job's lanes share a warp; __syncwarp between a job's reads and its in-place writes). The
+//     row exchange goes to n2 (R1 + 1) + k1 (padded rows). The packed pair's spectrum
+//     X = FFT(row_2j + i row_2j+1) is unpacked in place: A_2j[c] at slot c, A_2j+1[c] at slot
+//     c + n_w/2 + 2 (0 < c < n_w/2), and (A[0], A[n_w/2]) of rows 2j and 2j+1 (both real) as one
+//     complex value at slots 0 and n_w + 2: column 0 is then the packed pair of the real columns
+//     0 and n_w/2 (unpacked when the spectra are stored).
+//   - column c, row u lives at base(u/2) + slot(u mod 2, c). Column jobs are spread over the
+//     threads c-fastest (a half-warp: 16 consecutive columns, consecutive slots). Each lane works
+//     in place on its own elements: forward pass 1 reads rows u = 8 n1 + n2 and writes Y[n2][k1]
+//     at u = 8 k1 + n2, pass 2 reads u = 8 k1 + n2 and writes X[k1 + R1 k2] at u = 8 k1 + k2, so
+//     no lane writes what another lane still has to read and no barrier is needed inside a pass.
+//     The forward's spectra are therefore stored at u = perm(kh) = 8 (kh mod R1) + kh / R1 (the
+//     final store gathers through perm), and the inverse loads its input rows kh at perm(kh) so
+//     that its transposed split again works in place and leaves row y at u = y for the row pass.
+// * The inverse's inputs X[kh][n_w/2] go to slots n_w + 3, n_w + 4; columns 0 and n_w/2 are
+//   projected on their Hermitian parts (the C2R contract) and packed into column 0 before the
+//   column passes.
 // * Global memory: the input window with 16-byte cp.async where 4 floats lie inside the window
 //   and are aligned (4-byte zero-filling copies elsewhere: the implicit padding), the spectra as one
 //   contiguous run per plane, the output window with 16-byte stores where possible.
@@ -46,36 +54,33 @@ template <int N>
 struct Split {
   static_assert(N == 64 || N == 128, "four-step kernels: sides 64 and 128");
   static constexpr int kR1 = N / 8, kLogR1 = ilog2(kR1), kTwStride = kR1 + 1;
-  __host__ __device__ static constexpr int pos(int n2, int k1) { return kR1 * n2 + ((k1 + n2) & (kR1 - 1)); }
 };
 
 template <int LH, int LW>
 struct FsTile {
   static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1, kJh = kNh / 2;
   static constexpr int kRs = kNw + 8;
+  static constexpr int kColStep = 4 * kRs + 8;  // base(j + 4) - base(j): column rows u and u + 8
   static constexpr int kThreads = 256;
   static constexpr int kMinBlocks = kNh * kNw >= 128 * 64 ? 3 : 4;
   using H = Split<kNh>;
   using W = Split<kNw>;
   static constexpr int kTwW = 8 * W::kTwStride, kTwH = 8 * H::kTwStride;  // float2
-  static constexpr int kData = kJh * kRs;                                  // float2
+  static constexpr int kData = kJh * (kRs + 2);                            // float2
   static constexpr int kSmemBytes = (kData + kTwW + kTwH) * 8;
   static_assert(kRs % 16 == 8, "row-pair stride must be 8 mod 16 float2");
 
-  __device__ __forceinline__ static int real_idx(int y, int x) {
-    return (y >> 1) * 2 * kRs + (y & 1) * kNw + (x ^ (((y >> 1) & 3) << 3));
-  }
-  __device__ __forceinline__ static int phys(int j, int s) { return j * kRs + (s ^ (((j >> 1) & 1) << 2)); }
-  static constexpr int slot_a(int c) { return c; }
-  static constexpr int slot_b(int c) { return c + kHalf + 2; }
-  static constexpr int slot_n(int b) { return kNw + 2 + b; }
-  // Column c (0 = the packed columns 0 and n_w/2), row u.
-  __device__ __forceinline__ static int col(int c, int u) { return phys(u >> 1, (u & 1) ? slot_b(c) : slot_a(c)); }
+  static constexpr int base(int j) { return j * kRs + 4 * (j >> 1); }
+  static constexpr int slot(int b, int c) { return b == 0 ? c : (c == 0 ? kNw + 2 : c + kHalf + 2); }
+  static constexpr int slot_n(int b) { return kNw + 3 + b; }
+  static constexpr int col(int c, int u) { return base(u >> 1) + slot(u & 1, c); }
+  static constexpr int perm(int kh) { return 8 * (kh & (H::kR1 - 1)) + (kh >> H::kLogR1); }
+  static constexpr int real_idx(int y, int x) { return 2 * base(y >> 1) + (y & 1) * kNw + x; }
 };
 
 __device__ __forceinline__ float2 swap_ri(float2 z) { return make_float2(z.y, z.x); }
 
-// f(job, lane) for Jobs jobs of Tpj consecutive threads each (a job's threads share a warp).
+// f(job, lane) for Jobs jobs of Tpj consecutive threads each (a job's lanes share a warp).
 template <int Tpj, int Jobs, int Threads, class F>
 __device__ __forceinline__ void for_jobs(F&& f) {
   static_assert(Threads % Tpj == 0 && (Tpj * Jobs) % Threads == 0 && 32 % Tpj == 0, "job shape");
@@ -83,43 +88,63 @@ __device__ __forceinline__ void for_jobs(F&& f) {
   for (int g = threadIdx.x; g < Tpj * Jobs; g += Threads) f(g / Tpj, g % Tpj);
 }
 
-// W_N^(n2 k1) for n2 < 8, k1 < R1, rows of R1 + 1 entries.
+// f(c, lane) for Cols columns and Lanes lanes each, consecutive threads on consecutive columns.
+template <int Lanes, int Cols, int Threads, class F>
+__device__ __forceinline__ void for_cols(F&& f) {
+  static_assert(Threads % Cols == 0 && (Lanes * Cols) % Threads == 0, "column shape");
+#pragma unroll 1
+  for (int g = threadIdx.x; g < Lanes * Cols; g += Threads) f(g % Cols, g / Cols);
+}
+
+// W_N^(a b) at [a * (R1 + 1) + b] for a < 8, b < R1.
 template <int N>
 __device__ void fill_twiddles(float2* tw, int nthreads) {
   using S = Split<N>;
   for (int e = threadIdx.x; e < 8 * S::kR1; e += nthreads) {
-    const int n2 = e / S::kR1, k1 = e % S::kR1;
-    tw[n2 * S::kTwStride + k1] = twiddle(2 * n2 * k1, N);
+    const int a = e / S::kR1, b = e % S::kR1;
+    tw[a * S::kTwStride + b] = twiddle(2 * a * b, N);
   }
 }
 
-// Pass 1 of a length-N transform on thread n2: z[n1] = x[8 n1 + n2] in, z[i] = Y[k1] W_N^(n2 k1) out
-// with k1 = bitrev(i).
+// RegFft<R1> of z[n1] = x[8 n1 + n2], then times W_N^(n2 k1) (tw = the table row of n2):
+// z[i] = Y[k1] W_N^(n2 k1) with k1 = bitrev(i).
 template <int N>
-__device__ __forceinline__ void pass1(float2 (&z)[Split<N>::kR1], int n2, const float2* tw) {
+__device__ __forceinline__ void pass1(float2 (&z)[Split<N>::kR1], const float2* tw) {
   using S = Split<N>;
   RegFft<S::kR1>::forward(z);
-  const float2* t = tw + n2 * S::kTwStride;
   static_for<S::kR1>([&](auto i) {
     constexpr int k1 = bitrev(i, S::kLogR1);
-    if constexpr (k1 != 0) z[i] = cmul(z[i], t[k1]);
+    if constexpr (k1 != 0) z[i] = cmul(z[i], tw[k1]);
   });
 }
 
-// Store pass 1's values of thread n2 at pos(n2, k1) through `at` (after the job's reads).
-template <int N, class At>
-__device__ __forceinline__ void store_pass1(const float2 (&z)[Split<N>::kR1], int n2, float2* data, At at) {
+// Row pass 1 of job j, lane n2, from z (in registers) to the padded exchange rows.
+template <class T, int N>
+__device__ __forceinline__ void store_row_pass1(float2* data, int j, int n2, const float2 (&z)[Split<N>::kR1]) {
   using S = Split<N>;
-  __syncwarp();
-  static_for<S::kR1>([&](auto i) { data[at(S::pos(n2, bitrev(i, S::kLogR1)))] = z[i]; });
+  __syncwarp();  // the job's lanes have read their inputs
+  float2* q = data + T::base(j) + n2 * S::kTwStride;
+  static_for<S::kR1>([&](auto i) { q[bitrev(i, S::kLogR1)] = z[i]; });
 }
 
-// Pass 2 on thread k1: v[i] = X[k1 + R1 bitrev_8(i)].
-template <int N, class At>
-__device__ __forceinline__ void pass2(float2 (&v)[8], int k1, const float2* data, At at) {
+// Row pass 2 of job j, lane k1: v[i] = X[k1 + R1 bitrev_8(i)].
+template <class T, int N>
+__device__ __forceinline__ void row_pass2(const float2* data, int j, int k1, float2 (&v)[8]) {
   using S = Split<N>;
-  static_for<8>([&](auto n2) { v[n2] = data[at(S::pos(n2, k1))]; });
+  const float2* r = data + T::base(j) + k1;
+  static_for<8>([&](auto n2) { v[n2] = r[n2 * S::kTwStride]; });
   RegFft<8>::forward(v);
+}
+
+// Column rows u = 8 m + r: lane r of the strided pattern (elements m) and lane m of the blocked
+// pattern (elements r).
+template <class T>
+__device__ __forceinline__ float2* col_strided(float2* data, int c, int r) {
+  return data + T::base(r >> 1) + T::slot(r & 1, c);
+}
+template <class T>
+__device__ __forceinline__ float2* col_blocked(float2* data, int c, int m, int b) {
+  return data + m * T::kColStep + T::slot(b, c);
 }
 
 template <int LH, int LW>
@@ -129,6 +154,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   using H = typename T::H;
   using W = typename T::W;
   constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
+  constexpr int kStep = T::kColStep;
   extern __shared__ __align__(16) float2 smem[];
   float2* data = smem;
   float* real = reinterpret_cast<float*>(smem);
@@ -138,22 +164,35 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   fill_twiddles<kNw>(tw_w, kThreads);
   fill_twiddles<kNh>(tw_h, kThreads);
   const bool transposed = a.layout == Layout::transposed;
+  // The whole plane is the window, its rows 16-byte aligned: the fast loader.
+  const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld % 4 == 0 &&
+                     a.in_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
     // (0) the input window, zero outside it
     const float* src = a.input + plane * a.in_plane_stride;
-    for (int e = t; e < kNh * kNw / 4; e += kThreads) {
-      const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
-      float* dst = real + T::real_idx(y, x);
-      const int64_t yy = y - a.off_h, xx = x - a.off_w;
-      const bool row_in = yy >= 0 && yy < a.in_h;
-      const float* p = row_in ? src + yy * a.in_ld : a.input;
-      if (row_in && xx >= 0 && xx + 4 <= a.in_w && (reinterpret_cast<uintptr_t>(p + xx) & 15) == 0) {
-        cp_async<16>(dst, p + xx, true);
-      } else {
+    if (whole) {  // the plane is the window: 16-byte copies, rows y0 + i kRowStep
+      constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
+      const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
+      const float* s0 = src + y0 * a.in_ld + x;
+      float* d0 = real + T::real_idx(y0, x);
+      static_for<kNh / kRowStep>([&](auto i) {
+        cp_async<16>(d0 + T::real_idx(i * kRowStep, 0), s0 + i * kRowStep * a.in_ld, true);
+      });
+    } else {
+      for (int e = t; e < kNh * kNw / 4; e += kThreads) {
+        const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
+        float* dst = real + T::real_idx(y, x);
+        const int64_t yy = y - a.off_h, xx = x - a.off_w;
+        const bool row_in = yy >= 0 && yy < a.in_h;
+        const float* p = row_in ? src + yy * a.in_ld : a.input;
+        if (row_in && xx >= 0 && xx + 4 <= a.in_w && (reinterpret_cast<uintptr_t>(p + xx) & 15) == 0) {
+          cp_async<16>(dst, p + xx, true);
+        } else {
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const bool inside = row_in && xx + q >= 0 && xx + q < a.in_w;
-          cp_async<4>(dst + q, inside ? p + xx + q : a.input, inside);
+          for (int q = 0; q < 4; ++q) {
+            const bool inside = row_in && xx + q >= 0 && xx + q < a.in_w;
+            cp_async<4>(dst + q, inside ? p + xx + q : a.input, inside);
+          }
         }
       }
     }
@@ -161,21 +200,17 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
     __syncthreads();
     // (1) rows: packed row pairs, pass 1
     for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
+      const float* p = real + 2 * T::base(j) + n2;
       float2 z[W::kR1];
-      const float* r0 = real + j * 2 * T::kRs;
-      const int sw = (j & 3) << 3;
-      static_for<W::kR1>([&](auto n1) {
-        const int x = (8 * n1 + n2) ^ sw;
-        z[n1] = make_float2(r0[x], r0[kNw + x]);
-      });
-      pass1<kNw>(z, n2, tw_w);
-      store_pass1<kNw>(z, n2, data, [&](int s) { return T::phys(j, s); });
+      static_for<W::kR1>([&](auto n1) { z[n1] = make_float2(p[8 * n1], p[kNw + 8 * n1]); });
+      pass1<kNw>(z, tw_w + n2 * W::kTwStride);
+      store_row_pass1<T, kNw>(data, j, n2, z);
     });
     __syncthreads();
     // (2) rows, pass 2, and the unpacking of the two real rows' half spectra (partners by shuffle)
     for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
       float2 v[8];
-      pass2<kNw>(v, k1, data, [&](int s) { return T::phys(j, s); });
+      row_pass2<T, kNw>(data, j, k1, v);
       float2 o[8];  // o[i] = X[n_w - k] for the k held in v[i]
       const int src = (W::kR1 - k1) & (W::kR1 - 1);
       static_for<8>([&](auto i) {
@@ -184,58 +219,72 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
         constexpr int own = bitrev((8 - bitrev(i, 3)) & 7, 3);
         o[i] = k1 == 0 ? v[own] : sh;
       });
-      __syncwarp();
+      __syncwarp();  // the job's lanes have read the exchange rows
+      float2* r = data + T::base(j);
       static_for<8>([&](auto i) {
-        constexpr int b = bitrev(i, 3);
-        const int k = k1 + W::kR1 * b;
-        if constexpr (b < 4) {
-          if (b == 0 && k1 == 0)
-            data[T::phys(j, T::slot_a(0))] = make_float2(v[0].x, v[1].x);
-          else
-            data[T::phys(j, T::slot_a(k))] = unpack_a(v[i], o[i]);
-        } else {
-          if (b == 4 && k1 == 0)
-            data[T::phys(j, T::slot_b(0))] = make_float2(v[0].y, v[1].y);
-          else
-            data[T::phys(j, T::slot_b(kNw - k))] = unpack_b(o[i], v[i]);
+        constexpr int b = bitrev(i, 3);  // v[i] = X[k], k = k1 + R1 b
+        if constexpr (b < 4) {           // A_2j[k] at slot k; k = 0: (A_2j[0], A_2j[n_w/2])
+          const float2 val = unpack_a(v[i], o[i]);
+          r[k1 + W::kR1 * b] = (b == 0 && k1 == 0) ? make_float2(v[0].x, v[1].x) : val;
+        } else {  // A_2j+1[n_w - k] at slot n_w - k + n_w/2 + 2; k = n_w/2: (A_2j+1[0], A_2j+1[n_w/2]) at n_w + 2
+          const float2 val = unpack_b(o[i], v[i]);
+          r[(3 * kHalf + 2 - W::kR1 * b) - k1] = (b == 4 && k1 == 0) ? make_float2(v[0].y, v[1].y) : val;
         }
       });
     });
     __syncthreads();
-    // (3) columns 0 (packed with n_w/2) .. n_w/2 - 1
-    for_jobs<8, kHalf, kThreads>([&](int c, int n2) {
+    // (3) columns 0 (packed with n_w/2) .. n_w/2 - 1, in place per lane
+    for_cols<8, kHalf, kThreads>([&](int c, int n2) {
+      float2* p = col_strided<T>(data, c, n2);
       float2 z[H::kR1];
-      static_for<H::kR1>([&](auto n1) { z[n1] = data[T::col(c, 8 * n1 + n2)]; });
-      pass1<kNh>(z, n2, tw_h);
-      store_pass1<kNh>(z, n2, data, [&](int u) { return T::col(c, u); });
+      static_for<H::kR1>([&](auto n1) { z[n1] = p[n1 * kStep]; });
+      pass1<kNh>(z, tw_h + n2 * H::kTwStride);
+      static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = z[i]; });  // Y[n2][k1] at u = 8 k1 + n2
     });
     __syncthreads();
-    for_jobs<H::kR1, kHalf, kThreads>([&](int c, int k1) {
+    for_cols<H::kR1, kHalf, kThreads>([&](int c, int k1) {
+      float2* q0 = col_blocked<T>(data, c, k1, 0);
+      float2* q1 = col_blocked<T>(data, c, k1, 1);
       float2 v[8];
-      pass2<kNh>(v, k1, data, [&](int u) { return T::col(c, u); });
-      __syncwarp();
-      static_for<8>([&](auto i) { data[T::col(c, k1 + H::kR1 * bitrev(i, 3))] = v[i]; });
+      static_for<8>([&](auto n2) { v[n2] = (n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]; });
+      RegFft<8>::forward(v);
+      static_for<8>([&](auto i) {
+        constexpr int k2 = bitrev(i, 3);  // X[k1 + R1 k2] at u = 8 k1 + k2
+        (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = v[i];
+      });
     });
     __syncthreads();
-    // (4) the plane's half spectra, one contiguous run (both layouts); column 0 unpacked here
+    // (4) the plane's half spectra, one contiguous run; columns 0 and n_w/2 unpacked here
     float2* out = a.output + plane * (kNh * kNw2);
-    for (int e = t; e < kNh * kNw2; e += kThreads) {
-      int kh, kw;
-      if (transposed) {
-        kw = e >> LH;
-        kh = e & (kNh - 1);
-      } else {
-        kh = e / kNw2;
-        kw = e - kh * kNw2;
+    if (!transposed) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
+      const int lane = t & 31;
+      for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
+        const int u = T::perm(kh);
+        const float2* row = data + T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0);  // slot(u & 1, c) for c > 0
+        float2* o = out + kh * kNw2;
+        static_for<kHalf / 32>([&](auto m) {
+          const int c = lane + 32 * m;
+          if (m == 0 && lane == 0) {
+            const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
+            o[0] = unpack_a(z, zm);
+            o[kHalf] = unpack_b(z, zm);
+          } else {
+            o[c] = row[c];
+          }
+        });
       }
-      float2 val;
-      if (kw == 0 || kw == kHalf) {
-        const float2 z = data[T::col(0, kh)], zm = data[T::col(0, (kNh - kh) & (kNh - 1))];
-        val = kw == 0 ? unpack_a(z, zm) : unpack_b(z, zm);
-      } else {
-        val = data[T::col(kw, kh)];
+    } else {
+      for (int e = t; e < kNh * kNw2; e += kThreads) {
+        const int kw = e >> LH, kh = e & (kNh - 1), u = T::perm(kh);
+        float2 val;
+        if (kw == 0 || kw == kHalf) {
+          const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
+          val = kw == 0 ? unpack_a(z, zm) : unpack_b(z, zm);
+        } else {
+          val = data[T::col(kw, u)];
+        }
+        out[e] = val;
       }
-      out[e] = val;
     }
     __syncthreads();  // shared memory is free for the next plane
   }
@@ -248,6 +297,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   using H = typename T::H;
   using W = typename T::W;
   constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
+  constexpr int kStep = T::kColStep;
   extern __shared__ __align__(16) float2 smem[];
   float2* data = smem;
   float* real = reinterpret_cast<float*>(smem);
@@ -257,101 +307,129 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   fill_twiddles<kNw>(tw_w, kThreads);
   fill_twiddles<kNh>(tw_h, kThreads);
   const bool transposed = a.layout == Layout::transposed;
+  // The window is the whole plane, its rows 16-byte aligned: 16-byte stores.
+  const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kNh && a.out_w == kNw && a.out_ld % 4 == 0 &&
+                     a.out_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
-    // (0) the plane's half spectra into the column slots
+    // (0) the plane's half spectra: row kh of column kw at column row u = perm(kh)
     const float2* in = a.input + plane * (kNh * kNw2);
-    for (int e = t; e < kNh * kNw2; e += kThreads) {
-      int kh, kw;
-      if (transposed) {
-        kw = e >> LH;
-        kh = e & (kNh - 1);
-      } else {
-        kh = e / kNw2;
-        kw = e - kh * kNw2;
+    if (!transposed) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
+      const int lane = t & 31;
+      for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
+        const int u = T::perm(kh);
+        float2* row = data + T::base(u >> 1);
+        const float2* i = in + kh * kNw2;
+        static_for<kHalf / 32>([&](auto m) {
+          const int c = lane + 32 * m;
+          cp_async<8>(row + T::slot(u & 1, c), i + c, true);
+        });
+        if (lane == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
       }
-      const int d = kw < kHalf ? T::col(kw, kh) : T::phys(kh >> 1, T::slot_n(kh & 1));
-      cp_async<8>(data + d, in + e, true);
+    } else {
+      for (int e = t; e < kNh * kNw2; e += kThreads) {
+        const int kw = e >> LH, kh = e & (kNh - 1), u = T::perm(kh);
+        const int d = kw < kHalf ? T::col(kw, u) : T::base(u >> 1) + T::slot_n(u & 1);
+        cp_async<8>(data + d, in + e, true);
+      }
     }
     cp_async_wait_all();
     __syncthreads();
-    // (1) columns: column 0 = Hermitian parts of columns 0 and n_w/2, packed
-    for_jobs<8, kHalf, kThreads>([&](int c, int n2) {
-      float2 z[H::kR1];
-      if (c == 0) {
-        static_for<H::kR1>([&](auto n1) {
-          const int kh = 8 * n1 + n2, km = (kNh - kh) & (kNh - 1);
-          const float2 a0 = data[T::col(0, kh)], b0 = data[T::col(0, km)];
-          const float2 a1 = data[T::phys(kh >> 1, T::slot_n(kh & 1))], b1 = data[T::phys(km >> 1, T::slot_n(km & 1))];
-          z[n1] = swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
-        });
-      } else {
-        static_for<H::kR1>([&](auto n1) { z[n1] = swap_ri(data[T::col(c, 8 * n1 + n2)]); });
-      }
-      pass1<kNh>(z, n2, tw_h);
-      store_pass1<kNh>(z, n2, data, [&](int u) { return T::col(c, u); });
+    // (1) Hermitian parts of columns 0 and n_w/2, packed as column 0 (each pair kh, -kh by one thread)
+    for (int kh = t; kh <= kNh / 2; kh += kThreads) {
+      const int u = T::perm(kh), um = T::perm((kNh - kh) & (kNh - 1));
+      const float2 a0 = data[T::col(0, u)], b0 = data[T::col(0, um)];
+      const float2 a1 = data[T::base(u >> 1) + T::slot_n(u & 1)], b1 = data[T::base(um >> 1) + T::slot_n(um & 1)];
+      const float2 h0 = unpack_a(a0, b0), h1 = unpack_a(a1, b1);
+      data[T::col(0, u)] = pack_ab(h0, h1);
+      data[T::col(0, um)] = pack_ab(conjf2(h0), conjf2(h1));
+    }
+    __syncthreads();
+    // (2) columns, transposed split, in place per lane: lane n1 holds rows kh = n1 + R1 n2 at u = 8 n1 + n2
+    for_cols<H::kR1, kHalf, kThreads>([&](int c, int n1) {
+      float2* q0 = col_blocked<T>(data, c, n1, 0);
+      float2* q1 = col_blocked<T>(data, c, n1, 1);
+      float2 z[8];
+      static_for<8>([&](auto n2) { z[n2] = swap_ri((n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]); });
+      RegFft<8>::forward(z);
+      const float2* tw = tw_h + n1;
+      static_for<8>([&](auto i) {
+        constexpr int k2 = bitrev(i, 3);
+        if constexpr (k2 != 0) z[i] = cmul(z[i], tw[k2 * H::kTwStride]);  // W_N^(n1 k2)
+        (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = z[i];                       // at u = 8 n1 + k2
+      });
     });
     __syncthreads();
-    for_jobs<H::kR1, kHalf, kThreads>([&](int c, int k1) {
-      float2 v[8];
-      pass2<kNh>(v, k1, data, [&](int u) { return T::col(c, u); });
-      __syncwarp();
-      static_for<8>([&](auto i) { data[T::col(c, k1 + H::kR1 * bitrev(i, 3))] = swap_ri(v[i]); });
+    for_cols<8, kHalf, kThreads>([&](int c, int k2) {
+      float2* p = col_strided<T>(data, c, k2);
+      float2 v[H::kR1];
+      static_for<H::kR1>([&](auto n1) { v[n1] = p[n1 * kStep]; });
+      RegFft<H::kR1>::forward(v);
+      static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = swap_ri(v[i]); });  // row 8 k1 + k2 at u = itself
     });
     __syncthreads();
-    // (2) rows: z = B_2j + i B_2j+1 with the Hermitian extension, pass 1
+    // (3) rows: z = B_2j + i B_2j+1 with the Hermitian extension, pass 1
     for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
+      const float2* r = data + T::base(j);
+      const int pb0 = n2 == 0 ? kNw + 2 : n2 + kHalf + 2;  // slot(1, n2)
+      const int pa_mid = n2 == 0 ? 0 : kHalf - n2;         // slot(0, n_w/2 - n2), or slot 0
       float2 z[W::kR1];
       static_for<W::kR1>([&](auto n1) {
         float2 val;
-        if constexpr (n1 < W::kR1 / 2) {  // k = 8 n1 + n2 < n_w/2
-          if (n1 == 0 && n2 == 0) {
-            val = make_float2(data[T::phys(j, T::slot_a(0))].x, data[T::phys(j, T::slot_b(0))].x);
-          } else {
-            const int k = 8 * n1 + n2;
-            val = pack_ab(data[T::phys(j, T::slot_a(k))], data[T::phys(j, T::slot_b(k))]);
-          }
-        } else {
-          if (n1 == W::kR1 / 2 && n2 == 0) {
-            val = make_float2(data[T::phys(j, T::slot_a(0))].y, data[T::phys(j, T::slot_b(0))].y);
-          } else {
-            const int k = kNw - (8 * n1 + n2);
-            val = pack_ab(conjf2(data[T::phys(j, T::slot_a(k))]), conjf2(data[T::phys(j, T::slot_b(k))]));
-          }
+        if constexpr (n1 == 0) {  // k = n2
+          const float2 x0 = r[n2], x1 = r[pb0];
+          val = n2 == 0 ? make_float2(x0.x, x1.x) : pack_ab(x0, x1);
+        } else if constexpr (n1 < W::kR1 / 2) {  // 0 < k < n_w/2
+          val = pack_ab(r[8 * n1 + n2], r[8 * n1 + n2 + kHalf + 2]);
+        } else if constexpr (n1 == W::kR1 / 2) {  // k = n_w/2 + n2: conj of n_w/2 - n2
+          const float2 x0 = r[pa_mid], x1 = r[kNw + 2 - n2];
+          val = n2 == 0 ? make_float2(x0.y, x1.y) : pack_ab(conjf2(x0), conjf2(x1));
+        } else {  // k > n_w/2: conj of n_w - k
+          val = pack_ab(conjf2(r[kNw - 8 * n1 - n2]), conjf2(r[kNw - 8 * n1 - n2 + kHalf + 2]));
         }
         z[n1] = swap_ri(val);
       });
-      pass1<kNw>(z, n2, tw_w);
-      store_pass1<kNw>(z, n2, data, [&](int s) { return T::phys(j, s); });
+      pass1<kNw>(z, tw_w + n2 * W::kTwStride);
+      store_row_pass1<T, kNw>(data, j, n2, z);
     });
     __syncthreads();
     for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
       float2 v[8];
-      pass2<kNw>(v, k1, data, [&](int s) { return T::phys(j, s); });
-      __syncwarp();
-      float* r0 = real + j * 2 * T::kRs;
-      const int sw = (j & 3) << 3;
+      row_pass2<T, kNw>(data, j, k1, v);
+      __syncwarp();  // the job's lanes have read the exchange rows
+      float* r0 = real + 2 * T::base(j) + k1;
       static_for<8>([&](auto i) {
-        const int x = (k1 + W::kR1 * bitrev(i, 3)) ^ sw;
+        constexpr int x = W::kR1 * bitrev(i, 3);
         r0[x] = v[i].y * a.scale;  // swap_ri: the real part is .y
         r0[kNw + x] = v[i].x * a.scale;
       });
     });
     __syncthreads();
-    // (3) the output window
+    // (4) the output window
     float* dst = a.output + plane * a.out_plane_stride;
-    for (int e = t; e < kNh * kNw / 4; e += kThreads) {
-      const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
-      const int64_t oy = y - a.out_off_h, ox = x - a.out_off_w;
-      if (oy < 0 || oy >= a.out_h) continue;
-      const float4 val = *reinterpret_cast<const float4*>(real + T::real_idx(y, x));
-      float* d = dst + oy * a.out_ld + ox;
-      if (ox >= 0 && ox + 4 <= a.out_w && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
-        *reinterpret_cast<float4*>(d) = val;
-      } else {
-        static_for<4>([&](auto q) {
-          const float vq = q == 0 ? val.x : q == 1 ? val.y : q == 2 ? val.z : val.w;
-          if (ox + q >= 0 && ox + q < a.out_w) d[q] = vq;
-        });
+    if (whole) {  // the window is the plane: 16-byte stores
+      constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
+      const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
+      float* d0 = dst + y0 * a.out_ld + x;
+      const float* s0 = real + T::real_idx(y0, x);
+      static_for<kNh / kRowStep>([&](auto i) {
+        *reinterpret_cast<float4*>(d0 + i * kRowStep * a.out_ld) =
+            *reinterpret_cast<const float4*>(s0 + T::real_idx(i * kRowStep, 0));
+      });
+    } else {
+      for (int e = t; e < kNh * kNw / 4; e += kThreads) {
+        const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
+        const int64_t oy = y - a.out_off_h, ox = x - a.out_off_w;
+        if (oy < 0 || oy >= a.out_h) continue;
+        const float4 val = *reinterpret_cast<const float4*>(real + T::real_idx(y, x));
+        float* d = dst + oy * a.out_ld + ox;
+        if (ox >= 0 && ox + 4 <= a.out_w && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
+          *reinterpret_cast<float4*>(d) = val;
+        } else {
+          static_for<4>([&](auto q) {
+            const float vq = q == 0 ? val.x : q == 1 ? val.y : q == 2 ? val.z : val.w;
+            if (ox + q >= 0 && ox + q < a.out_w) d[q] = vq;
+          });
+        }
       }
     }
     __syncthreads();
