@@ -25,13 +25,21 @@ int log2_exact(int n) {
 // a frequency's consecutive planes where the other families write 8 bytes per plane; the fbfft
 // backend's L1 at 128: fprop 3.05 -> 2.82 ms); the four-step family at sides 64 and 128 in the
 // standard and transposed layouts (Note [four-step 2-D kernels]); the shuffle family elsewhere.
+// 1-D: the register kernels (n <= 32) and four-step kernels (n >= 64) of fbfft_1d_reg.cu
+// (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
                                       bool /*inverse*/ = false) {
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh < 0 || lw < 1) return nullptr;
-  if (lh == 0)
-    return (kernel == Kernel::automatic || kernel == Kernel::shuffle) && lw <= detail::kMaxLog1d ? &detail::launchers_1d()[lw]
-                                                                                                  : nullptr;
+  if (lh == 0) {  // 1-D: the register kernels up to 32 points, the four-step ones from 64
+    if (lw > detail::kMaxLog1d) return nullptr;
+    const detail::Launcher* fast = detail::launchers_1d_registers()[lw].forward ? &detail::launchers_1d_registers()[lw] : nullptr;
+    const detail::Launcher* fast_kind = n_w <= 32 ? (kernel == Kernel::registers ? fast : nullptr)
+                                                  : (kernel == Kernel::fourstep ? fast : nullptr);
+    if (kernel == Kernel::registers || kernel == Kernel::fourstep) return fast_kind;
+    if (kernel == Kernel::automatic && fast) return fast;
+    return &detail::launchers_1d()[lw];
+  }
   if (lh > detail::kMaxLog2d || lw > detail::kMaxLog2d) return nullptr;
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   auto entry = [](const detail::Launcher* table, int i) { return table[i].forward ? &table[i] : nullptr; };
@@ -102,12 +110,12 @@ const char* to_string(Kernel k) {
   return "?";
 }
 
-bool supported(int n_h, int n_w, Kernel kernel) { return find_launcher(n_h, n_w, kernel) != nullptr; }
+bool supported(int n_h, int n_w, Kernel kernel, Layout layout) { return find_launcher(n_h, n_w, kernel, layout) != nullptr; }
 
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
-  if (lh == 0) return Kernel::shuffle;
+  if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   if (&l == &detail::launchers_2d_registers()[index]) return Kernel::registers;
   if (&l == &detail::launchers_2d_fourstep()[index]) return Kernel::fourstep;

@@ -16,9 +16,11 @@ namespace fftconv::fbfft {
 enum class Layout { standard, transposed, freq_major };
 const char* to_string(Layout l);
 
-// Which kernel family computes a 2-D transform (1-D transforms always use the shuffle kernels):
+// Which kernel family computes a transform:
 //   shuffle:   one transform spread over up to 32 lanes of a warp, data exchanged with warp shuffles
 //              (the paper's fbfft; every size);
+//   1-D: registers (n = 4..32: one thread per pair of planes) and fourstep (n = 64..256: the
+//              four-step split over 8 and n/8 lanes), every layout (Note [1-D register kernels]);
 //   registers: one thread per row pair and per column (four lanes at 64 and 128 points), whole 1-D
 //              transforms in registers, the transposition through shared memory (sides 2..64, 128;
 //              Note [register 2-D kernels]);
@@ -74,9 +76,10 @@ struct InverseArgs {
   Kernel kernel = Kernel::automatic;
 };
 
-// Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256; 2-D n_h, n_w in 2..64, and 128×128 (shuffle
-// and register families), 2-D n_h, n_w in {64, 128} (four-step family, not in the freq_major layout).
-bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic);
+// Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
+// (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
+// {64, 128} (four-step family, not in the freq_major layout).
+bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);

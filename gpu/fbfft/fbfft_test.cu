@@ -238,12 +238,12 @@ std::string size_name(int n_h, int n_w, Layout l, Kernel k = Kernel::automatic) 
   return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l) + " " + fftconv::fbfft::to_string(k);
 }
 
-// The kernel families that have a kernel for a size and layout (the four-step family has none in
-// the freq_major layout).
+// The kernel families that have a kernel for a size and layout (the 2-D four-step family has none
+// in the freq_major layout).
 std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   std::vector<Kernel> k;
   for (Kernel f : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
-    if (fftconv::fbfft::supported(n_h, n_w, f) && !(f == Kernel::fourstep && l == Layout::freq_major)) k.push_back(f);
+    if (fftconv::fbfft::supported(n_h, n_w, f, l)) k.push_back(f);
   return k;
 }
 
@@ -426,7 +426,6 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep));
     CHECK_FALSE(fftconv::fbfft::supported(32, 32, Kernel::fourstep));
     CHECK_FALSE(fftconv::fbfft::supported(64, 128, Kernel::shuffle));
-    CHECK_FALSE(fftconv::fbfft::supported(1, 64, Kernel::fourstep));
     CHECK_FALSE(fftconv::fbfft::supported(1, 512));
     CHECK(fftconv::fbfft::supported(32, 32, Kernel::registers));
     CHECK(fftconv::fbfft::supported(2, 32, Kernel::registers));
@@ -434,7 +433,15 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(8, 64, Kernel::registers));
     CHECK(fftconv::fbfft::supported(128, 128, Kernel::registers));
     CHECK_FALSE(fftconv::fbfft::supported(64, 128, Kernel::registers));
-    CHECK_FALSE(fftconv::fbfft::supported(1, 16, Kernel::registers));
+    CHECK(fftconv::fbfft::supported(1, 16, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 64, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 2, Kernel::registers));
+    CHECK(fftconv::fbfft::supported(1, 256, Kernel::fourstep, Layout::freq_major));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 64, Kernel::fourstep, Layout::freq_major));
+    CHECK(fftconv::fbfft::resolve_kernel(1, 16, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(1, 128, Kernel::automatic, Layout::freq_major, true) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(1, 2, Kernel::automatic) == Kernel::shuffle);
+    CHECK(fftconv::fbfft::resolve_kernel(1, 64, Kernel::shuffle) == Kernel::shuffle);
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::fourstep);
