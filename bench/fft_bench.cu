@@ -80,6 +80,18 @@ Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream) {
   return {n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front()};
 }
 
+__global__ void empty_kernel() {}
+
+// The smallest time this harness can report: an empty one-block kernel between two events. A
+// transform of B bytes cannot take less than about this plus B / copy bandwidth, which is why
+// small batches cannot reach a large fraction of the copy bandwidth.
+double launch_floor_ms(int repeat, cudaStream_t stream) {
+  return time_events([&](int) {
+    empty_kernel<<<1, 32, 0, stream>>>();
+    FFTCONV_CUDA_CHECK_LAUNCH();
+  }, 3, repeat, stream).median_ms;
+}
+
 // Device copy bandwidth (bytes read + written per second) of a large D2D cudaMemcpy.
 double copy_bandwidth_gbps(int repeat, cudaStream_t stream) {
   std::size_t free_b = 0, total_b = 0;
@@ -312,7 +324,10 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   doc["layout"] = "standard batch x n_h x (n_w/2+1), no padding, out-of-place";
   const double copy = copy_bandwidth_gbps(o.repeat, stream);
   doc["copy_gbps"] = copy;
-  out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy << " GB/s (read+write)\n";
+  const double floor_ms = launch_floor_ms(o.repeat, stream);
+  doc["launch_floor_ms"] = floor_ms;
+  out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy
+      << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing)\n";
   out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;

@@ -71,8 +71,8 @@ stage_bench() {
   log "bench fft (fbfft vs cuFFT transforms)"
   $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --json "$OUT/fft2d.json" 2>&1 | tail -12
   $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --json "$OUT/fft2d_inv.json" 2>&1 | tail -12
-  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536 --json "$OUT/fft1d.json" 2>&1 | tail -13
-  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536 --inverse --json "$OUT/fft1d_inv.json" 2>&1 | tail -13
+  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --json "$OUT/fft1d.json" 2>&1 | tail -19
+  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --json "$OUT/fft1d_inv.json" 2>&1 | tail -19
 }
 
 stage_grid() {

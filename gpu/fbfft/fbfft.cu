@@ -20,11 +20,12 @@ int log2_exact(int n) {
   return (1 << l) == n ? l : -1;
 }
 
-// The automatic choice (measured on the H100, bench/results/fft2d_*): the register family for
-// sides up to 32, and at 64 and 128 in the freq_major layout (its planes per block write runs of
-// a frequency's consecutive planes where the other families write 8 bytes per plane; the fbfft
-// backend's L1 at 128: fprop 3.05 -> 2.82 ms); the four-step family at sides 64 and 128 in the
-// standard and transposed layouts (Note [four-step 2-D kernels]); the shuffle family elsewhere.
+// The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
+// 32..128 in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
+// cuFFT where the register kernels reach 1.4-1.9x); the register family for smaller sides and in
+// the freq_major layout up to 64 and at 128x128 (its planes per block write runs of a frequency's
+// consecutive planes where the shuffle kernels write 8 bytes per plane; the fbfft backend's L1 at
+// 128: fprop 3.05 -> 2.82 ms); the shuffle family elsewhere.
 // 1-D: the register kernels (n <= 32) and four-step kernels (n >= 64) of fbfft_1d_reg.cu
 // (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
@@ -52,8 +53,8 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     case Kernel::shuffle: return w;
     case Kernel::automatic: break;
   }
-  if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
   if (f) return f;
+  if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
   return w ? w : r;
 }
 
@@ -66,7 +67,7 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
       case Kernel::registers: sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
-                " layout (four-step kernels: 2-D, sides 64 and 128, standard or transposed layout)";
+                " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, standard or transposed layout)";
         break;
       default: sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128; powers of two)";
     }

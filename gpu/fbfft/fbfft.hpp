@@ -25,7 +25,7 @@ const char* to_string(Layout l);
 //              transforms in registers, the transposition through shared memory (sides 2..64, 128;
 //              Note [register 2-D kernels]);
 //   fourstep:  one plane per block in shared memory, each 1-D transform split N = R1 x 8 over
-//              threads that exchange through shared memory (sides 64 and 128, square or not;
+//              threads that exchange through shared memory (sides 32, 64 and 128, square or not;
 //              standard and transposed layouts; Note [four-step 2-D kernels]);
 //   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
 enum class Kernel { automatic, shuffle, registers, fourstep };
@@ -78,7 +78,7 @@ struct InverseArgs {
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
 // (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
-// {64, 128} (four-step family, not in the freq_major layout).
+// {32, 64, 128} (four-step family, not in the freq_major layout).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().

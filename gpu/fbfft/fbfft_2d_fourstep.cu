@@ -1,4 +1,4 @@
-// fbfft 2-D four-step kernels (sides 64 and 128, standard and transposed layouts): one plane per
+// fbfft 2-D four-step kernels (sides 32, 64 and 128, standard and transposed layouts): one plane per
 // block in shared memory, every 1-D transform split as N = R1 x 8 between the registers of 8 (then
 // R1) threads that exchange through shared memory. See Note [four-step 2-D kernels].
 #include <array>
@@ -55,10 +55,12 @@ struct FsTile {
   static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1, kJh = kNh / 2;
   static constexpr int kRs = kNw + 8;
   static constexpr int kColStep = 4 * kRs + 8;  // base(j + 4) - base(j): column rows u and u + 8
-  static constexpr int kThreads = 256;
-  static constexpr int kMinBlocks = kNh * kNw >= 128 * 64 ? 3 : 4;
   using H = Split<kNh>;
   using W = Split<kNw>;
+  // 256 threads, fewer where a pass has less work (32-point sides: 64 threads, smaller blocks)
+  static constexpr int min2(int x, int y) { return x < y ? x : y; }
+  static constexpr int kThreads = min2(min2(256, min2(kJh * 8, kJh * W::kR1)), min2(kHalf * 8, kHalf * H::kR1));
+  static constexpr int kMinBlocks = kThreads < 256 ? 2048 / kThreads / 2 : (kNh * kNw >= 128 * 64 ? 3 : 4);
   static constexpr int kTwW = 8 * W::kTwStride, kTwH = 8 * H::kTwStride;  // float2
   static constexpr int kData = kJh * (kRs + 2);                            // float2
   static constexpr int kSmemBytes = (kData + kTwW + kTwH) * 8;
@@ -186,7 +188,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
     __syncthreads();
     // (4) the plane's half spectra, one contiguous run; columns 0 and n_w/2 unpacked here
     float2* out = a.output + plane * (kNh * kNw2);
-    if (!transposed) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
+    if (!transposed && kHalf >= 32) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
       const int lane = t & 31;
       for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
         const int u = T::perm(kh);
@@ -202,6 +204,18 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
             o[c] = row[c];
           }
         });
+      }
+    } else if (!transposed) {  // consecutive threads on consecutive kw of a row kh
+      for (int e = t; e < kNh * kHalf; e += kThreads) {
+        const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
+        float2* o = out + kh * kNw2;
+        if (c == 0) {
+          const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
+          o[0] = unpack_a(z, zm);
+          o[kHalf] = unpack_b(z, zm);
+        } else {
+          o[c] = data[T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0) + c];  // slot(u & 1, c), c > 0
+        }
       }
     } else {
       for (int e = t; e < kNh * kNw2; e += kThreads) {
@@ -243,7 +257,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
     // (0) the plane's half spectra: row kh of column kw at column row u = perm(kh)
     const float2* in = a.input + plane * (kNh * kNw2);
-    if (!transposed) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
+    if (!transposed && kHalf >= 32) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
       const int lane = t & 31;
       for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
         const int u = T::perm(kh);
@@ -254,6 +268,14 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
           cp_async<8>(row + T::slot(u & 1, c), i + c, true);
         });
         if (lane == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
+      }
+    } else if (!transposed) {  // consecutive threads on consecutive kw of a row kh
+      for (int e = t; e < kNh * kHalf; e += kThreads) {
+        const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
+        float2* row = data + T::base(u >> 1);
+        const float2* i = in + kh * kNw2;
+        cp_async<8>(row + T::slot(u & 1, c), i + c, true);
+        if (c == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
       }
     } else {
       for (int e = t; e < kNh * kNw2; e += kThreads) {
@@ -367,23 +389,22 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 }
 
 template <class Kernel, class Args>
-void launch_fs(Kernel* kernel, int smem, const Args& a, cudaStream_t stream) {
+void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
   if (smem > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  constexpr int kThreads = 256;
-  const int blocks = grid_blocks(k, kThreads, smem, a.batch);
-  kernel<<<blocks, kThreads, smem, stream>>>(a);
+  const int blocks = grid_blocks(k, threads, smem, a.batch);
+  kernel<<<blocks, threads, smem, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 template <int LH, int LW>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_fs(forward_fs_kernel<LH, LW>, FsTile<LH, LW>::kSmemBytes, a, stream);
+  launch_fs(forward_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_fs(inverse_fs_kernel<LH, LW>, FsTile<LH, LW>::kSmemBytes, a, stream);
+  launch_fs(inverse_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
 }
 template <int LH, int LW>
 const void* forward_kernel() { return reinterpret_cast<const void*>(forward_fs_kernel<LH, LW>); }
@@ -392,10 +413,9 @@ const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_fs_k
 
 template <int LH, int LW>
 constexpr Launcher make_launcher() {
-  if constexpr (LH < 6 || LW < 6) {
+  if constexpr (LH < 5 || LW < 5) {
     return Launcher{};
   } else {
-    static_assert(FsTile<LH, LW>::kThreads == 256, "launch_fs assumes 256 threads");
     return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &forward_kernel<LH, LW>,
                     &inverse_kernel<LH, LW>, FsTile<LH, LW>::kSmemBytes, FsTile<LH, LW>::kThreads};
   }

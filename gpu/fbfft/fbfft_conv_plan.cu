@@ -107,10 +107,15 @@ class FbfftConvPlan final : public Plan {
                                         ? ", inverse stores the cropped window straight into gradInput"
                                         : ", padded-grid inverse folded onto gradInput (P^T)")
                                  : "");
-    s << "; " << fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major))
-      << " forward / "
-      << fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, true))
-      << " inverse transform kernels";
+    // describe() must not throw (it is called from reporting code): a basis without a kernel says so
+    auto family = [&](bool inverse) -> std::string {
+      try {
+        return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, inverse));
+      } catch (const std::exception& e) {
+        return std::string("no (") + e.what() + ")";
+      }
+    };
+    s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
@@ -469,12 +474,14 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
   if (std::string e = side(wp, pin_w, "basis_w", nw); !e.empty()) return {false, e};
   out.note = "basis next_pow2 of the padded input " + std::to_string(hp) + "x" + std::to_string(wp);
   if (pin_h > 0 || pin_w > 0) out.note = "pinned basis";
-  if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX))) && pin_h <= 0 &&
+  if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX)), fbfft::Kernel::automatic,
+                        fbfft::Layout::freq_major) && pin_h <= 0 &&
       pin_w <= 0 && nh <= fbfft::kMaxSide2d && nw <= fbfft::kMaxSide2d) {
     nh = nw = fbfft::kMaxSide2d;  // one side > 64: the square kernel is the only one that fits
     out.note += ", widened to 128x128 (fbfft's only 2-D kernel with a side > 64)";
   }
-  if (nh > fbfft::kMaxSide2d || nw > fbfft::kMaxSide2d || !fbfft::supported(int(nh), int(nw)))
+  if (nh > fbfft::kMaxSide2d || nw > fbfft::kMaxSide2d ||
+      !fbfft::supported(int(nh), int(nw), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
     return {false, "basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
                        std::to_string(hp) + "x" + std::to_string(wp) +
                        " has no fbfft kernel (2-D sides 2..64, or 128x128); a tiled plan (tile=auto, or 8..64) can "
@@ -494,7 +501,8 @@ std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, co
 std::unique_ptr<Plan> make_tiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, const TilePlan& tp,
                                            std::string why) {
   if (!tp.tiled) throw InvalidArgument("fbfft: make_tiled_conv_plan needs a tiled plan");
-  if (tp.fft_h > fbfft::kMaxSide2d || tp.fft_w > fbfft::kMaxSide2d || !fbfft::supported(int(tp.fft_h), int(tp.fft_w)))
+  if (tp.fft_h > fbfft::kMaxSide2d || tp.fft_w > fbfft::kMaxSide2d ||
+      !fbfft::supported(int(tp.fft_h), int(tp.fft_w), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
     throw Unsupported("fbfft: tile basis " + std::to_string(tp.fft_h) + "x" + std::to_string(tp.fft_w) +
                       " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
   if (pass == Pass::accgrad && tp.reduction != AccgradReduction::frequency)

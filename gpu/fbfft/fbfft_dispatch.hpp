@@ -29,7 +29,7 @@ const Launcher* launchers_2d_registers();
 // The 1-D register (n = 4..32) and four-step (n = 64..256) kernels (fbfft_1d_reg.cu), indexed by
 // log2 n, every layout.
 const Launcher* launchers_1d_registers();
-// The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 64 and 128
+// The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 32, 64 and 128
 // (square and rectangular), standard and transposed layouts only.
 const Launcher* launchers_2d_fourstep();
 

@@ -424,7 +424,8 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(64, 128));  // four-step only
     CHECK(fftconv::fbfft::supported(128, 64, Kernel::fourstep));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep));
-    CHECK_FALSE(fftconv::fbfft::supported(32, 32, Kernel::fourstep));
+    CHECK(fftconv::fbfft::supported(32, 32, Kernel::fourstep));
+    CHECK_FALSE(fftconv::fbfft::supported(16, 32, Kernel::fourstep));
     CHECK_FALSE(fftconv::fbfft::supported(64, 128, Kernel::shuffle));
     CHECK_FALSE(fftconv::fbfft::supported(1, 512));
     CHECK(fftconv::fbfft::supported(32, 32, Kernel::registers));
@@ -444,6 +445,9 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(1, 64, Kernel::shuffle) == Kernel::shuffle);
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(16, 64, Kernel::automatic) == Kernel::shuffle);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic) == Kernel::fourstep);

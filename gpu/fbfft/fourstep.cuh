@@ -10,7 +10,7 @@ namespace fftconv::fbfft::detail {
 
 template <int N>
 struct Split {
-  static_assert(N == 64 || N == 128 || N == 256, "four-step split: N = 64, 128 or 256");
+  static_assert(N == 32 || N == 64 || N == 128 || N == 256, "four-step split: N = 32, 64, 128 or 256");
   static constexpr int kR1 = N / 8, kLogR1 = ilog2(kR1), kTwStride = kR1 + 1;
 };
 
