@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
