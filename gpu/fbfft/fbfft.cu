@@ -44,7 +44,10 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   if (lh > detail::kMaxLog2d || lw > detail::kMaxLog2d) return nullptr;
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   auto entry = [](const detail::Launcher* table, int i) { return table[i].forward ? &table[i] : nullptr; };
-  const detail::Launcher* r = entry(detail::launchers_2d_registers(), index);
+  // The register family: one thread per plane at sides 4 and 8 (fbfft_2d_plane.cu), one thread per
+  // row pair and column otherwise (fbfft_2d_reg.cu).
+  const detail::Launcher* p = entry(detail::launchers_2d_plane(), index);
+  const detail::Launcher* r = p ? p : entry(detail::launchers_2d_registers(), index);
   const detail::Launcher* f = layout == Layout::freq_major ? nullptr : entry(detail::launchers_2d_fourstep(), index);
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
@@ -118,7 +121,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
-  if (&l == &detail::launchers_2d_registers()[index]) return Kernel::registers;
+  if (&l == &detail::launchers_2d_registers()[index] || &l == &detail::launchers_2d_plane()[index]) return Kernel::registers;
   if (&l == &detail::launchers_2d_fourstep()[index]) return Kernel::fourstep;
   return Kernel::shuffle;
 }

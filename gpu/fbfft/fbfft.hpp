@@ -21,9 +21,10 @@ const char* to_string(Layout l);
 //              (the paper's fbfft; every size);
 //   1-D: registers (n = 4..32: one thread per pair of planes) and fourstep (n = 64..256: the
 //              four-step split over 8 and n/8 lanes), every layout (Note [1-D register kernels]);
-//   registers: one thread per row pair and per column (four lanes at 64 and 128 points), whole 1-D
-//              transforms in registers, the transposition through shared memory (sides 2..64, 128;
-//              Note [register 2-D kernels]);
+//   registers: whole transforms in registers: one thread per plane at sides 4 and 8 (Note [one-thread
+//              2-D kernels]); elsewhere one thread per row pair and per column (four lanes at 64 and 128
+//              points), the transposition through shared memory (sides 2..64, 128; Note [register 2-D
+//              kernels]);
 //   fourstep:  one plane per block in shared memory, each 1-D transform split N = R1 x 8 over
 //              threads that exchange through shared memory (sides 32, 64 and 128, square or not;
 //              standard and transposed layouts; Note [four-step 2-D kernels]);

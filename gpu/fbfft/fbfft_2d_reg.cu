@@ -1,4 +1,5 @@
-// fbfft 2-D register kernels (sides 2..64): one thread (four lanes at 64) per packed row pair and per column,
+// fbfft 2-D register kernels (sides 2..64 except the 4/8 squares and rectangles of fbfft_2d_plane.cu, and 128x128):
+// one thread (four lanes at 64 and 128) per packed row pair and per column,
 // each whole 1-D transform in that thread's registers (RegFft), the transposition between the two
 // passes through shared memory. See Note [register 2-D kernels].
 #include <array>
@@ -354,7 +355,8 @@ const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_r
 
 template <int LH, int LW>
 constexpr Launcher make_launcher() {
-  if constexpr (LH < 1 || LW < 1 || ((LH > 6 || LW > 6) && !(LH == 7 && LW == 7))) {
+  // sides 4 and 8: the one-thread-per-plane kernels of fbfft_2d_plane.cu instead
+  if constexpr (LH < 1 || LW < 1 || ((LH > 6 || LW > 6) && !(LH == 7 && LW == 7)) || (LH >= 2 && LH <= 3 && LW >= 2 && LW <= 3)) {
     return Launcher{};
   } else {
     return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &forward_kernel<LH, LW>,

@@ -29,6 +29,8 @@ const Launcher* launchers_2d_registers();
 // The 1-D register (n = 4..32) and four-step (n = 64..256) kernels (fbfft_1d_reg.cu), indexed by
 // log2 n, every layout.
 const Launcher* launchers_1d_registers();
+// The one-thread-per-plane kernels (fbfft_2d_plane.cu), same indexing; sides 4 and 8, every layout.
+const Launcher* launchers_2d_plane();
 // The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 32, 64 and 128
 // (square and rectangular), standard and transposed layouts only.
 const Launcher* launchers_2d_fourstep();
