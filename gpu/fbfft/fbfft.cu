@@ -21,7 +21,7 @@ int log2_exact(int n) {
 }
 
 // The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
-// 32..128 in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
+// 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
 // cuFFT where the register kernels reach 1.4-1.9x); the register family for smaller sides and in
 // the freq_major layout up to 64 and at 128x128 (its planes per block write runs of a frequency's
 // consecutive planes where the shuffle kernels write 8 bytes per plane; the fbfft backend's L1 at
@@ -48,7 +48,9 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   // row pair and column otherwise (fbfft_2d_reg.cu).
   const detail::Launcher* p = entry(detail::launchers_2d_plane(), index);
   const detail::Launcher* r = p ? p : entry(detail::launchers_2d_registers(), index);
-  const detail::Launcher* f = layout == Layout::freq_major ? nullptr : entry(detail::launchers_2d_fourstep(), index);
+  const detail::Launcher* f = layout == Layout::freq_major ? nullptr
+                              : n_h == 16 && n_w == 16 ? detail::launcher_2d_quad16()
+                                                       : entry(detail::launchers_2d_fourstep(), index);
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
     case Kernel::registers: return r;
@@ -122,7 +124,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   if (&l == &detail::launchers_2d_registers()[index] || &l == &detail::launchers_2d_plane()[index]) return Kernel::registers;
-  if (&l == &detail::launchers_2d_fourstep()[index]) return Kernel::fourstep;
+  if (&l == &detail::launchers_2d_fourstep()[index] || &l == detail::launcher_2d_quad16()) return Kernel::fourstep;
   return Kernel::shuffle;
 }
 

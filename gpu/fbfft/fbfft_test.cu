@@ -444,7 +444,9 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(1, 2, Kernel::automatic) == Kernel::shuffle);
     CHECK(fftconv::fbfft::resolve_kernel(1, 64, Kernel::shuffle) == Kernel::shuffle);
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
-    CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(16, 64, Kernel::automatic) == Kernel::shuffle);

@@ -1,0 +1,276 @@
+// fbfft 16x16 four-lane kernels (the four-step family's entry at 16x16, standard and transposed
+// layouts): four threads per plane, whole 16-point transforms in registers, the transposition
+// through the plane's shared-memory region. See Note [16x16 four-lane kernels].
+#include <cstdint>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/fbfft/fbfft_dispatch.hpp"
+#include "gpu/fbfft/fourstep.cuh"
+
+namespace fftconv::fbfft::detail {
+namespace {
+
+// Note [16x16 four-lane kernels]
+// At 16x16 the row/column register kernels were issue-bound (forward, batch 65,536: 553 warp
+// instructions per plane, 61% issue, DRAM 46%) and a plane is too large for one thread (256
+// values). Here lane l of a plane's four threads owns rows 4l..4l+3 (two packed row pairs,
+// RegFft<16> each) and then columns 2l, 2l+1 (lane 0's first column is the packed pair of the real
+// columns 0 and 8). A block has 32 planes; plane q's region holds 76 16-byte groups (76 = 4 mod 8):
+// row y (16 floats, or columns 0..7 of its half spectrum as 8 complex values) at group
+// 4y + floor(y/4), so the four lanes' rows start in different banks and two planes' regions in
+// complementary halves of a 128-byte line: the row reads, the row-spectrum writes and the column
+// reads of a quarter-warp (two planes x four lanes) all hit distinct banks. A lane reads and
+// writes only its own rows in the row phase (no barrier); __syncwarp separates the phases that
+// cross lanes. Outputs are staged in the layout's global order (standard or transposed, one
+// inlined copy each) and copied out in 16-byte pieces.
+struct Quad {
+  static constexpr int kN = 16, kNw2 = 9, kPlanes = 32, kThreads = 128;
+  static constexpr int kRegion = 76;  // 16-byte groups per plane
+  static constexpr int kSmemBytes = kPlanes * kRegion * 16;
+  static constexpr int rowg(int y) { return 4 * y + (y >> 2); }
+};
+
+__device__ __forceinline__ float4 f4(float2 a, float2 b) { return make_float4(a.x, a.y, b.x, b.y); }
+
+__global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
+  constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
+  extern __shared__ __align__(16) float4 sm4[];
+  const int t = threadIdx.x, q = t >> 2, l = t & 3;
+  const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kN && a.in_w >= kN && a.in_ld == kN &&
+                     a.in_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
+  const bool transposed = a.layout == Layout::transposed;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
+    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+    // (0) the input planes (zero outside the windows)
+    if (whole && planes == kP) {
+      const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
+      for (int e = t; e < kP * 64; e += Quad::kThreads) {
+        const int pq = e >> 6, g = e & 63;
+        cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), src + e, true);
+      }
+    } else {
+      float* sf = reinterpret_cast<float*>(sm4);
+      for (int e = t; e < kP * kN * kN; e += Quad::kThreads) {
+        const int pq = e >> 8, y = (e >> 4) & 15, x = e & 15;
+        const int64_t yy = y - a.off_h, xx = x - a.off_w;
+        const bool inside = pq < planes && yy >= 0 && yy < a.in_h && xx >= 0 && xx < a.in_w;
+        cp_async<4>(sf + (pq * kR + Quad::rowg(y)) * 4 + x,
+                    inside ? a.input + (first + pq) * a.in_plane_stride + yy * a.in_ld + xx : a.input, inside);
+      }
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    float4* mine = sm4 + q * kR;
+    float4* rows = mine + 17 * l;  // row 4l + r at rows[4 r + g] (rowg(4l + r) = 17 l + 4 r)
+    // (1) rows 4l..4l+3: two packed pairs; each row's spectrum columns 0..7 (0: (A[0], A[8])) over it
+    static_for<2>([&](auto jj) {
+      constexpr int r0 = 2 * decltype(jj)::value;
+      float2 v[kN];
+      static_for<4>([&](auto g) {
+        const float4 x0 = rows[4 * r0 + g], x1 = rows[4 * (r0 + 1) + g];
+        v[4 * g] = make_float2(x0.x, x1.x);
+        v[4 * g + 1] = make_float2(x0.y, x1.y);
+        v[4 * g + 2] = make_float2(x0.z, x1.z);
+        v[4 * g + 3] = make_float2(x0.w, x1.w);
+      });
+      RegFft<kN>::forward(v);  // v[i] = Z[bitrev(i)]
+      float2 s0[8], s1[8];
+      static_for<8>([&](auto k) {
+        constexpr int ik = bitrev(k, 4), im = bitrev((kN - k) % kN, 4);
+        if constexpr (k == 0) {
+          s0[0] = make_float2(v[0].x, v[1].x);  // v[1] = Z[8]
+          s1[0] = make_float2(v[0].y, v[1].y);
+        } else {
+          s0[k] = unpack_a(v[ik], v[im]);
+          s1[k] = unpack_b(v[ik], v[im]);
+        }
+      });
+      static_for<4>([&](auto cp) {
+        rows[4 * r0 + cp] = f4(s0[2 * cp], s0[2 * cp + 1]);
+        rows[4 * (r0 + 1) + cp] = f4(s1[2 * cp], s1[2 * cp + 1]);
+      });
+    });
+    __syncwarp();  // the plane's row spectra are written
+    // (2) columns 2l, 2l+1
+    float2 c0[kN], c1[kN];
+    static_for<kN>([&](auto y) {
+      const float4 w = mine[Quad::rowg(y) + l];
+      c0[y] = make_float2(w.x, w.y);
+      c1[y] = make_float2(w.z, w.w);
+    });
+    RegFft<kN>::forward(c0);
+    RegFft<kN>::forward(c1);
+    __syncwarp();  // the plane's lanes have read their columns
+    float2* o2 = reinterpret_cast<float2*>(mine);
+    auto emit = [&](auto idx) {
+      static_for<kN>([&](auto kh) {
+        constexpr int i = bitrev(kh, 4), im = bitrev((kN - kh) % kN, 4);
+        if (l == 0) {
+          o2[idx(kh, 0)] = unpack_a(c0[i], c0[im]);
+          o2[idx(kh, 8)] = unpack_b(c0[i], c0[im]);
+        } else {
+          o2[idx(kh, 2 * l)] = c0[i];
+        }
+        o2[idx(kh, 2 * l + 1)] = c1[i];
+      });
+    };
+    if (transposed)
+      emit([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
+    else
+      emit([](auto kh, int kw) { return decltype(kh)::value * Quad::kNw2 + kw; });
+    __syncthreads();
+    // (3) the spectra, 144 float2 (72 groups) per plane, contiguous in both layouts
+    float2* out = a.output + first * (kN * Quad::kNw2);
+    if (planes == kP && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
+      float4* o4 = reinterpret_cast<float4*>(out);
+      for (int e = t; e < kP * 72; e += Quad::kThreads) {
+        const int pq = e / 72, g = e - pq * 72;
+        o4[e] = sm4[pq * kR + g];
+      }
+    } else {
+      const float2* s2 = reinterpret_cast<const float2*>(sm4);
+      for (int e = t; e < planes * 144; e += Quad::kThreads) {
+        const int pq = e / 144, m = e - pq * 144;
+        out[e] = s2[pq * kR * 2 + m];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(InverseArgs a) {
+  constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
+  extern __shared__ __align__(16) float4 sm4[];
+  const int t = threadIdx.x, q = t >> 2, l = t & 3;
+  const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kN && a.out_w == kN && a.out_ld == kN &&
+                     a.out_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
+  const bool transposed = a.layout == Layout::transposed;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
+    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+    // (0) the spectra, in their global order, at the start of each region
+    const float2* in = a.input + first * (kN * Quad::kNw2);
+    if (planes == kP && (reinterpret_cast<uintptr_t>(in) & 15) == 0) {
+      const float4* i4 = reinterpret_cast<const float4*>(in);
+      for (int e = t; e < kP * 72; e += Quad::kThreads) {
+        const int pq = e / 72, g = e - pq * 72;
+        cp_async<16>(sm4 + pq * kR + g, i4 + e, true);
+      }
+    } else {
+      float2* s2 = reinterpret_cast<float2*>(sm4);
+      for (int e = t; e < kP * 144; e += Quad::kThreads) {
+        const int pq = e / 144, m = e - pq * 144;
+        const bool live = pq < planes;
+        cp_async<8>(s2 + pq * kR * 2 + m, live ? in + e : a.input, live);
+      }
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    float4* mine = sm4 + q * kR;
+    const float2* i2 = reinterpret_cast<const float2*>(mine);
+    // (1) columns 2l, 2l+1 (lane 0: Hermitian parts of columns 0 and 8, packed), swapped
+    float2 c0[kN], c1[kN];
+    auto gather = [&](auto idx) {
+      static_for<kN>([&](auto kh) {
+        constexpr int km = (kN - kh) % kN;
+        if (l == 0) {
+          const float2 a0 = i2[idx(kh, 0)], b0 = i2[idx(std::integral_constant<int, km>{}, 0)];
+          const float2 a1 = i2[idx(kh, 8)], b1 = i2[idx(std::integral_constant<int, km>{}, 8)];
+          c0[kh] = swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
+        } else {
+          c0[kh] = swap_ri(i2[idx(kh, 2 * l)]);
+        }
+        c1[kh] = swap_ri(i2[idx(kh, 2 * l + 1)]);
+      });
+    };
+    if (transposed)
+      gather([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
+    else
+      gather([](auto kh, int kw) { return decltype(kh)::value * Quad::kNw2 + kw; });
+    RegFft<kN>::forward(c0);  // swap(c[i]) = 16 B[y][c], y = bitrev(i)
+    RegFft<kN>::forward(c1);
+    __syncwarp();  // the plane's lanes have read their columns
+    static_for<kN>([&](auto y) {
+      constexpr int i = bitrev(y, 4);
+      mine[Quad::rowg(y) + l] = f4(swap_ri(c0[i]), swap_ri(c1[i]));
+    });
+    __syncwarp();  // the plane's rows are complete
+    // (2) rows 4l..4l+3: two packed pairs with the Hermitian extension, written back as real rows
+    float4* rows = mine + 17 * l;
+    static_for<2>([&](auto jj) {
+      constexpr int r0 = 2 * decltype(jj)::value;
+      float2 b0[8], b1[8];  // columns 0..7 of rows r0, r0 + 1 (0: (B[0], B[8]))
+      static_for<4>([&](auto cp) {
+        const float4 w0 = rows[4 * r0 + cp], w1 = rows[4 * (r0 + 1) + cp];
+        b0[2 * cp] = make_float2(w0.x, w0.y);
+        b0[2 * cp + 1] = make_float2(w0.z, w0.w);
+        b1[2 * cp] = make_float2(w1.x, w1.y);
+        b1[2 * cp + 1] = make_float2(w1.z, w1.w);
+      });
+      float2 v[kN];
+      static_for<kN>([&](auto k) {
+        float2 za, zb;
+        if constexpr (k == 0) {
+          za = make_float2(b0[0].x, 0.f);
+          zb = make_float2(b1[0].x, 0.f);
+        } else if constexpr (k == 8) {
+          za = make_float2(b0[0].y, 0.f);
+          zb = make_float2(b1[0].y, 0.f);
+        } else if constexpr (k < 8) {
+          za = b0[k];
+          zb = b1[k];
+        } else {
+          za = conjf2(b0[kN - k]);
+          zb = conjf2(b1[kN - k]);
+        }
+        v[k] = swap_ri(pack_ab(za, zb));
+      });
+      RegFft<kN>::forward(v);  // swap(v[i]) = (row r0 + i row r0+1)[bitrev(i)]
+      static_for<4>([&](auto g) {
+        constexpr int x0 = 4 * decltype(g)::value;
+        constexpr int i0 = bitrev(x0, 4), i1 = bitrev(x0 + 1, 4), i2b = bitrev(x0 + 2, 4), i3 = bitrev(x0 + 3, 4);
+        rows[4 * r0 + g] = make_float4(v[i0].y * a.scale, v[i1].y * a.scale, v[i2b].y * a.scale, v[i3].y * a.scale);
+        rows[4 * (r0 + 1) + g] = make_float4(v[i0].x * a.scale, v[i1].x * a.scale, v[i2b].x * a.scale, v[i3].x * a.scale);
+      });
+    });
+    __syncthreads();
+    // (3) the output windows
+    if (whole && planes == kP) {
+      float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
+      for (int e = t; e < kP * 64; e += Quad::kThreads) {
+        const int pq = e >> 6, g = e & 63;
+        dst[e] = sm4[pq * kR + Quad::rowg(g >> 2) + (g & 3)];
+      }
+    } else {
+      const float* sf = reinterpret_cast<const float*>(sm4);
+      for (int e = t; e < planes * kN * kN; e += Quad::kThreads) {
+        const int pq = e >> 8, y = (e >> 4) & 15, x = e & 15;
+        const int64_t oy = y - a.out_off_h, ox = x - a.out_off_w;
+        if (oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
+          a.output[(first + pq) * a.out_plane_stride + oy * a.out_ld + ox] = sf[(pq * kR + Quad::rowg(y)) * 4 + x];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <class Kernel, class Args>
+void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
+  const void* k = reinterpret_cast<const void*>(kernel);
+  const int blocks = grid_blocks(k, Quad::kThreads, Quad::kSmemBytes, (a.batch + Quad::kPlanes - 1) / Quad::kPlanes);
+  kernel<<<blocks, Quad::kThreads, Quad::kSmemBytes, stream>>>(a);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void launch_forward(const ForwardArgs& a, cudaStream_t stream) { launch_quad(forward_quad_kernel, a, stream); }
+void launch_inverse(const InverseArgs& a, cudaStream_t stream) { launch_quad(inverse_quad_kernel, a, stream); }
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel); }
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel); }
+
+constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &inverse_kernel, Quad::kSmemBytes, Quad::kThreads};
+static_assert(Quad::kSmemBytes <= 48 * 1024, "the quad kernels use at most the default 48 KB of dynamic shared memory");
+
+}  // namespace
+
+const Launcher* launcher_2d_quad16() { return &kQuad16; }
+
+}  // namespace fftconv::fbfft::detail
