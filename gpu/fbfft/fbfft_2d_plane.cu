@@ -30,8 +30,9 @@ struct PlaneTile {
   static constexpr int kInGroups = kNh * kNw / 4, kOutGroups = kNh * kNw2 / 2;
   static constexpr int kMax = kInGroups > kOutGroups ? kInGroups : kOutGroups;
   static constexpr int kGroups = kMax % 2 ? kMax : kMax + 1;  // odd
-  static constexpr int kThreads = 128;
-  static constexpr int kSmemBytes = kThreads * kGroups * 16;
+  static constexpr int kThreads = 128;  // at most: the launcher halves it (to 32) for small batches
+  static constexpr int smem_bytes(int threads) { return threads * kGroups * 16; }
+  static constexpr int kSmemBytes = smem_bytes(kThreads);
   static_assert(kNh >= 4 && kNw >= 4 && kNh <= 8 && kNw <= 8, "one-thread kernels: sides 4 and 8");
 };
 
@@ -118,7 +119,8 @@ __device__ __forceinline__ void plane_inverse(In in, Rows rows) {
 template <int LH, int LW>
 __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) forward_plane_kernel(ForwardArgs a) {
   using T = PlaneTile<LH, LW>;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kG = T::kGroups, kP = T::kThreads;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kG = T::kGroups;
+  const int kP = static_cast<int>(blockDim.x);  // planes per block: T::kThreads, fewer for small batches
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x;
   const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld == kNw &&
@@ -196,7 +198,8 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) forward_plane_
 template <int LH, int LW>
 __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) inverse_plane_kernel(InverseArgs a) {
   using T = PlaneTile<LH, LW>;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kG = T::kGroups, kP = T::kThreads;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kG = T::kGroups;
+  const int kP = static_cast<int>(blockDim.x);  // planes per block: T::kThreads, fewer for small batches
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x;
   const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kNh && a.out_w == kNw && a.out_ld == kNw &&
@@ -271,8 +274,14 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) inverse_plane_
   }
 }
 
-template <class Kernel, class Args>
-void launch_plane(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_t stream) {
+// Planes (threads) per block: 128, halved down to 32 while the batch would fill fewer blocks than two
+// per SM (8x8 at batch 16,384: 128 blocks of 128 left a single 4-warp block per SM).
+template <int LH, int LW, class Kernel, class Args>
+void launch_plane(Kernel* kernel, const Args& a, cudaStream_t stream) {
+  using T = PlaneTile<LH, LW>;
+  int threads = T::kThreads;
+  while (threads > 32 && (a.batch + threads - 1) / threads < 2 * static_cast<int64_t>(sm_count())) threads /= 2;
+  const int smem = T::smem_bytes(threads);
   const void* k = reinterpret_cast<const void*>(kernel);
   if (smem > 48 * 1024) FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int blocks = grid_blocks(k, threads, smem, (a.batch + threads - 1) / threads);
@@ -282,11 +291,11 @@ void launch_plane(Kernel* kernel, int threads, int smem, const Args& a, cudaStre
 
 template <int LH, int LW>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_plane(forward_plane_kernel<LH, LW>, PlaneTile<LH, LW>::kThreads, PlaneTile<LH, LW>::kSmemBytes, a, stream);
+  launch_plane<LH, LW>(forward_plane_kernel<LH, LW>, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_plane(inverse_plane_kernel<LH, LW>, PlaneTile<LH, LW>::kThreads, PlaneTile<LH, LW>::kSmemBytes, a, stream);
+  launch_plane<LH, LW>(inverse_plane_kernel<LH, LW>, a, stream);
 }
 template <int LH, int LW>
 const void* forward_kernel() { return reinterpret_cast<const void*>(forward_plane_kernel<LH, LW>); }
