@@ -11,6 +11,23 @@
 // The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
 // With SpectrumLayout::direct the transposes disappear: cuFFT's advanced layout (stride = planes,
 // distance 1) makes R2C write [freq][plane] and C2R read it, at the price of strided FFT stores.
+// Note [cufft callbacks]
+// The paper's Table 1 pads with copies because cuFFT could not pad; today's cuFFT links user device
+// functions into its kernels (LTO callbacks, cufftXtSetJITCallback): a load callback supplies each
+// input element, a store callback receives each output element. With EdgeMode::callback the R2C of an
+// operand loads straight from the unpadded tensor (zeros or reflection at the offsets of the padded
+// basis; PAD disappears) and the C2R of the result stores only the kept window, scaled (CLIP
+// disappears); with SpectrumLayout::gather the C2R loads the products' [freq][plane] layout itself
+// (TRANS C disappears). The transforms stay in place on the FFT scratch buffer, which is only their
+// nominal input/output. A store callback writing [freq][plane] from the R2C was measured and dropped:
+// its scattered 8-byte stores made FFT A 1.3-1.9x slower than R2C + transposition (H100, L1-L5 shapes).
+// Callbacks see element offsets into the plan's logical arrays; the pipeline requires them < 2^32 and
+// divides them by the plane and row sizes with precomputed multipliers (cufft_callbacks.hpp, whose index
+// maps the host tests compare with the copy kernels). cuFFT takes each callback's parameter address at
+// plan time, so the pipeline owns one device block of cufft_cb::Params per plan role and rewrites it
+// with a one-thread kernel on the run's stream (tensor pointers change between runs and chunks).
+// Linking the callbacks makes plan creation slower (tens to hundreds of ms per plan), so the untuned
+// heuristic keeps copies and the autotuner times callbacks only on pipelines that take long enough.
 // Note [cufft tiles]
 // A tiled plan (tiling/tile_plan.hpp, Note [tile geometry]) runs as the same pipeline with the
 // (image, tile) items in place of the samples: PAD becomes a gather of each item's window into the
@@ -23,12 +40,17 @@
 // accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
 #include "gpu/cufft_pipeline.hpp"
 
+#include <cufftXt.h>
+
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cufft_callbacks.hpp"
+#include "gpu/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
 #include "gpu/device_arena.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
 #include "gpu/tile_kernels.cuh"
@@ -54,18 +76,35 @@ GemmStrategy parse_gemm_strategy(std::string_view s) {
                         "' (expected batched, strided, loop or 3m)");
 }
 
-std::string_view to_string(SpectrumLayout l) { return l == SpectrumLayout::direct ? "direct" : "transposed"; }
+std::string_view to_string(SpectrumLayout l) {
+  switch (l) {
+    case SpectrumLayout::transposed: return "transposed";
+    case SpectrumLayout::direct: return "direct";
+    case SpectrumLayout::gather: return "gather";
+  }
+  return "?";
+}
 
 SpectrumLayout parse_spectrum_layout(std::string_view s) {
   if (s == "transposed") return SpectrumLayout::transposed;
   if (s == "direct") return SpectrumLayout::direct;
+  if (s == "gather") return SpectrumLayout::gather;
   throw InvalidArgument("extra[\"layout\"]: unknown spectrum layout '" + std::string(s) +
-                        "' (expected transposed or direct)");
+                        "' (expected transposed, direct or gather)");
+}
+
+std::string_view to_string(EdgeMode e) { return e == EdgeMode::callback ? "callback" : "copy"; }
+
+EdgeMode parse_edge_mode(std::string_view s) {
+  if (s == "copy") return EdgeMode::copy;
+  if (s == "callback") return EdgeMode::callback;
+  throw InvalidArgument("extra[\"edges\"]: unknown edge mode '" + std::string(s) + "' (expected copy or callback)");
 }
 
 std::string PipelineConfig::to_string() const {
   return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
-         ", layout " + std::string(fftconv::to_string(layout)) + ", chunk " + std::to_string(chunk) +
+         ", layout " + std::string(fftconv::to_string(layout)) + ", edges " + std::string(fftconv::to_string(edges)) +
+         ", chunk " + std::to_string(chunk) +
          ", cublas workspace " + std::to_string(cublas_workspace);
 }
 
@@ -172,10 +211,6 @@ std::size_t complex_bytes(int64_t planes, int64_t freqs) {
 
 }  // namespace
 
-struct CufftPipeline::Sizes {
-  int64_t pa, pb, pc;
-};
-
 // ---------------------------------------------------------------------------------------------
 // Construction: plans for every batch count the chunks need, sizes of every buffer.
 
@@ -208,15 +243,21 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
   freqs_ = checked_mul(cfg_.nh, fw_, "cufft frequencies");
 
   const Roles r = roles(p_, pass_, nullptr);
+  edge_callbacks_ = cfg_.edges == EdgeMode::callback;
+  if (edge_callbacks_ && tiled_)
+    throw InvalidArgument("cufft: edges=callback pads and clips untiled plans only (tiles are gathered and scattered)");
+  clip_callback_ = edge_callbacks_ && !r.clip.mirror_fold;
+  gather_callback_ = cfg_.layout == SpectrumLayout::gather;
+  if (edge_callbacks_ || gather_callback_) callback_params_.allocate(3 * sizeof(cufft_cb::Params));
   std::vector<int64_t> chunk_sizes{cfg_.chunk};
   if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
   int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
   for (int64_t sc : chunk_sizes) {
     const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
     const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
-    make_fft_plan(pa, false);
-    make_fft_plan(pb, false);
-    make_fft_plan(pc, true);
+    make_fft_plan(pa, forward_role(kOperandA));
+    make_fft_plan(pb, forward_role(kOperandB));
+    make_fft_plan(pc, kResult);
     max_scratch = std::max({max_scratch, pa, pb, pc});
     max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
   }
@@ -241,17 +282,37 @@ CufftPipeline::~CufftPipeline() {
   if (blas_) cublasDestroy(blas_);
 }
 
-void CufftPipeline::make_fft_plan(int64_t batch, bool inverse) {
-  if (fft_plans_.count({batch, inverse})) return;
+void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
+  if (fft_plans_.count({batch, role})) return;
+  const bool inverse = role == kResult;
+  const bool load_cb = inverse ? gather_callback_ : edge_callbacks_;
+  const bool store_cb = inverse && clip_callback_;
+  if (load_cb || store_cb) {  // callbacks see 32-bit offsets into the plan's logical arrays
+    const int64_t real = checked_mul(batch, cfg_.nh * ld_, "cufft callback offsets");
+    const int64_t spectra = checked_mul(batch, freqs_, "cufft callback offsets");
+    if (std::max(real, spectra) > int64_t(UINT32_MAX))
+      throw Unsupported("cufft: cuFFT callbacks index " + std::to_string(std::max(real, spectra)) +
+                        " elements of one transform batch; the limit is 2^32 (use edges=copy, another layout or a "
+                        "smaller chunk)");
+  }
   cufftHandle h;
   FFTCONV_CUFFT_CHECK(cufftCreate(&h));
-  fft_plans_[{batch, inverse}] = h;  // owned from here on (destroyed by the destructor)
+  fft_plans_[{batch, role}] = h;  // owned from here on (destroyed by the destructor)
   FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
+  // cuFFT keeps the address of this role's parameter block (written by write_callback_params).
+  void* info = static_cast<char*>(callback_params_.get()) + std::size_t(role) * sizeof(cufft_cb::Params);
+  auto attach = [&](const char* symbol, cufftXtCallbackType type) {
+    FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(h, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin), type,
+                                              &info));
+  };
+  if (load_cb && !inverse) attach("fftconv_cb_load_padded", CUFFT_CB_LD_REAL);
+  if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
+  if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
   long long n[2] = {cfg_.nh, cfg_.nw};
   long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_};
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
-  // The spectra: [plane][freq] (transposed layout: stride 1, distance F), or frequency-major
-  // [freq][plane] (direct layout: stride = batch, distance 1).
+  // The spectra: [plane][freq] (transposed and gather layouts: stride 1, distance F), or
+  // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
   const bool direct = cfg_.layout == SpectrumLayout::direct;
   const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
   std::size_t work = 0;
@@ -264,8 +325,8 @@ void CufftPipeline::make_fft_plan(int64_t batch, bool inverse) {
   fft_work_bytes_ = std::max(fft_work_bytes_, work);
 }
 
-cufftHandle CufftPipeline::fft_plan(int64_t batch, bool inverse) const {
-  auto it = fft_plans_.find({batch, inverse});
+cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
+  auto it = fft_plans_.find({batch, role});
   if (it == fft_plans_.end())
     throw Error("cufft: internal: no cuFFT plan for batch " + std::to_string(batch));  // planned in the ctor
   return it->second;
@@ -278,6 +339,42 @@ std::string CufftPipeline::workspace_summary() const {
   if (ptr_bytes_) os << ", pointer arrays " << ptr_bytes_;
   os << ", cuFFT work area " << fft_work_bytes_ << ", cuBLAS workspace " << cfg_.cublas_workspace << ")";
   return os.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Callback parameters (Note [cufft callbacks])
+
+namespace {
+__global__ void write_params_kernel(cufft_cb::Params* dst, cufft_cb::Params a, cufft_cb::Params b,
+                                    cufft_cb::Params c) {
+  dst[CufftPipeline::kOperandA] = a;
+  dst[CufftPipeline::kOperandB] = b;
+  dst[CufftPipeline::kResult] = c;
+}
+}  // namespace
+
+void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c,
+                                          cudaStream_t stream) const {
+  const Roles r = roles(p_, pass_, &args);
+  const auto plane = cufft_cb::FastDiv::make(uint32_t(cfg_.nh * ld_)), row = cufft_cb::FastDiv::make(uint32_t(ld_));
+  auto operand = [&](const Operand& o) {
+    cufft_cb::Params q;
+    q.src = o.src + (o.batched && !tiled_ ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw), q.mirror = o.mirror ? 1 : 0;
+    q.plane = plane, q.row = row;
+    return q;
+  };
+  cufft_cb::Params c;
+  c.plane = plane, c.row = row;
+  c.spectra = static_cast<float*>(spectra_c);
+  c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
+  c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
+  const gpu_kernels::ClipSpec& k = r.clip;
+  c.dst = static_cast<float*>(args.result) + (pass_ == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * k.out_h * k.out_w);
+  c.out_h = int32_t(k.out_h), c.out_w = int32_t(k.out_w), c.off_h = int32_t(k.off_h), c.off_w = int32_t(k.off_w);
+  c.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
+  write_params_kernel<<<1, 1, 0, stream>>>(callback_params_.as<cufft_cb::Params>(), operand(r.a), operand(r.b), c);
+  FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -317,25 +414,27 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     rows = {tiles_.rows.origin, tiles_.rows.extent, tiles_.rows.step, tiles_.rows.count};
     cols = {tiles_.cols.origin, tiles_.cols.extent, tiles_.cols.step, tiles_.cols.count};
   }
-  // Pad (tiled: gather), R2C and transpose one operand (units s0 .. s0+sc) into `dst` ([freq][plane]).
-  auto forward = [&](const Operand& o, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst, const char* pad_name,
-                     const char* fft_name, const char* trans_name) {
+  // Pad (tiled: gather; callbacks: inside the R2C), R2C and transpose one operand (units s0 .. s0+sc)
+  // into `dst` ([freq][plane]).
+  auto forward = [&](const Operand& o, Role role, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst,
+                     const char* pad_name, const char* fft_name, const char* trans_name) {
     if (tiled_ && o.batched) {
       step(pad_name, [&] {
         tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows, cols, p_.S, s0, sc, cfg_.nh, cfg_.nw,
                                    scratch_real, fft_planes, stream);
       });
-    } else {
+    } else if (!edge_callbacks_) {
       const float* src = o.src + (o.batched ? s0 * o.planes_per_sample * o.h * o.w : 0);
       step(pad_name, [&] {
         gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
       });
     }
+    const cufftHandle plan = fft_plan(planes, forward_role(role));
     if (direct) {  // cuFFT writes [freq][plane] straight into dst
-      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, dst)); });
+      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, scratch_real, dst)); });
       return;
     }
-    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(fft_plan(planes, false), scratch_real, scratch)); });
+    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, scratch_real, scratch)); });
     step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
   };
   // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or
@@ -344,12 +443,16 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   clip.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
   auto* result = static_cast<float*>(args.result);
   auto inverse = [&](int64_t planes, int64_t s0, int64_t sc) {
+    const cufftHandle plan = fft_plan(planes, kResult);
     if (direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
-      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), ct, scratch_real)); });
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, ct, scratch_real)); });
+    } else if (gather_callback_) {  // C2R loads [freq][plane] from ct; scratch is its nominal input
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
     } else {
       step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
-      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(fft_plan(planes, true), scratch, scratch_real)); });
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
     }
+    if (clip_callback_) return;  // the C2R stored the kept window itself
     if (tiled_ && pass_ == Pass::fprop) {
       step("SCATTER C", [&] {
         tile_kernels::scatter_tiles(scratch_real, {ld_, cfg_.nh * ld_, 0, 0, clip.scale}, rows, cols, p_.S, p_.fo, s0,
@@ -366,16 +469,25 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     }
   };
 
+  const bool callbacks = edge_callbacks_ || gather_callback_;
+  auto params = [&](int64_t s0, int64_t sc) {
+    if (callbacks) step("CALLBACK ARGS", [&] { write_callback_params(args, s0, sc, ct, stream); });
+  };
   const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
-  if (!r.b.batched) forward(r.b, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+  if (!r.b.batched) {
+    params(0, std::min(cfg_.chunk, units_));
+    forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+  }
   if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
 
   for (int64_t s0 = 0; s0 < units_; s0 += cfg_.chunk) {
     const int64_t sc = std::min(cfg_.chunk, units_ - s0);
     const int64_t pa = planes_of(r.a, sc);
-    forward(r.a, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
-    if (r.b.batched) forward(r.b, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
+    if (s0 > 0 || r.b.batched) params(s0, sc);  // (the first chunk's were written with B's)
+    forward(r.a, kOperandA, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
+    if (r.b.batched)
+      forward(r.b, kOperandB, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
 
     // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
     cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;

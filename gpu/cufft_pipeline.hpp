@@ -1,8 +1,10 @@
 // CufftPipeline: one configuration (basis, CGEMM strategy, batch chunk) of the paper's Table 1
 // pipeline for one (problem, pass): pad -> batched R2C -> transpose to frequency-major -> one complex
 // product per frequency (cuBLAS) -> transpose back -> batched C2R -> clip/fold and scale (or, with
-// SpectrumLayout::direct, the transforms themselves read and write the frequency-major layout).
-// It owns its cuFFT plans and cuBLAS handle, never memory: run() carves its buffers from a workspace.
+// SpectrumLayout::direct, the transforms themselves read and write the frequency-major layout; with
+// cuFFT callbacks, the transforms pad, clip or gather the spectra themselves: Note [cufft callbacks]).
+// It owns its cuFFT plans, its cuBLAS handle and the callbacks' small parameter block, never buffers:
+// run() carves those from a workspace.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -18,6 +20,7 @@
 
 #include "common/backend.hpp"
 #include "common/problem.hpp"
+#include "gpu/cuda_check.hpp"
 #include "tiling/tile_plan.hpp"
 
 namespace fftconv {
@@ -33,11 +36,22 @@ inline constexpr GemmStrategy kAllGemmStrategies[] = {GemmStrategy::strided, Gem
 //   transposed — R2C writes [plane][freq] in place and a transposition kernel makes [freq][plane]
 //                (and back before C2R): the paper's pipeline;
 //   direct     — cuFFT's advanced layout writes [freq][plane] itself (output stride = planes,
-//                distance 1) and C2R reads it the same way: no transpositions, strided FFT stores.
-// Which is faster depends on cuFFT's kernels for the size; the autotuner times both.
-enum class SpectrumLayout { transposed, direct };
-std::string_view to_string(SpectrumLayout l);               // "transposed" | "direct"
+//                distance 1) and C2R reads it the same way: no transpositions, strided FFT stores;
+//   gather     — transposed on the way in; on the way back C2R reads the products' [freq][plane]
+//                through a load callback (no TRANS C).
+// Which is faster depends on cuFFT's kernels for the size; the autotuner times all three.
+enum class SpectrumLayout { transposed, direct, gather };
+std::string_view to_string(SpectrumLayout l);               // "transposed" | "direct" | "gather"
 SpectrumLayout parse_spectrum_layout(std::string_view s);   // throws InvalidArgument naming extra["layout"]
+
+// How the operands reach the basis and the results leave it:
+//   copy     — a padding kernel writes each operand into the FFT buffer, a clip kernel crops the result;
+//   callback — cuFFT's R2C load callback reads the unpadded tensor (zeros or reflection around it) and
+//              the C2R store callback writes only the kept window (untiled plans; the mirror-padded
+//              bprop result keeps its fold kernel). Note [cufft callbacks].
+enum class EdgeMode { copy, callback };
+std::string_view to_string(EdgeMode e);                     // "copy" | "callback"
+EdgeMode parse_edge_mode(std::string_view s);               // throws InvalidArgument naming extra["edges"]
 
 // cuBLAS workspace handed to cublasSetWorkspace: the 32 MiB NVIDIA recommends on Hopper, or a
 // small one when a workspace limit is tight.
@@ -50,6 +64,7 @@ struct PipelineConfig {
   int64_t chunk = 0;                          // samples (tiled: (image, tile) items) per chunk
   std::size_t cublas_workspace = kCublasWorkspaceLarge;
   SpectrumLayout layout = SpectrumLayout::transposed;
+  EdgeMode edges = EdgeMode::copy;
   std::string to_string() const;
 };
 
@@ -77,7 +92,8 @@ class StepTimer {
 class CufftPipeline {
  public:
   // Creates the cuFFT plans (no auto-allocated work area) and a cuBLAS handle. Throws Unsupported
-  // when a size does not fit the library's int parameters, CudaError on library failure.
+  // when a size does not fit the library's int parameters or a callback's 32-bit offsets, CudaError
+  // on library failure.
   // With a tiled `tiles` (the shared planner's plan for p and pass, frequency reduction for accgrad)
   // the pipeline runs the tiles as its batch (Note [cufft tiles]); cfg's basis must be the tile basis.
   CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg, const TilePlan* tiles = nullptr);
@@ -95,14 +111,20 @@ class CufftPipeline {
   // What the chunks split: S samples, or S·tiles (image, tile) items when tiled.
   int64_t units() const { return units_; }
 
+  // Which transform a cuFFT plan serves: the two operands' R2C (distinct plans only when their
+  // callbacks read different tensors) and the result's C2R.
+  enum Role : int { kOperandA = 0, kOperandB = 1, kResult = 2 };
+
   // Enqueues one execution on `stream`; `workspace` holds >= workspace_bytes() device bytes.
   // Device pointers in args. timer may be nullptr.
   void run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const;
 
  private:
-  struct Sizes;  // planes per operand for a chunk of sc samples
-  cufftHandle fft_plan(int64_t batch, bool inverse) const;
-  void make_fft_plan(int64_t batch, bool inverse);
+  cufftHandle fft_plan(int64_t batch, Role role) const;
+  void make_fft_plan(int64_t batch, Role role);
+  Role forward_role(Role operand) const { return edge_callbacks_ ? operand : kOperandA; }
+  // Writes the callbacks' parameter block for units s0 .. s0+sc (stream-ordered, one tiny kernel).
+  void write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c, cudaStream_t stream) const;
 
   ConvProblem p_;
   Pass pass_;
@@ -111,7 +133,11 @@ class CufftPipeline {
   TilePlan tiles_;
   int64_t units_ = 0;
   int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
-  std::map<std::pair<int64_t, bool>, cufftHandle> fft_plans_;  // (batch, inverse) -> plan
+  std::map<std::pair<int64_t, int>, cufftHandle> fft_plans_;  // (batch, role) -> plan
+  bool edge_callbacks_ = false;    // R2C pads through a load callback
+  bool clip_callback_ = false;     // C2R clips through a store callback
+  bool gather_callback_ = false;   // C2R reads [freq][plane] through a load callback
+  DeviceBuffer callback_params_;   // device: cufft_cb::Params[3], one per Role
   std::size_t fft_work_bytes_ = 0;
   std::size_t scratch_bytes_ = 0, a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, ptr_bytes_ = 0;
   std::size_t workspace_bytes_ = 0;

@@ -17,6 +17,7 @@
 #include "common/tensor.hpp"
 #include "gpu/backends.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cufft_pipeline.hpp"
 #include "gpu/cufft_tune_cache.hpp"
 #include "gpu/device_arena.hpp"
 #include "validation/data.hpp"
@@ -130,14 +131,17 @@ TEST_CASE("cufft matches a double direct convolution on random problems, all pas
       PlanOptions opts;
       opts.autotune = false;
       opts.extra["gemm"] = gemms[(t + int(pass)) % 4];
-      opts.extra["layout"] = (t / 2) % 2 ? "direct" : "transposed";  // every gemm with both layouts
+      const char* layouts[] = {"transposed", "direct", "gather"};
+      opts.extra["layout"] = layouts[(t / 2) % 3];  // every gemm with every layout
+      opts.extra["edges"] = t % 3 == 1 ? "callback" : "copy";  // callbacks with every layout and gemm
       if (t % 5 == 0) {  // pinned bases, including sizes that are not 2,3,5,7-smooth
         opts.basis_h = p.padded_h() + (t % 3);
         opts.basis_w = p.padded_w() + (t % 4);
       }
       if (t % 11 == 0) opts.extra = {{"naive", "1"}}, opts.basis_h = opts.basis_w = 0;
       INFO(p.to_string(), " ", to_string(pass), " gemm=", opts.extra.count("gemm") ? opts.extra["gemm"] : "-",
-           " layout=", opts.extra.count("layout") ? opts.extra["layout"] : "-", " basis=", opts.basis_h, "x", opts.basis_w);
+           " layout=", opts.extra.count("layout") ? opts.extra["layout"] : "-",
+           " edges=", opts.extra.count("edges") ? opts.extra["edges"] : "-", " basis=", opts.basis_h, "x", opts.basis_w);
       auto plan = backend().plan(p, pass, opts);
       INFO(plan->describe());
       const Outcome o = run_and_compare(p, pass, *plan, rng);
@@ -210,6 +214,56 @@ TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Uns
     opts.workspace_limit = 4096;  // far below one sample's spectra
     CHECK_THROWS_AS(backend().plan(p, pass, opts), Unsupported);
   }
+}
+
+TEST_CASE("cufft callbacks pad, clip and gather inside cuFFT: every pass, mirror folds, chunks, non-smooth bases") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const char* specs[] = {
+      "S=3,f=2,fo=3,h=17,w=12,kh=4,kw=3,ph=2,pw=1,pad=mirror",  // bprop keeps the fold kernel
+      "S=2,f=3,fo=2,h=9,w=9,kh=9,kw=9,ph=0,pw=0",               // 1x1 output
+      "S=4,f=1,fo=2,h=1,w=23,kh=1,kw=5,ph=0,pw=2",              // one-row planes
+      "S=5,f=4,fo=3,h=20,w=21,kh=5,kw=5,ph=2,pw=2,pad=zero",
+  };
+  for (const char* spec : specs) {
+    const ConvProblem p = ConvProblem::parse(spec);
+    for (Pass pass : kPasses)
+      for (const char* layout : {"transposed", "direct", "gather"}) {
+        PlanOptions opts;
+        opts.autotune = false;
+        opts.extra = {{"edges", "callback"}, {"layout", layout}};
+        if (std::string(layout) == "gather") opts.basis_h = p.padded_h() + 1;  // 2,3,5,7-smooth or not
+        auto plan = backend().plan(p, pass, opts);
+        INFO(plan->describe());
+        CHECK(plan->describe().find("edges callback") != std::string::npos);
+        for (int rep = 0; rep < 2; ++rep) {  // repeatable: the parameter block is rewritten per run
+          const Outcome o = run_and_compare(p, pass, *plan, rng);
+          CHECK(o.non_finite == 0);
+          CHECK(o.rel_l2 <= tol(p, pass, opts.basis_h));
+        }
+        // Chunks: the parameter block moves to each chunk's samples (and results). The limit must
+        // fall below the buffers plus the small cuBLAS workspace for the batch to be split.
+        std::unique_ptr<Plan> chunked;
+        const std::size_t buffers = plan->workspace_bytes() - kCublasWorkspaceLarge;
+        for (double frac : {0.9, 0.75, 0.6, 0.45}) {
+          opts.workspace_limit = kCublasWorkspaceSmall + std::size_t(double(buffers) * frac);
+          chunked = backend().plan(p, pass, opts);
+          if (chunked->describe().find("chunks of") != std::string::npos) break;
+        }
+        INFO(chunked->describe());
+        REQUIRE(chunked->describe().find("chunks of") != std::string::npos);
+        const Outcome o = run_and_compare(p, pass, *chunked, rng);
+        CHECK(o.non_finite == 0);
+        CHECK(o.rel_l2 <= tol(p, pass, opts.basis_h));
+      }
+  }
+  PlanOptions tiled;  // tiles are gathered and scattered by kernels: edge callbacks do not apply
+  tiled.autotune = false;
+  tiled.tile = TileSpec::parse("16");
+  tiled.extra = {{"edges", "callback"}};
+  CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
+  tiled.extra = {{"edges", "sideways"}};
+  CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
 }
 
 TEST_CASE("cufft raises typed errors for impossible or malformed requests") {

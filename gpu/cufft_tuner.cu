@@ -53,12 +53,12 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 // Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
 // Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
-                                   SpectrumLayout layout, std::size_t limit, std::size_t* smallest,
+                                   SpectrumLayout layout, EdgeMode edges, std::size_t limit, std::size_t* smallest,
                                    const TilePlan* tiles) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
-      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout};
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
@@ -171,9 +171,10 @@ struct TuningBench {
 
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
-  os << "v1|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+  os << "v2|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
+     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
      << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
   return os.str();
 }
@@ -185,7 +186,8 @@ std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, cons
     if (!tiles && (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
-                                                             r.cublas_workspace, parse_spectrum_layout(r.layout)},
+                                                             r.cublas_workspace, parse_spectrum_layout(r.layout),
+                                                             parse_edge_mode(r.edges)},
                                               tiles);
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
@@ -200,9 +202,10 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
                    [](const auto& a, const auto& b) { return a.first * a.second < b.first * b.second; });
   const GemmStrategy gemm = pins.gemm.value_or(GemmStrategy::strided);
   const SpectrumLayout layout = pins.layout.value_or(SpectrumLayout::transposed);
+  const EdgeMode edges = pins.edges.value_or(EdgeMode::copy);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, layout, opts.workspace_limit, &smallest, tiles(pins)))
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, opts.workspace_limit, &smallest, tiles(pins)))
       return {std::move(pl), "heuristic (autotune off): smallest smooth basis that fits, " +
                                  std::string(to_string(gemm)) + " CGEMM" + (pins.gemm ? " (pinned)" : "")};
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
@@ -213,6 +216,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   if (bases.size() > kMaxTimedBases) bases.resize(kMaxTimedBases);
   const GemmStrategy first_gemm = pins.gemm.value_or(GemmStrategy::strided);
   const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
+  const EdgeMode first_edges = pins.edges.value_or(EdgeMode::copy);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   TuningBench bench(p, pass);
   std::ostringstream why;
@@ -226,7 +230,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     std::unique_ptr<CufftPipeline> pl;
     double ms = 0;
     try {  // a library refusing one candidate must not sink the others
-      pl = fit(p, pass, nh, nw, first_gemm, first_layout, opts.workspace_limit, &smallest, tiles(pins));
+      pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, opts.workspace_limit, &smallest, tiles(pins));
       if (!pl) continue;
       ms = bench.time(*pl, bench.result.get());
     } catch (const CudaError& e) {
@@ -253,7 +257,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {
-        pl = fit(p, pass, nh, nw, g, first_layout, opts.workspace_limit, nullptr, tiles(pins));
+        pl = fit(p, pass, nh, nw, g, first_layout, first_edges, opts.workspace_limit, nullptr, tiles(pins));
         if (!pl) {
           why << ", " << to_string(g) << ": does not fit";
           continue;
@@ -275,28 +279,38 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     }
     why << "}";
   }
-  if (!pins.layout) {
-    // The other spectrum layout on the winning basis and CGEMM (same products, so no accuracy check).
-    const SpectrumLayout other = SpectrumLayout::direct;
+  // The callback variants and the other spectrum layouts on the winning basis and CGEMM (the same
+  // products, so no accuracy check): each is kept when it is faster.
+  auto try_variant = [&](const char* what, SpectrumLayout layout, EdgeMode edges) {
     const PipelineConfig& c = best->config();
     try {
-      auto pl = fit(p, pass, c.nh, c.nw, c.gemm, other, opts.workspace_limit, nullptr, tiles(pins));
+      auto pl = fit(p, pass, c.nh, c.nw, c.gemm, layout, edges, opts.workspace_limit, nullptr, tiles(pins));
       if (!pl) {
-        why << "; layout " << to_string(other) << ": does not fit";
-      } else {
-        const double ms = bench.time(*pl, bench.result2.get());
-        why << "; layout {" << to_string(first_layout) << ": " << fmt_ms(best_ms) << ", " << to_string(other) << ": "
-            << fmt_ms(ms) << "}";
-        if (ms < best_ms) best_ms = ms, best = std::move(pl);
+        why << ", " << what << ": does not fit";
+        return;
       }
-    } catch (const CudaError& e) {
-      why << "; layout " << to_string(other) << ": failed (" << e.what() << ")";
+      const double ms = bench.time(*pl, bench.result2.get());
+      why << ", " << what << ": " << fmt_ms(ms);
+      if (ms < best_ms) best_ms = ms, best = std::move(pl);
+    } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded
+      why << ", " << what << ": failed (" << e.what() << ")";
     }
+  };
+  const bool callbacks = best_ms >= kCallbackMinMs;
+  why << "; variants {" << to_string(first_layout) << "/" << to_string(first_edges) << ": " << fmt_ms(best_ms);
+  if (!pins.edges && !pins.tiles && callbacks) try_variant("edges callback", first_layout, EdgeMode::callback);
+  if (!pins.layout) {
+    const EdgeMode e = best->config().edges;
+    try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
+    if (callbacks) try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
   }
+  why << "}";
+  if (!callbacks && (!pins.edges || !pins.layout))
+    why << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
   TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
                  best->config().chunk, best->config().cublas_workspace,
-                 std::string(to_string(best->config().layout)), best_ms};
+                 std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)), best_ms};
   TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
   return {std::move(best), why.str()};
 }
@@ -316,19 +330,20 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
   for (const auto& [key, value] : opts.extra) {
     if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
     else if (key == "layout") pins.layout = parse_spectrum_layout(value);
+    else if (key == "edges") pins.edges = parse_edge_mode(value);
     else if (key == "naive") {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
     } else if (!is_known_extra_key(key)) {
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, layout, naive)");
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, layout, edges, naive)");
     }
   }
   return pins;
 }
 
 CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
-  const bool fully_pinned = (pins.tiles || (pins.nh && pins.nw)) && pins.gemm && pins.layout;
+  const bool fully_pinned = (pins.tiles || (pins.nh && pins.nw)) && pins.gemm && pins.layout && (pins.tiles || pins.edges);
   if (fully_pinned || !opts.autotune) {
     CufftChoice c = heuristic(p, pass, opts, pins);
     if (fully_pinned) c.why = "pinned basis and CGEMM";
@@ -346,7 +361,7 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
 CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop,
-                SpectrumLayout::transposed, opts.workspace_limit, &smallest, nullptr);
+                SpectrumLayout::transposed, EdgeMode::copy, opts.workspace_limit, &smallest, nullptr);
   if (!pl) throw_no_fit(p, pass, opts.workspace_limit, smallest);
   return {std::move(pl),
           "naive: power-of-two basis, one cublasCgemm per frequency, buffers and cuFFT plans made and freed in "

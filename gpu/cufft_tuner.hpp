@@ -12,11 +12,12 @@
 
 namespace fftconv {
 
-// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], extra["naive"]).
+// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["naive"]).
 struct CufftPins {
   int64_t nh = 0, nw = 0;  // 0 = choose
   std::optional<GemmStrategy> gemm;
   std::optional<SpectrumLayout> layout;
+  std::optional<EdgeMode> edges;  // extra["edges"]
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
   // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold
   // at most its tiles_in_flight items, and basis_h/basis_w are not used.
@@ -39,5 +40,10 @@ CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOption
 
 // Relative l2 difference accepted for cublasCgemm3m against the standard CGEMM on the tuning run.
 inline constexpr double kGemm3mTolerance = 1e-5;
+
+// The autotuner times the callback variants (edges=callback, layout=gather) only when the best
+// pipeline so far takes at least this long: linking callbacks costs tens to hundreds of milliseconds
+// per cuFFT plan (Note [cufft callbacks]), and below it they can save a few microseconds at most.
+inline constexpr double kCallbackMinMs = 0.05;
 
 }  // namespace fftconv
