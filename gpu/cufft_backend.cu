@@ -31,6 +31,7 @@ class CufftPlan final : public Plan {
     workspace_bytes_ = choice.pipeline->workspace_bytes();
     config_ = choice.pipeline->config();
     summary_ = choice.pipeline->workspace_summary();
+    edges_ = choice.pipeline->edges_summary();
     if (!naive_) {
       pipeline_ = std::move(choice.pipeline);
       arena_.reserve(workspace_bytes_);
@@ -72,7 +73,7 @@ class CufftPlan final : public Plan {
     std::ostringstream os;
     os << "cufft " << to_string(pass_) << " " << p_.to_string() << ": ";
     if (tiled_) os << tiles_.summary() << " as the batch (Note [cufft tiles]), ";
-    os << config_.to_string() << "; " << why_ << "; workspace " << summary_;
+    os << config_.to_string() << " (" << edges_ << "); " << why_ << "; workspace " << summary_;
     if (opts_.workspace_limit) os << ", limit " << opts_.workspace_limit;
     if (config_.chunk < units_)
       os << "; " << (tiled_ ? "(image, tile) items" : "batch") << " processed in chunks of " << config_.chunk
@@ -93,7 +94,7 @@ class CufftPlan final : public Plan {
   bool tiled_ = false;
   TilePlan tiles_;
   int64_t units_ = 0;  // what the chunks split: samples, or (image, tile) items
-  std::string why_, summary_;
+  std::string why_, summary_, edges_;
   PipelineConfig config_;
   std::size_t workspace_bytes_ = 0;
   int device_ = 0;

@@ -248,6 +248,10 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
     throw InvalidArgument("cufft: edges=callback pads and clips untiled plans only (tiles are gathered and scattered)");
   clip_callback_ = edge_callbacks_ && !r.clip.mirror_fold;
   gather_callback_ = cfg_.layout == SpectrumLayout::gather;
+  auto fills_basis = [&](const Operand& o) {
+    return !tiled_ && o.h == cfg_.nh && o.w == cfg_.nw && o.ph == 0 && o.pw == 0;
+  };
+  in_place_a_ = fills_basis(r.a), in_place_b_ = fills_basis(r.b);
   if (edge_callbacks_ || gather_callback_) callback_params_.allocate(3 * sizeof(cufft_cb::Params));
   std::vector<int64_t> chunk_sizes{cfg_.chunk};
   if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
@@ -255,8 +259,8 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
   for (int64_t sc : chunk_sizes) {
     const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
     const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
-    make_fft_plan(pa, forward_role(kOperandA));
-    make_fft_plan(pb, forward_role(kOperandB));
+    make_fft_plan(pa, kOperandA);
+    make_fft_plan(pb, kOperandB);
     make_fft_plan(pc, kResult);
     max_scratch = std::max({max_scratch, pa, pb, pc});
     max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
@@ -285,7 +289,8 @@ CufftPipeline::~CufftPipeline() {
 void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   if (fft_plans_.count({batch, role})) return;
   const bool inverse = role == kResult;
-  const bool load_cb = inverse ? gather_callback_ : edge_callbacks_;
+  const bool in_place = !inverse && reads_in_place(role);  // dense input planes, out-of-place transform
+  const bool load_cb = inverse ? gather_callback_ : edge_callbacks_ && !in_place;
   const bool store_cb = inverse && clip_callback_;
   if (load_cb || store_cb) {  // callbacks see 32-bit offsets into the plan's logical arrays
     const int64_t real = checked_mul(batch, cfg_.nh * ld_, "cufft callback offsets");
@@ -309,7 +314,7 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
   if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
   long long n[2] = {cfg_.nh, cfg_.nw};
-  long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_};
+  long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_}, dense_embed[2] = {cfg_.nh, cfg_.nw};
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
   // The spectra: [plane][freq] (transposed and gather layouts: stride 1, distance F), or
   // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
@@ -317,7 +322,8 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
   std::size_t work = 0;
   if (!inverse)
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, real_embed, 1, real_dist, complex_embed, cstride, cdist,
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, in_place ? dense_embed : real_embed, 1,
+                                            in_place ? cfg_.nh * cfg_.nw : real_dist, complex_embed, cstride, cdist,
                                             CUFFT_R2C, batch, &work));
   else
     FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
@@ -330,6 +336,23 @@ cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
   if (it == fft_plans_.end())
     throw Error("cufft: internal: no cuFFT plan for batch " + std::to_string(batch));  // planned in the ctor
   return it->second;
+}
+
+std::string CufftPipeline::edges_summary() const {
+  const char* names[2] = {pass_ == Pass::bprop ? "gradOutput" : "input",
+                          pass_ == Pass::fprop ? "weight" : pass_ == Pass::bprop ? "weight" : "gradOutput"};
+  std::string out;
+  for (int k = 0; k < 2; ++k) {
+    const Role role = k == 0 ? kOperandA : kOperandB;
+    out += std::string(k ? ", " : "") + names[k] +
+           (reads_in_place(role) ? " read in place (it fills the basis)"
+            : tiled_ && (role == kOperandA || pass_ == Pass::accgrad) ? " gathered per tile"
+            : edge_callbacks_ ? " padded by the R2C load callback"
+                              : " padded by a copy");
+  }
+  out += gather_callback_ ? ", products read frequency-major by the C2R load callback" : "";
+  out += clip_callback_ ? ", result clipped by the C2R store callback" : tiled_ ? "" : ", result clipped by a kernel";
+  return out;
 }
 
 std::string CufftPipeline::workspace_summary() const {
@@ -423,18 +446,24 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
         tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows, cols, p_.S, s0, sc, cfg_.nh, cfg_.nw,
                                    scratch_real, fft_planes, stream);
       });
-    } else if (!edge_callbacks_) {
-      const float* src = o.src + (o.batched ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    }
+    const float* src = o.src + (o.batched && !tiled_ ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    // The R2C input: the tensor itself (it fills the basis; an out-of-place R2C leaves its input
+    // intact), the nominal scratch (load callback), or the padded copy.
+    float* fft_in = scratch_real;
+    if (reads_in_place(role)) {
+      fft_in = const_cast<float*>(src);
+    } else if (!(tiled_ && o.batched) && !edge_callbacks_) {
       step(pad_name, [&] {
         gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
       });
     }
-    const cufftHandle plan = fft_plan(planes, forward_role(role));
+    const cufftHandle plan = fft_plan(planes, role);
     if (direct) {  // cuFFT writes [freq][plane] straight into dst
-      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, scratch_real, dst)); });
+      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, dst)); });
       return;
     }
-    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, scratch_real, scratch)); });
+    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, scratch)); });
     step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
   };
   // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or

@@ -105,14 +105,15 @@ class CufftPipeline {
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Breakdown of workspace_bytes() for describe().
   std::string workspace_summary() const;
+  // How the operands enter and the result leaves the transforms, for describe().
+  std::string edges_summary() const;
   const PipelineConfig& config() const { return cfg_; }
   bool tiled() const { return tiled_; }
   const TilePlan& tiles() const { return tiles_; }
   // What the chunks split: S samples, or S·tiles (image, tile) items when tiled.
   int64_t units() const { return units_; }
 
-  // Which transform a cuFFT plan serves: the two operands' R2C (distinct plans only when their
-  // callbacks read different tensors) and the result's C2R.
+  // Which transform a cuFFT plan serves: the two operands' R2C and the result's C2R.
   enum Role : int { kOperandA = 0, kOperandB = 1, kResult = 2 };
 
   // Enqueues one execution on `stream`; `workspace` holds >= workspace_bytes() device bytes.
@@ -122,7 +123,8 @@ class CufftPipeline {
  private:
   cufftHandle fft_plan(int64_t batch, Role role) const;
   void make_fft_plan(int64_t batch, Role role);
-  Role forward_role(Role operand) const { return edge_callbacks_ ? operand : kOperandA; }
+  // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.
+  bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }
   // Writes the callbacks' parameter block for units s0 .. s0+sc (stream-ordered, one tiny kernel).
   void write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c, cudaStream_t stream) const;
 
@@ -135,6 +137,7 @@ class CufftPipeline {
   int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
   std::map<std::pair<int64_t, int>, cufftHandle> fft_plans_;  // (batch, role) -> plan
   bool edge_callbacks_ = false;    // R2C pads through a load callback
+  bool in_place_a_ = false, in_place_b_ = false;  // R2C reads the operand's tensor itself
   bool clip_callback_ = false;     // C2R clips through a store callback
   bool gather_callback_ = false;   // C2R reads [freq][plane] through a load callback
   DeviceBuffer callback_params_;   // device: cufft_cb::Params[3], one per Role

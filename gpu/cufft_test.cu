@@ -266,6 +266,35 @@ TEST_CASE("cufft callbacks pad, clip and gather inside cuFFT: every pass, mirror
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
 }
 
+TEST_CASE("cufft transforms operands that fill the basis in place and leaves them intact") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=3,f=2,fo=3,n=16,k=5");  // 16x16 input in a 16x16 basis
+  for (Pass pass : {Pass::fprop, Pass::accgrad})
+    for (const char* layout : {"transposed", "direct"}) {
+      PlanOptions opts;
+      opts.autotune = false;
+      opts.basis_h = opts.basis_w = 16;
+      opts.extra = {{"layout", layout}};
+      auto plan = backend().plan(p, pass, opts);
+      INFO(to_string(pass), " ", plan->describe());
+      const auto x = random_vector(p.input_elems(), rng), w = random_vector(p.weight_elems(), rng),
+                 g = random_vector(p.output_elems(), rng);
+      DeviceBuffer dx = upload(x), dw = upload(w), dg = upload(g), dr(size_t(p.result_elems(pass)) * sizeof(float));
+      Args a;
+      a.input = dx.get();
+      a.weight = pass == Pass::fprop ? dw.get() : nullptr;
+      a.grad_output = pass == Pass::accgrad ? dg.get() : nullptr;
+      a.result = dr.get();
+      plan->execute(a);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      CHECK(download<float>(dx, x.size()) == x);  // bitwise: the R2C read it, nothing wrote it
+      const Outcome o = run_and_compare(p, pass, *plan, rng);
+      CHECK(o.non_finite == 0);
+      CHECK(o.rel_l2 <= tol(p, pass, 16, 16));
+    }
+}
+
 TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
