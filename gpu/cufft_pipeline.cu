@@ -199,6 +199,9 @@ Roles roles(const ConvProblem& p, Pass pass, const Args* args) {
 
 int64_t planes_of(const Operand& o, int64_t sc) { return o.batched ? o.planes_per_sample * sc : o.planes_per_sample; }
 
+// The alignment cuFFT needs of the data it reads (misaligned pointers fail with CUFFT_INVALID_VALUE).
+constexpr std::uintptr_t kFftAlignment = 16;
+
 int to_int(int64_t v, const char* what) {
   if (v < 0 || v > INT_MAX)
     throw Unsupported(std::string("cufft: ") + what + " = " + std::to_string(v) + " exceeds the int range of cuBLAS");
@@ -453,6 +456,15 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     float* fft_in = scratch_real;
     if (reads_in_place(role)) {
       fft_in = const_cast<float*>(src);
+      if (reinterpret_cast<std::uintptr_t>(src) % kFftAlignment != 0) {
+        // cuFFT rejects misaligned data (a chunk's or a caller's offset): stage the planes in an
+        // aligned buffer that is free until the R2C has read it.
+        fft_in = direct ? scratch_real : reinterpret_cast<float*>(dst);
+        step(pad_name, [&] {
+          FFTCONV_CUDA_CHECK(cudaMemcpyAsync(fft_in, src, std::size_t(planes * o.h * o.w) * sizeof(float),
+                                             cudaMemcpyDeviceToDevice, stream));
+        });
+      }
     } else if (!(tiled_ && o.batched) && !edge_callbacks_) {
       step(pad_name, [&] {
         gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);

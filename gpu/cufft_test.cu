@@ -266,7 +266,7 @@ TEST_CASE("cufft callbacks pad, clip and gather inside cuFFT: every pass, mirror
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
 }
 
-TEST_CASE("cufft transforms operands that fill the basis in place and leaves them intact") {
+TEST_CASE("cufft transforms operands that fill the basis in place, leaves them intact, stages misaligned ones") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
   const ConvProblem p = ConvProblem::parse("S=3,f=2,fo=3,n=16,k=5");  // 16x16 input in a 16x16 basis
@@ -289,6 +289,14 @@ TEST_CASE("cufft transforms operands that fill the basis in place and leaves the
       plan->execute(a);
       FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
       CHECK(download<float>(dx, x.size()) == x);  // bitwise: the R2C read it, nothing wrote it
+      // A misaligned caller pointer is staged in an aligned buffer: the same transform, bitwise.
+      const auto aligned_result = download<float>(dr, size_t(p.result_elems(pass)));
+      DeviceBuffer shifted((x.size() + 1) * sizeof(float));
+      FFTCONV_CUDA_CHECK(cudaMemcpy(shifted.as<float>() + 1, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+      a.input = shifted.as<float>() + 1;
+      plan->execute(a);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      CHECK(download<float>(dr, aligned_result.size()) == aligned_result);
       const Outcome o = run_and_compare(p, pass, *plan, rng);
       CHECK(o.non_finite == 0);
       CHECK(o.rel_l2 <= tol(p, pass, 16, 16));
