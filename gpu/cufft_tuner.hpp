@@ -45,5 +45,7 @@ inline constexpr double kGemm3mTolerance = 1e-5;
 // pipeline so far takes at least this long: linking callbacks costs tens to hundreds of milliseconds
 // per cuFFT plan (Note [cufft callbacks]), and below it they can save a few microseconds at most.
 inline constexpr double kCallbackMinMs = 0.05;
+// How many of the fastest bases (timed with copies) are timed again with callbacks.
+inline constexpr std::size_t kCallbackBases = 3;
 
 }  // namespace fftconv
