@@ -22,10 +22,11 @@ int log2_exact(int n) {
 
 // The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
 // 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
-// cuFFT where the register kernels reach 1.4-1.9x); the register family for smaller sides and in
-// the freq_major layout up to 64 and at 128x128 (its planes per block write runs of a frequency's
-// consecutive planes where the shuffle kernels write 8 bytes per plane; the fbfft backend's L1 at
-// 128: fprop 3.05 -> 2.82 ms); the shuffle family elsewhere.
+// cuFFT where the register kernels reach 1.4-1.9x); in the freq_major layout (the fbfft backend's)
+// the four-step family from 64x64 up (Nsight Compute had the register kernels there at a third of the
+// copy bandwidth: 0.56-0.76 ms per transform of 16,384 64x64 planes) and the register family below
+// (its planes per block write runs of a frequency's consecutive planes); the register family for
+// smaller sides; the shuffle family elsewhere.
 // 1-D: the register kernels (n <= 32) and four-step kernels (n >= 64) of fbfft_1d_reg.cu
 // (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
@@ -48,9 +49,9 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   // row pair and column otherwise (fbfft_2d_reg.cu).
   const detail::Launcher* p = entry(detail::launchers_2d_plane(), index);
   const detail::Launcher* r = p ? p : entry(detail::launchers_2d_registers(), index);
-  const detail::Launcher* f = layout == Layout::freq_major ? nullptr
-                              : n_h == 16 && n_w == 16 ? detail::launcher_2d_quad16()
-                                                       : entry(detail::launchers_2d_fourstep(), index);
+  const bool quad = n_h == 16 && n_w == 16;  // the four-step family's 16x16 entry: no freq_major output
+  const detail::Launcher* f = quad ? (layout == Layout::freq_major ? nullptr : detail::launcher_2d_quad16())
+                                   : entry(detail::launchers_2d_fourstep(), index);
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
     case Kernel::registers: return r;
@@ -58,6 +59,7 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     case Kernel::shuffle: return w;
     case Kernel::automatic: break;
   }
+  if (layout == Layout::freq_major && r && n_h * n_w < 64 * 64) return r;
   if (f) return f;
   if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
   return w ? w : r;

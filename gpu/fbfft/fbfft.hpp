@@ -27,8 +27,8 @@ const char* to_string(Layout l);
 //              kernels]);
 //   fourstep:  shared-memory exchange between threads: sides 32, 64 and 128 (square or not) split
 //              N = R1 x 8 over lanes, one plane per block (Note [four-step 2-D kernels]), and 16x16
-//              with four lanes per plane (Note [16x16 four-lane kernels]); standard and transposed
-//              layouts only;
+//              with four lanes per plane (Note [16x16 four-lane kernels]); every layout, but 16x16
+//              in the standard and transposed layouts only;
 //   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
 enum class Kernel { automatic, shuffle, registers, fourstep };
 const char* to_string(Kernel k);
@@ -80,7 +80,7 @@ struct InverseArgs {
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
 // (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
-// {32, 64, 128} and 16×16 (four-step family, not in the freq_major layout).
+// {32, 64, 128} (four-step family) and 16×16 (four-step family, not in the freq_major layout).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().

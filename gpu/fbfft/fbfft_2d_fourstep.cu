@@ -1,4 +1,4 @@
-// fbfft 2-D four-step kernels (sides 32, 64 and 128, standard and transposed layouts): one plane per
+// fbfft 2-D four-step kernels (sides 32, 64 and 128, every layout): one plane per
 // block in shared memory, every 1-D transform split as N = R1 x 8 between the registers of 8 (then
 // R1) threads that exchange through shared memory. See Note [four-step 2-D kernels].
 #include <array>
@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const int t = threadIdx.x;
   fill_twiddles<kNw>(tw_w, kThreads);
   fill_twiddles<kNh>(tw_h, kThreads);
-  const bool transposed = a.layout == Layout::transposed;
+  const bool transposed = a.layout == Layout::transposed, freq_major = a.layout == Layout::freq_major;
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // freq_major: frequency stride
   // The whole plane is the window, its rows 16-byte aligned: the fast loader.
   const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld % 4 == 0 &&
                      a.in_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
@@ -186,9 +187,12 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
       });
     });
     __syncthreads();
-    // (4) the plane's half spectra, one contiguous run; columns 0 and n_w/2 unpacked here
-    float2* out = a.output + plane * (kNh * kNw2);
-    if (!transposed && kHalf >= 32) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
+    // (4) the plane's half spectra, one contiguous run (freq_major: one value per frequency row, the
+    // neighbouring planes of the concurrent blocks filling the rest of each sector in L2); columns 0
+    // and n_w/2 unpacked here
+    float2* out = a.output + (freq_major ? plane : plane * (kNh * kNw2));
+    const int64_t step = freq_major ? ldb : 1;  // distance between consecutive frequencies
+    if (!transposed && !freq_major && kHalf >= 32) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
       const int lane = t & 31;
       for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
         const int u = T::perm(kh);
@@ -208,13 +212,13 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
     } else if (!transposed) {  // consecutive threads on consecutive kw of a row kh
       for (int e = t; e < kNh * kHalf; e += kThreads) {
         const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
-        float2* o = out + kh * kNw2;
+        float2* o = out + kh * kNw2 * step;
         if (c == 0) {
           const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
           o[0] = unpack_a(z, zm);
-          o[kHalf] = unpack_b(z, zm);
+          o[kHalf * step] = unpack_b(z, zm);
         } else {
-          o[c] = data[T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0) + c];  // slot(u & 1, c), c > 0
+          o[c * step] = data[T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0) + c];  // slot(u & 1, c), c > 0
         }
       }
     } else {
@@ -250,14 +254,16 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const int t = threadIdx.x;
   fill_twiddles<kNw>(tw_w, kThreads);
   fill_twiddles<kNh>(tw_h, kThreads);
-  const bool transposed = a.layout == Layout::transposed;
+  const bool transposed = a.layout == Layout::transposed, freq_major = a.layout == Layout::freq_major;
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // freq_major: frequency stride
+  const int64_t step = freq_major ? ldb : 1;                 // distance between consecutive frequencies
   // The window is the whole plane, its rows 16-byte aligned: 16-byte stores.
   const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kNh && a.out_w == kNw && a.out_ld % 4 == 0 &&
                      a.out_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
     // (0) the plane's half spectra: row kh of column kw at column row u = perm(kh)
-    const float2* in = a.input + plane * (kNh * kNw2);
-    if (!transposed && kHalf >= 32) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
+    const float2* in = a.input + (freq_major ? plane : plane * (kNh * kNw2));
+    if (!transposed && !freq_major && kHalf >= 32) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
       const int lane = t & 31;
       for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
         const int u = T::perm(kh);
@@ -273,9 +279,9 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
       for (int e = t; e < kNh * kHalf; e += kThreads) {
         const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
         float2* row = data + T::base(u >> 1);
-        const float2* i = in + kh * kNw2;
-        cp_async<8>(row + T::slot(u & 1, c), i + c, true);
-        if (c == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
+        const float2* i = in + kh * kNw2 * step;
+        cp_async<8>(row + T::slot(u & 1, c), i + c * step, true);
+        if (c == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf * step, true);
       }
     } else {
       for (int e = t; e < kNh * kNw2; e += kThreads) {

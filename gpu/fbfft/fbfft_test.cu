@@ -438,7 +438,8 @@ TEST_SUITE("gpu") {
     CHECK_FALSE(fftconv::fbfft::supported(1, 64, Kernel::registers));
     CHECK_FALSE(fftconv::fbfft::supported(1, 2, Kernel::registers));
     CHECK(fftconv::fbfft::supported(1, 256, Kernel::fourstep, Layout::freq_major));
-    CHECK_FALSE(fftconv::fbfft::supported(64, 64, Kernel::fourstep, Layout::freq_major));
+    CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep, Layout::freq_major));
+    CHECK_FALSE(fftconv::fbfft::supported(16, 16, Kernel::fourstep, Layout::freq_major));
     CHECK(fftconv::fbfft::resolve_kernel(1, 16, Kernel::automatic) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(1, 128, Kernel::automatic, Layout::freq_major, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(1, 2, Kernel::automatic) == Kernel::shuffle);
@@ -453,12 +454,12 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic) == Kernel::fourstep);
-    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 64, Kernel::fourstep, Layout::freq_major), fftconv::Unsupported);
-    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major), fftconv::Unsupported);
-    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
     CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);
