@@ -23,10 +23,12 @@ int log2_exact(int n) {
 // The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
 // 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
 // cuFFT where the register kernels reach 1.4-1.9x); in the freq_major layout (the fbfft backend's)
-// the four-step family from 64x64 up (Nsight Compute had the register kernels there at a third of the
-// copy bandwidth: 0.56-0.76 ms per transform of 16,384 64x64 planes) and the register family below
-// (its planes per block write runs of a frequency's consecutive planes); the register family for
-// smaller sides; the shuffle family elsewhere.
+// the register family wherever it has a kernel: its planes per block write runs of a frequency's
+// consecutive planes, while the four-step kernels (one plane per block) store 8 bytes per sector
+// there: measured on the H100 through the fbfft backend, L2 (64x64) 0.91 -> 1.34 ms and L1 fprop
+// (128x128) 2.82 -> 4.14 ms with the four-step kernels in freq_major, though the register kernels move
+// only a third of the copy bandwidth at 64x64 (Kernel::fourstep still asks for them); the register
+// family for smaller sides; the shuffle family elsewhere.
 // 1-D: the register kernels (n <= 32) and four-step kernels (n >= 64) of fbfft_1d_reg.cu
 // (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
@@ -59,7 +61,7 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     case Kernel::shuffle: return w;
     case Kernel::automatic: break;
   }
-  if (layout == Layout::freq_major && r && n_h * n_w < 64 * 64) return r;
+  if (layout == Layout::freq_major) return r ? r : w;  // the four-step kernels there only when asked for
   if (f) return f;
   if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
   return w ? w : r;

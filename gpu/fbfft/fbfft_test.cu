@@ -455,11 +455,12 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major), fftconv::Unsupported);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
     CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);
