@@ -199,6 +199,18 @@ Roles roles(const ConvProblem& p, Pass pass, const Args* args) {
 
 int64_t planes_of(const Operand& o, int64_t sc) { return o.batched ? o.planes_per_sample * sc : o.planes_per_sample; }
 
+// The first float of units s0.. of an untiled operand (a batched tensor's chunk; otherwise, and for
+// tiles, which gather from the whole tensor, its start).
+const float* chunk_source(const Operand& o, int64_t s0, bool tiled) {
+  return o.src + (o.batched && !tiled ? s0 * o.planes_per_sample * o.h * o.w : 0);
+}
+
+// Where the untiled result planes of units s0.. start (accgrad: its one result, reduced over units).
+float* chunk_result(void* result, const Roles& r, Pass pass, int64_t s0) {
+  return static_cast<float*>(result) +
+         (pass == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * r.clip.out_h * r.clip.out_w);
+}
+
 // The alignment cuFFT needs of the data it reads (misaligned pointers fail with CUFFT_INVALID_VALUE).
 constexpr std::uintptr_t kFftAlignment = 16;
 
@@ -342,8 +354,7 @@ cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
 }
 
 std::string CufftPipeline::edges_summary() const {
-  const char* names[2] = {pass_ == Pass::bprop ? "gradOutput" : "input",
-                          pass_ == Pass::fprop ? "weight" : pass_ == Pass::bprop ? "weight" : "gradOutput"};
+  const char* names[2] = {pass_ == Pass::bprop ? "gradOutput" : "input", pass_ == Pass::accgrad ? "gradOutput" : "weight"};
   std::string out;
   for (int k = 0; k < 2; ++k) {
     const Role role = k == 0 ? kOperandA : kOperandB;
@@ -385,7 +396,7 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
   const auto plane = cufft_cb::FastDiv::make(uint32_t(cfg_.nh * ld_)), row = cufft_cb::FastDiv::make(uint32_t(ld_));
   auto operand = [&](const Operand& o) {
     cufft_cb::Params q;
-    q.src = o.src + (o.batched && !tiled_ ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    q.src = chunk_source(o, s0, tiled_);
     q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw), q.mirror = o.mirror ? 1 : 0;
     q.plane = plane, q.row = row;
     return q;
@@ -396,9 +407,9 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
   c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
   c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
   const gpu_kernels::ClipSpec& k = r.clip;
-  c.dst = static_cast<float*>(args.result) + (pass_ == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * k.out_h * k.out_w);
+  c.dst = chunk_result(args.result, r, pass_, s0);
   c.out_h = int32_t(k.out_h), c.out_w = int32_t(k.out_w), c.off_h = int32_t(k.off_h), c.off_w = int32_t(k.off_w);
-  c.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
+  c.scale = inverse_scale();
   write_params_kernel<<<1, 1, 0, stream>>>(callback_params_.as<cufft_cb::Params>(), operand(r.a), operand(r.b), c);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
@@ -450,7 +461,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
                                    scratch_real, fft_planes, stream);
       });
     }
-    const float* src = o.src + (o.batched && !tiled_ ? s0 * o.planes_per_sample * o.h * o.w : 0);
+    const float* src = chunk_source(o, s0, tiled_);
     // The R2C input: the tensor itself (it fills the basis; an out-of-place R2C leaves its input
     // intact), the nominal scratch (load callback), or the padded copy.
     float* fft_in = scratch_real;
@@ -481,7 +492,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or
   // fold the kept windows of units s0 .. s0+sc into the result).
   gpu_kernels::ClipSpec clip = r.clip;
-  clip.scale = float(1.0 / (double(cfg_.nh) * double(cfg_.nw)));
+  clip.scale = inverse_scale();
   auto* result = static_cast<float*>(args.result);
   auto inverse = [&](int64_t planes, int64_t s0, int64_t sc) {
     const cufftHandle plan = fft_plan(planes, kResult);
@@ -505,7 +516,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
                                  s0, sc, result, stream);
       });
     } else {
-      float* dst = result + (pass_ == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * clip.out_h * clip.out_w);
+      float* dst = chunk_result(args.result, r, pass_, s0);
       step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
     }
   };

@@ -125,6 +125,8 @@ class CufftPipeline {
   void make_fft_plan(int64_t batch, Role role);
   // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.
   bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }
+  // The inverse transform's normalization, 1/(nh*nw), applied by the clip (kernel or callback).
+  float inverse_scale() const { return float(1.0 / (double(cfg_.nh) * double(cfg_.nw))); }
   // Writes the callbacks' parameter block for units s0 .. s0+sc (stream-ordered, one tiny kernel).
   void write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c, cudaStream_t stream) const;
 

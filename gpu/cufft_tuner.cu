@@ -310,7 +310,6 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     // are all timed with callbacks.
     std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     if (timed.size() > kCallbackBases) timed.resize(kCallbackBases);
-    if (timed.empty()) timed.push_back({best_ms, {best->config().nh, best->config().nw}});
     for (const auto& [ms, basis] : timed)
       try_variant("edges callback " + std::to_string(basis.first) + "x" + std::to_string(basis.second), first_layout,
                   EdgeMode::callback, basis.first, basis.second);
