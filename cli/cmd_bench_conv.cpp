@@ -24,6 +24,7 @@ struct Flags {
   int64_t kernel = 3;
   int repeat = 20;
   int64_t verify_batch = 2;
+  std::vector<std::string> baseline_opts;
   PlanFlags plan;
 };
 
@@ -45,6 +46,8 @@ int run(const Flags& f) {
   for (const Backend* x : {&b, &base})
     if (Support a = x->available(); !a.ok) throw Unsupported(std::string(x->name()) + ": not usable here: " + a.reason);
   const PlanOptions o = f.plan.to_options();
+  PlanOptions ob = o;  // the baseline's: --baseline-opt replaces --opt's pins
+  if (!f.baseline_opts.empty()) ob.extra = parse_extra(f.baseline_opts, "baseline-opt");
   nlohmann::json rows = nlohmann::json::array();
   double log_sum = 0, worst = std::numeric_limits<double>::infinity();
   int n = 0;
@@ -70,11 +73,11 @@ int run(const Flags& f) {
           continue;
         }
         double rel_b = 0, rel_a = 0;
-        const bool ok = verify(b, p, pass, o, f.verify_batch, &rel_b) && verify(base, p, pass, o, f.verify_batch, &rel_a);
+        const bool ok = verify(b, p, pass, o, f.verify_batch, &rel_b) && verify(base, p, pass, ob, f.verify_batch, &rel_a);
         all_ok = all_ok && ok;
         PassData d = make_pass_data(p, pass, 5);
         auto pb = b.plan(p, pass, o);
-        auto pa = base.plan(p, pass, o);
+        auto pa = base.plan(p, pass, ob);
         const Timing tb = run_plan(b, *pb, d, f.repeat).time;
         const Timing ta = run_plan(base, *pa, d, f.repeat).time;
         const double speedup = ta.median_ms / tb.median_ms;
@@ -97,7 +100,8 @@ int run(const Flags& f) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
     out << nlohmann::json{{"device", device_description(b.location())}, {"backend", f.backend},
-                          {"baseline", f.baseline}, {"geomean_speedup", geo}, {"min_speedup", n ? worst : 0.0},
+                          {"baseline", f.baseline}, {"options", o.extra}, {"baseline_options", ob.extra},
+                          {"geomean_speedup", geo}, {"min_speedup", n ? worst : 0.0},
                           {"rows", rows}}
                .dump(2)
         << "\n";
@@ -119,6 +123,9 @@ void add_bench_conv_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--repeat", f->repeat, "Timed repetitions")->capture_default_str();
   cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
   cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");
+  cmd->add_option("--baseline-opt", f->baseline_opts,
+                  "Pins KEY=VALUE for the baseline only (instead of --opt's), repeatable: e.g. --backend fbfft "
+                  "--baseline fbfft --opt kernel=fourstep --baseline-opt kernel=registers");
   f->plan.add_to(cmd);
   cmd->callback([f, exit_code] { *exit_code = run(*f); });
 }

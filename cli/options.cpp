@@ -28,7 +28,7 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
   cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
-  cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable: cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, naive=1; fftw fftw_planner=estimate|measure");
+  cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable: cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, naive=1; fbfft kernel=auto|registers|fourstep|shuffle; fftw fftw_planner=estimate|measure");
 }
 
 PlanOptions PlanFlags::to_options() const {
@@ -61,12 +61,18 @@ PlanOptions PlanFlags::to_options() const {
   o.breakdown = breakdown;
   if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
   o.threads = threads;
-  for (const auto& kv : opts) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) throw InvalidArgument("opt: expected key=value, got '" + kv + "'");
-    o.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  o.extra = parse_extra(opts, "opt");
   return o;
+}
+
+std::map<std::string, std::string> parse_extra(const std::vector<std::string>& kvs, const char* flag) {
+  std::map<std::string, std::string> extra;
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw InvalidArgument(std::string(flag) + ": expected key=value, got '" + kv + "'");
+    extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return extra;
 }
 
 }  // namespace fftconv::cli

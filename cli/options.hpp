@@ -1,5 +1,6 @@
 // Command-line flags that build PlanOptions, shared by run, validate and the benchmarks.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,7 @@ struct PlanFlags {
 
 // "123", "64M", "2G" (binary units) -> bytes; throws InvalidArgument naming `flag`.
 std::size_t parse_bytes(const std::string& s, const char* flag);
+// KEY=VALUE pins (--opt and the like) into PlanOptions::extra; throws InvalidArgument naming `flag`.
+std::map<std::string, std::string> parse_extra(const std::vector<std::string>& kvs, const char* flag);
 
 }  // namespace fftconv::cli

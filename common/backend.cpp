@@ -55,8 +55,10 @@ SizePolicy parse_size_policy(std::string_view s) {
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
 
 bool is_known_extra_key(std::string_view key) {
-  // fftw: fftw_planner; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges, naive.
-  for (std::string_view k : {"fftw_planner", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "naive"})
+  // fftw: fftw_planner; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges, naive;
+  // fbfft: kernel.
+  for (std::string_view k :
+       {"fftw_planner", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "naive", "kernel"})
     if (key == k) return true;
   return false;
 }

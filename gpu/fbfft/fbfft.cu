@@ -21,14 +21,12 @@ int log2_exact(int n) {
 }
 
 // The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
-// 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x
-// cuFFT where the register kernels reach 1.4-1.9x); in the freq_major layout (the fbfft backend's)
-// the register family wherever it has a kernel: its planes per block write runs of a frequency's
-// consecutive planes, while the four-step kernels (one plane per block) store 8 bytes per sector
-// there: measured on the H100 through the fbfft backend, L2 (64x64) 0.91 -> 1.34 ms and L1 fprop
-// (128x128) 2.82 -> 4.14 ms with the four-step kernels in freq_major, though the register kernels move
-// only a third of the copy bandwidth at 64x64 (Kernel::fourstep still asks for them); the register
-// family for smaller sides; the shuffle family elsewhere.
+// 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts
+// (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x cuFFT where the register kernels reach 1.4-1.9x);
+// in the freq_major layout (the fbfft backend's) the four-step kernels launched as clusters (Note
+// [four-step freq_major clusters]) where a side is 64 or more, the register family below (at 32x32
+// the faster of the two depends on the batch: the fbfft backend times both, Note [fbfft transform
+// tuning]); the register family for smaller sides; the shuffle family elsewhere.
 // 1-D: the register kernels (n <= 32) and four-step kernels (n >= 64) of fbfft_1d_reg.cu
 // (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
@@ -52,8 +50,9 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   const detail::Launcher* p = entry(detail::launchers_2d_plane(), index);
   const detail::Launcher* r = p ? p : entry(detail::launchers_2d_registers(), index);
   const bool quad = n_h == 16 && n_w == 16;  // the four-step family's 16x16 entry: no freq_major output
-  const detail::Launcher* f = quad ? (layout == Layout::freq_major ? nullptr : detail::launcher_2d_quad16())
-                                   : entry(detail::launchers_2d_fourstep(), index);
+  const detail::Launcher* f =
+      quad ? (layout == Layout::freq_major ? nullptr : detail::launcher_2d_quad16())
+           : entry(layout == Layout::freq_major ? detail::launchers_2d_fourstep_clusters() : detail::launchers_2d_fourstep(), index);
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
     case Kernel::registers: return r;
@@ -61,9 +60,12 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     case Kernel::shuffle: return w;
     case Kernel::automatic: break;
   }
-  if (layout == Layout::freq_major) return r ? r : w;  // the four-step kernels there only when asked for
+  if (layout == Layout::freq_major) {
+    if (f && (n_h >= 64 || n_w >= 64)) return f;
+    return r ? r : (f ? f : w);
+  }
   if (f) return f;
-  if (r && ((n_h <= 32 && n_w <= 32) || layout == Layout::freq_major)) return r;
+  if (r && n_h <= 32 && n_w <= 32) return r;
   return w ? w : r;
 }
 
@@ -76,7 +78,7 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
       case Kernel::registers: sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
-                " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, standard or transposed layout)";
+                " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 16x16 outside the freq_major layout)";
         break;
       default: sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128; powers of two)";
     }
@@ -122,13 +124,23 @@ const char* to_string(Kernel k) {
 
 bool supported(int n_h, int n_w, Kernel kernel, Layout layout) { return find_launcher(n_h, n_w, kernel, layout) != nullptr; }
 
+Kernel parse_kernel(std::string_view s, const std::string& field) {
+  if (s == "automatic" || s == "auto") return Kernel::automatic;
+  for (Kernel k : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
+    if (s == to_string(k)) return k;
+  throw InvalidArgument(field + ": unknown fbfft kernel family '" + std::string(s) +
+                        "' (expected auto, shuffle, registers or fourstep)");
+}
+
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   if (&l == &detail::launchers_2d_registers()[index] || &l == &detail::launchers_2d_plane()[index]) return Kernel::registers;
-  if (&l == &detail::launchers_2d_fourstep()[index] || &l == detail::launcher_2d_quad16()) return Kernel::fourstep;
+  if (&l == &detail::launchers_2d_fourstep()[index] || &l == &detail::launchers_2d_fourstep_clusters()[index] ||
+      &l == detail::launcher_2d_quad16())
+    return Kernel::fourstep;
   return Kernel::shuffle;
 }
 

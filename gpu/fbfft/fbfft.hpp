@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fftconv::fbfft {
 
@@ -80,8 +81,11 @@ struct InverseArgs {
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
 // (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
-// {32, 64, 128} (four-step family) and 16×16 (four-step family, not in the freq_major layout).
+// {32, 64, 128} (four-step family; in the freq_major layout launched as thread-block clusters) and
+// 16×16 (four-step family, not in the freq_major layout).
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
+// "automatic" (or "auto"), "shuffle", "registers" or "fourstep"; throws InvalidArgument naming `field`.
+Kernel parse_kernel(std::string_view s, const std::string& field);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);
@@ -93,7 +97,7 @@ inline constexpr int kMaxSide2d = 128;
 void validate(const ForwardArgs& a);
 void validate(const InverseArgs& a);
 
-// The register kernels (asynchronous on `stream`).
+// The transforms (asynchronous on `stream`), by the family `kernel` asks for or the automatic choice.
 void forward(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
 

@@ -1,6 +1,11 @@
 // fbfft 2-D four-step kernels (sides 32, 64 and 128, every layout): one plane per
 // block in shared memory, every 1-D transform split as N = R1 x 8 between the registers of 8 (then
-// R1) threads that exchange through shared memory. See Note [four-step 2-D kernels].
+// R1) threads that exchange through shared memory. See Note [four-step 2-D kernels]; in the
+// freq_major layout the blocks of a thread-block cluster exchange their planes' spectra
+// (Note [four-step freq_major clusters]).
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -63,7 +68,9 @@ struct FsTile {
   static constexpr int kMinBlocks = kThreads < 256 ? 2048 / kThreads / 2 : (kNh * kNw >= 128 * 64 ? 3 : 4);
   static constexpr int kTwW = 8 * W::kTwStride, kTwH = 8 * H::kTwStride;  // float2
   static constexpr int kData = kJh * (kRs + 2);                            // float2
-  static constexpr int kSmemBytes = (kData + kTwW + kTwH) * 8;
+  // Shared memory with `regions` planes (the cluster kernels' blocks may own several).
+  static constexpr int smem_bytes(int regions) { return (regions * kData + kTwW + kTwH) * 8; }
+  static constexpr int kSmemBytes = smem_bytes(1);
   static_assert(kRs % 16 == 8, "row-pair stride must be 8 mod 16 float2");
 
   static constexpr int base(int j) { return j * kRs + 4 * (j >> 1); }
@@ -85,312 +92,488 @@ __device__ __forceinline__ float2* col_blocked(float2* data, int c, int m, int b
   return data + m * T::kColStep + T::slot(b, c);
 }
 
+
+// Spectrum value (kh, kw) of the plane whose forward column passes left it in `data`: row kh at
+// column row u = perm(kh); columns 0 and n_w/2 unpacked from the packed column 0.
+template <class T>
+__device__ __forceinline__ float2 spectrum_value(const float2* data, int kh, int kw) {
+  const int u = T::perm(kh);
+  if (kw == 0 || kw == T::kHalf) {
+    const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((T::kNh - kh) & (T::kNh - 1)))];
+    return kw == 0 ? unpack_a(z, zm) : unpack_b(z, zm);
+  }
+  return data[T::col(kw, u)];
+}
+
+// Where the inverse's input value (kh, kw) goes in `data` (row kh at column row u = perm(kh);
+// X[kh][n_w/2] at slot_n).
+template <class T>
+__device__ __forceinline__ int spectrum_slot(int kh, int kw) {
+  const int u = T::perm(kh);
+  return kw < T::kHalf ? T::col(kw, u) : T::base(u >> 1) + T::slot_n(u & 1);
+}
+
+// The shared-memory carve-up of every four-step kernel: `regions` planes, then the twiddle tables of
+// the rows and the columns (filled once per block).
+template <class T>
+struct FsSmem {
+  float2* base;
+  float2* tw_w;
+  float2* tw_h;
+  __device__ __forceinline__ FsSmem(float2* smem, int regions)
+      : base(smem), tw_w(smem + regions * T::kData), tw_h(smem + regions * T::kData + T::kTwW) {
+    fill_twiddles<T::kNw>(tw_w, T::kThreads);
+    fill_twiddles<T::kNh>(tw_h, T::kThreads);
+  }
+  __device__ __forceinline__ float2* data(int region = 0) const { return base + region * T::kData; }
+  __device__ __forceinline__ float* real(int region = 0) const { return reinterpret_cast<float*>(data(region)); }
+};
+
+// The input window covers the plane, its rows 16-byte aligned: the forward's fast loader.
+template <class T>
+__device__ __forceinline__ bool whole_input(const ForwardArgs& a) {
+  return a.off_h == 0 && a.off_w == 0 && a.in_h >= T::kNh && a.in_w >= T::kNw && a.in_ld % 4 == 0 &&
+         a.in_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
+}
+// The output window is the whole plane, its rows 16-byte aligned: the inverse's 16-byte stores.
+template <class T>
+__device__ __forceinline__ bool whole_output(const InverseArgs& a) {
+  return a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == T::kNh && a.out_w == T::kNw && a.out_ld % 4 == 0 &&
+         a.out_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
+}
+
+// Forward step (0) for one plane: its input window into `real`, zero outside it, as cp.async copies
+// that the caller completes (cp_async_wait_all, or a commit and wait_group) before a barrier.
+template <int LH, int LW>
+__device__ __forceinline__ void issue_input(const ForwardArgs& a, int64_t plane, bool whole, float* real) {
+  using T = FsTile<LH, LW>;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kThreads = T::kThreads;
+  const int t = threadIdx.x;
+  const float* src = a.input + plane * a.in_plane_stride;
+  if (whole) {  // the plane is the window: 16-byte copies, rows y0 + i kRowStep
+    constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
+    const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
+    const float* s0 = src + y0 * a.in_ld + x;
+    float* d0 = real + T::real_idx(y0, x);
+    static_for<kNh / kRowStep>([&](auto i) {
+      cp_async<16>(d0 + T::real_idx(i * kRowStep, 0), s0 + i * kRowStep * a.in_ld, true);
+    });
+  } else {
+    for (int e = t; e < kNh * kNw / 4; e += kThreads) {
+      const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
+      float* dst = real + T::real_idx(y, x);
+      const int64_t yy = y - a.off_h, xx = x - a.off_w;
+      const bool row_in = yy >= 0 && yy < a.in_h;
+      const float* p = row_in ? src + yy * a.in_ld : a.input;
+      if (row_in && xx >= 0 && xx + 4 <= a.in_w && (reinterpret_cast<uintptr_t>(p + xx) & 15) == 0) {
+        cp_async<16>(dst, p + xx, true);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const bool inside = row_in && xx + q >= 0 && xx + q < a.in_w;
+          cp_async<4>(dst + q, inside ? p + xx + q : a.input, inside);
+        }
+      }
+    }
+  }
+}
+
+// Forward steps (1)-(3) for the plane loaded into `data`: rows, columns; leaves the half spectra
+// there (spectrum_value) and ends with a barrier.
+template <int LH, int LW>
+__device__ __forceinline__ void transform_plane(float2* data, const float2* tw_w, const float2* tw_h) {
+  using T = FsTile<LH, LW>;
+  using H = typename T::H;
+  using W = typename T::W;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kThreads = T::kThreads;
+  constexpr int kStep = T::kColStep;
+  const float* real = reinterpret_cast<const float*>(data);
+  // (1) rows: packed row pairs, pass 1
+  for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
+    const float* p = real + 2 * T::base(j) + n2;
+    float2 z[W::kR1];
+    static_for<W::kR1>([&](auto n1) { z[n1] = make_float2(p[8 * n1], p[kNw + 8 * n1]); });
+    pass1<kNw>(z, tw_w + n2 * W::kTwStride);
+    store_row_pass1<T, kNw>(data, j, n2, z);
+  });
+  __syncthreads();
+  // (2) rows, pass 2, and the unpacking of the two real rows' half spectra (partners by shuffle)
+  for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
+    float2 v[8];
+    row_pass2<T, kNw>(data, j, k1, v);
+    float2 o[8];
+    row_partners<kNw>(v, k1, o);
+    __syncwarp();  // the job's lanes have read the exchange rows
+    float2* r = data + T::base(j);
+    static_for<8>([&](auto i) {
+      constexpr int b = bitrev(i, 3);  // v[i] = X[k], k = k1 + R1 b
+      if constexpr (b < 4) {           // A_2j[k] at slot k; k = 0: (A_2j[0], A_2j[n_w/2])
+        const float2 val = unpack_a(v[i], o[i]);
+        r[k1 + W::kR1 * b] = (b == 0 && k1 == 0) ? make_float2(v[0].x, v[1].x) : val;
+      } else {  // A_2j+1[n_w - k] at slot n_w - k + n_w/2 + 2; k = n_w/2: (A_2j+1[0], A_2j+1[n_w/2]) at n_w + 2
+        const float2 val = unpack_b(o[i], v[i]);
+        r[(3 * kHalf + 2 - W::kR1 * b) - k1] = (b == 4 && k1 == 0) ? make_float2(v[0].y, v[1].y) : val;
+      }
+    });
+  });
+  __syncthreads();
+  // (3) columns 0 (packed with n_w/2) .. n_w/2 - 1, in place per lane
+  for_cols<8, kHalf, kThreads>([&](int c, int n2) {
+    float2* p = col_strided<T>(data, c, n2);
+    float2 z[H::kR1];
+    static_for<H::kR1>([&](auto n1) { z[n1] = p[n1 * kStep]; });
+    pass1<kNh>(z, tw_h + n2 * H::kTwStride);
+    static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = z[i]; });  // Y[n2][k1] at u = 8 k1 + n2
+  });
+  __syncthreads();
+  for_cols<H::kR1, kHalf, kThreads>([&](int c, int k1) {
+    float2* q0 = col_blocked<T>(data, c, k1, 0);
+    float2* q1 = col_blocked<T>(data, c, k1, 1);
+    float2 v[8];
+    static_for<8>([&](auto n2) { v[n2] = (n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]; });
+    RegFft<8>::forward(v);
+    static_for<8>([&](auto i) {
+      constexpr int k2 = bitrev(i, 3);  // X[k1 + R1 k2] at u = 8 k1 + k2
+      (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = v[i];
+    });
+  });
+  __syncthreads();
+}
+
+// Forward step (4) in the standard and transposed layouts: the plane's half spectra as one
+// contiguous run; columns 0 and n_w/2 unpacked here.
+template <int LH, int LW>
+__device__ __forceinline__ void store_plane(const ForwardArgs& a, int64_t plane, const float2* data) {
+  using T = FsTile<LH, LW>;
+  constexpr int kNh = T::kNh, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
+  const int t = threadIdx.x;
+  float2* out = a.output + plane * (kNh * kNw2);
+  if (a.layout == Layout::transposed) {  // consecutive threads on consecutive kh of a column kw
+    for (int e = t; e < kNh * kNw2; e += kThreads) out[e] = spectrum_value<T>(data, e & (kNh - 1), e >> LH);
+  } else if (kHalf >= 32) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
+    const int lane = t & 31;
+    for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
+      const int u = T::perm(kh);
+      const float2* row = data + T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0);  // slot(u & 1, c) for c > 0
+      float2* o = out + kh * kNw2;
+      static_for<kHalf / 32>([&](auto m) {
+        const int c = lane + 32 * m;
+        if (m == 0 && lane == 0) {
+          o[0] = spectrum_value<T>(data, kh, 0);
+          o[kHalf] = spectrum_value<T>(data, kh, kHalf);
+        } else {
+          o[c] = row[c];
+        }
+      });
+    }
+  } else {  // consecutive threads on consecutive kw of a row kh
+    for (int e = t; e < kNh * kHalf; e += kThreads) {
+      const int kh = e / kHalf, c = e % kHalf;
+      float2* o = out + kh * kNw2;
+      if (c == 0) {
+        o[0] = spectrum_value<T>(data, kh, 0);
+        o[kHalf] = spectrum_value<T>(data, kh, kHalf);
+      } else {
+        o[c] = spectrum_value<T>(data, kh, c);
+      }
+    }
+  }
+}
+
 template <int LH, int LW>
 __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMinBlocks)
     forward_fs_kernel(ForwardArgs a) {
   using T = FsTile<LH, LW>;
-  using H = typename T::H;
-  using W = typename T::W;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
-  constexpr int kStep = T::kColStep;
   extern __shared__ __align__(16) float2 smem[];
-  float2* data = smem;
-  float* real = reinterpret_cast<float*>(smem);
-  float2* tw_w = smem + T::kData;
-  float2* tw_h = tw_w + T::kTwW;
-  const int t = threadIdx.x;
-  fill_twiddles<kNw>(tw_w, kThreads);
-  fill_twiddles<kNh>(tw_h, kThreads);
-  const bool transposed = a.layout == Layout::transposed, freq_major = a.layout == Layout::freq_major;
-  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // freq_major: frequency stride
-  // The whole plane is the window, its rows 16-byte aligned: the fast loader.
-  const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld % 4 == 0 &&
-                     a.in_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
+  const FsSmem<T> sm(smem, 1);
+  const bool whole = whole_input<T>(a);
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
-    // (0) the input window, zero outside it
-    const float* src = a.input + plane * a.in_plane_stride;
-    if (whole) {  // the plane is the window: 16-byte copies, rows y0 + i kRowStep
-      constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
-      const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
-      const float* s0 = src + y0 * a.in_ld + x;
-      float* d0 = real + T::real_idx(y0, x);
-      static_for<kNh / kRowStep>([&](auto i) {
-        cp_async<16>(d0 + T::real_idx(i * kRowStep, 0), s0 + i * kRowStep * a.in_ld, true);
-      });
-    } else {
-      for (int e = t; e < kNh * kNw / 4; e += kThreads) {
-        const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
-        float* dst = real + T::real_idx(y, x);
-        const int64_t yy = y - a.off_h, xx = x - a.off_w;
-        const bool row_in = yy >= 0 && yy < a.in_h;
-        const float* p = row_in ? src + yy * a.in_ld : a.input;
-        if (row_in && xx >= 0 && xx + 4 <= a.in_w && (reinterpret_cast<uintptr_t>(p + xx) & 15) == 0) {
-          cp_async<16>(dst, p + xx, true);
-        } else {
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const bool inside = row_in && xx + q >= 0 && xx + q < a.in_w;
-            cp_async<4>(dst + q, inside ? p + xx + q : a.input, inside);
-          }
-        }
-      }
-    }
+    issue_input<LH, LW>(a, plane, whole, sm.real());
     cp_async_wait_all();
     __syncthreads();
-    // (1) rows: packed row pairs, pass 1
-    for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
-      const float* p = real + 2 * T::base(j) + n2;
-      float2 z[W::kR1];
-      static_for<W::kR1>([&](auto n1) { z[n1] = make_float2(p[8 * n1], p[kNw + 8 * n1]); });
-      pass1<kNw>(z, tw_w + n2 * W::kTwStride);
-      store_row_pass1<T, kNw>(data, j, n2, z);
-    });
-    __syncthreads();
-    // (2) rows, pass 2, and the unpacking of the two real rows' half spectra (partners by shuffle)
-    for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
-      float2 v[8];
-      row_pass2<T, kNw>(data, j, k1, v);
-      float2 o[8];
-      row_partners<kNw>(v, k1, o);
-      __syncwarp();  // the job's lanes have read the exchange rows
-      float2* r = data + T::base(j);
-      static_for<8>([&](auto i) {
-        constexpr int b = bitrev(i, 3);  // v[i] = X[k], k = k1 + R1 b
-        if constexpr (b < 4) {           // A_2j[k] at slot k; k = 0: (A_2j[0], A_2j[n_w/2])
-          const float2 val = unpack_a(v[i], o[i]);
-          r[k1 + W::kR1 * b] = (b == 0 && k1 == 0) ? make_float2(v[0].x, v[1].x) : val;
-        } else {  // A_2j+1[n_w - k] at slot n_w - k + n_w/2 + 2; k = n_w/2: (A_2j+1[0], A_2j+1[n_w/2]) at n_w + 2
-          const float2 val = unpack_b(o[i], v[i]);
-          r[(3 * kHalf + 2 - W::kR1 * b) - k1] = (b == 4 && k1 == 0) ? make_float2(v[0].y, v[1].y) : val;
-        }
-      });
-    });
-    __syncthreads();
-    // (3) columns 0 (packed with n_w/2) .. n_w/2 - 1, in place per lane
-    for_cols<8, kHalf, kThreads>([&](int c, int n2) {
-      float2* p = col_strided<T>(data, c, n2);
-      float2 z[H::kR1];
-      static_for<H::kR1>([&](auto n1) { z[n1] = p[n1 * kStep]; });
-      pass1<kNh>(z, tw_h + n2 * H::kTwStride);
-      static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = z[i]; });  // Y[n2][k1] at u = 8 k1 + n2
-    });
-    __syncthreads();
-    for_cols<H::kR1, kHalf, kThreads>([&](int c, int k1) {
-      float2* q0 = col_blocked<T>(data, c, k1, 0);
-      float2* q1 = col_blocked<T>(data, c, k1, 1);
-      float2 v[8];
-      static_for<8>([&](auto n2) { v[n2] = (n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]; });
-      RegFft<8>::forward(v);
-      static_for<8>([&](auto i) {
-        constexpr int k2 = bitrev(i, 3);  // X[k1 + R1 k2] at u = 8 k1 + k2
-        (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = v[i];
-      });
-    });
-    __syncthreads();
-    // (4) the plane's half spectra, one contiguous run (freq_major: one value per frequency row, the
-    // neighbouring planes of the concurrent blocks filling the rest of each sector in L2); columns 0
-    // and n_w/2 unpacked here
-    float2* out = a.output + (freq_major ? plane : plane * (kNh * kNw2));
-    const int64_t step = freq_major ? ldb : 1;  // distance between consecutive frequencies
-    if (!transposed && !freq_major && kHalf >= 32) {  // warp w stores rows kh = w, w + 8, ..: lanes on consecutive kw
-      const int lane = t & 31;
-      for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
-        const int u = T::perm(kh);
-        const float2* row = data + T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0);  // slot(u & 1, c) for c > 0
-        float2* o = out + kh * kNw2;
-        static_for<kHalf / 32>([&](auto m) {
-          const int c = lane + 32 * m;
-          if (m == 0 && lane == 0) {
-            const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
-            o[0] = unpack_a(z, zm);
-            o[kHalf] = unpack_b(z, zm);
-          } else {
-            o[c] = row[c];
-          }
-        });
-      }
-    } else if (!transposed) {  // consecutive threads on consecutive kw of a row kh
-      for (int e = t; e < kNh * kHalf; e += kThreads) {
-        const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
-        float2* o = out + kh * kNw2 * step;
-        if (c == 0) {
-          const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
-          o[0] = unpack_a(z, zm);
-          o[kHalf * step] = unpack_b(z, zm);
-        } else {
-          o[c * step] = data[T::base(u >> 1) + ((u & 1) ? kHalf + 2 : 0) + c];  // slot(u & 1, c), c > 0
-        }
-      }
-    } else {
-      for (int e = t; e < kNh * kNw2; e += kThreads) {
-        const int kw = e >> LH, kh = e & (kNh - 1), u = T::perm(kh);
-        float2 val;
-        if (kw == 0 || kw == kHalf) {
-          const float2 z = data[T::col(0, u)], zm = data[T::col(0, T::perm((kNh - kh) & (kNh - 1)))];
-          val = kw == 0 ? unpack_a(z, zm) : unpack_b(z, zm);
-        } else {
-          val = data[T::col(kw, u)];
-        }
-        out[e] = val;
-      }
-    }
+    transform_plane<LH, LW>(sm.data(), sm.tw_w, sm.tw_h);
+    store_plane<LH, LW>(a, plane, sm.data());
     __syncthreads();  // shared memory is free for the next plane
   }
+}
+
+// Inverse step (0) in the standard and transposed layouts: the plane's half spectra, row kh of
+// column kw at column row u = perm(kh).
+template <int LH, int LW>
+__device__ __forceinline__ void load_plane(const InverseArgs& a, int64_t plane, float2* data) {
+  using T = FsTile<LH, LW>;
+  constexpr int kNh = T::kNh, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
+  const int t = threadIdx.x;
+  const float2* in = a.input + plane * (kNh * kNw2);
+  if (a.layout == Layout::transposed) {
+    for (int e = t; e < kNh * kNw2; e += kThreads) cp_async<8>(data + spectrum_slot<T>(e & (kNh - 1), e >> LH), in + e, true);
+  } else if (kHalf >= 32) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
+    const int lane = t & 31;
+    for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
+      const int u = T::perm(kh);
+      float2* row = data + T::base(u >> 1);
+      const float2* i = in + kh * kNw2;
+      static_for<kHalf / 32>([&](auto m) {
+        const int c = lane + 32 * m;
+        cp_async<8>(row + T::slot(u & 1, c), i + c, true);
+      });
+      if (lane == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
+    }
+  } else {  // consecutive threads on consecutive kw of a row kh
+    for (int e = t; e < kNh * kHalf; e += kThreads) {
+      const int kh = e / kHalf, c = e % kHalf;
+      const float2* i = in + kh * kNw2;
+      cp_async<8>(data + spectrum_slot<T>(kh, c), i + c, true);
+      if (c == 0) cp_async<8>(data + spectrum_slot<T>(kh, kHalf), i + kHalf, true);
+    }
+  }
+  cp_async_wait_all();
+  __syncthreads();
+}
+
+// Inverse steps (1)-(4) for one plane whose spectra are in `data`: Hermitian projection, columns,
+// rows, the output window; ends with a barrier.
+template <int LH, int LW>
+__device__ __forceinline__ void inverse_plane(const InverseArgs& a, int64_t plane, bool whole, float2* data,
+                                              const float2* tw_w, const float2* tw_h) {
+  using T = FsTile<LH, LW>;
+  using H = typename T::H;
+  using W = typename T::W;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kThreads = T::kThreads;
+  constexpr int kStep = T::kColStep;
+  float* real = reinterpret_cast<float*>(data);
+  const int t = threadIdx.x;
+  // (1) Hermitian parts of columns 0 and n_w/2, packed as column 0 (each pair kh, -kh by one thread)
+  for (int kh = t; kh <= kNh / 2; kh += kThreads) {
+    const int u = T::perm(kh), um = T::perm((kNh - kh) & (kNh - 1));
+    const float2 a0 = data[T::col(0, u)], b0 = data[T::col(0, um)];
+    const float2 a1 = data[T::base(u >> 1) + T::slot_n(u & 1)], b1 = data[T::base(um >> 1) + T::slot_n(um & 1)];
+    const float2 h0 = unpack_a(a0, b0), h1 = unpack_a(a1, b1);
+    data[T::col(0, u)] = pack_ab(h0, h1);
+    data[T::col(0, um)] = pack_ab(conjf2(h0), conjf2(h1));
+  }
+  __syncthreads();
+  // (2) columns, transposed split, in place per lane: lane n1 holds rows kh = n1 + R1 n2 at u = 8 n1 + n2
+  for_cols<H::kR1, kHalf, kThreads>([&](int c, int n1) {
+    float2* q0 = col_blocked<T>(data, c, n1, 0);
+    float2* q1 = col_blocked<T>(data, c, n1, 1);
+    float2 z[8];
+    static_for<8>([&](auto n2) { z[n2] = swap_ri((n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]); });
+    RegFft<8>::forward(z);
+    const float2* tw = tw_h + n1;
+    static_for<8>([&](auto i) {
+      constexpr int k2 = bitrev(i, 3);
+      if constexpr (k2 != 0) z[i] = cmul(z[i], tw[k2 * H::kTwStride]);  // W_N^(n1 k2)
+      (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = z[i];                       // at u = 8 n1 + k2
+    });
+  });
+  __syncthreads();
+  for_cols<8, kHalf, kThreads>([&](int c, int k2) {
+    float2* p = col_strided<T>(data, c, k2);
+    float2 v[H::kR1];
+    static_for<H::kR1>([&](auto n1) { v[n1] = p[n1 * kStep]; });
+    RegFft<H::kR1>::forward(v);
+    static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = swap_ri(v[i]); });  // row 8 k1 + k2 at u = itself
+  });
+  __syncthreads();
+  // (3) rows: z = B_2j + i B_2j+1 with the Hermitian extension, pass 1
+  for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
+    const float2* r = data + T::base(j);
+    const int pb0 = n2 == 0 ? kNw + 2 : n2 + kHalf + 2;  // slot(1, n2)
+    const int pa_mid = n2 == 0 ? 0 : kHalf - n2;         // slot(0, n_w/2 - n2), or slot 0
+    float2 z[W::kR1];
+    static_for<W::kR1>([&](auto n1) {
+      float2 val;
+      if constexpr (n1 == 0) {  // k = n2
+        const float2 x0 = r[n2], x1 = r[pb0];
+        val = n2 == 0 ? make_float2(x0.x, x1.x) : pack_ab(x0, x1);
+      } else if constexpr (n1 < W::kR1 / 2) {  // 0 < k < n_w/2
+        val = pack_ab(r[8 * n1 + n2], r[8 * n1 + n2 + kHalf + 2]);
+      } else if constexpr (n1 == W::kR1 / 2) {  // k = n_w/2 + n2: conj of n_w/2 - n2
+        const float2 x0 = r[pa_mid], x1 = r[kNw + 2 - n2];
+        val = n2 == 0 ? make_float2(x0.y, x1.y) : pack_ab(conjf2(x0), conjf2(x1));
+      } else {  // k > n_w/2: conj of n_w - k
+        val = pack_ab(conjf2(r[kNw - 8 * n1 - n2]), conjf2(r[kNw - 8 * n1 - n2 + kHalf + 2]));
+      }
+      z[n1] = swap_ri(val);
+    });
+    pass1<kNw>(z, tw_w + n2 * W::kTwStride);
+    store_row_pass1<T, kNw>(data, j, n2, z);
+  });
+  __syncthreads();
+  for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
+    float2 v[8];
+    row_pass2<T, kNw>(data, j, k1, v);
+    __syncwarp();  // the job's lanes have read the exchange rows
+    float* r0 = real + 2 * T::base(j) + k1;
+    static_for<8>([&](auto i) {
+      constexpr int x = W::kR1 * bitrev(i, 3);
+      r0[x] = v[i].y * a.scale;  // swap_ri: the real part is .y
+      r0[kNw + x] = v[i].x * a.scale;
+    });
+  });
+  __syncthreads();
+  // (4) the output window
+  float* dst = a.output + plane * a.out_plane_stride;
+  if (whole) {  // the window is the plane: 16-byte stores
+    constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
+    const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
+    float* d0 = dst + y0 * a.out_ld + x;
+    const float* s0 = real + T::real_idx(y0, x);
+    static_for<kNh / kRowStep>([&](auto i) {
+      *reinterpret_cast<float4*>(d0 + i * kRowStep * a.out_ld) =
+          *reinterpret_cast<const float4*>(s0 + T::real_idx(i * kRowStep, 0));
+    });
+  } else {
+    for (int e = t; e < kNh * kNw / 4; e += kThreads) {
+      const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
+      const int64_t oy = y - a.out_off_h, ox = x - a.out_off_w;
+      if (oy < 0 || oy >= a.out_h) continue;
+      const float4 val = *reinterpret_cast<const float4*>(real + T::real_idx(y, x));
+      float* d = dst + oy * a.out_ld + ox;
+      if (ox >= 0 && ox + 4 <= a.out_w && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
+        *reinterpret_cast<float4*>(d) = val;
+      } else {
+        static_for<4>([&](auto q) {
+          const float vq = q == 0 ? val.x : q == 1 ? val.y : q == 2 ? val.z : val.w;
+          if (ox + q >= 0 && ox + q < a.out_w) d[q] = vq;
+        });
+      }
+    }
+  }
+  __syncthreads();
 }
 
 template <int LH, int LW>
 __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMinBlocks)
     inverse_fs_kernel(InverseArgs a) {
   using T = FsTile<LH, LW>;
-  using H = typename T::H;
-  using W = typename T::W;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kHalf = T::kHalf, kNw2 = T::kNw2, kThreads = T::kThreads;
-  constexpr int kStep = T::kColStep;
   extern __shared__ __align__(16) float2 smem[];
-  float2* data = smem;
-  float* real = reinterpret_cast<float*>(smem);
-  float2* tw_w = smem + T::kData;
-  float2* tw_h = tw_w + T::kTwW;
-  const int t = threadIdx.x;
-  fill_twiddles<kNw>(tw_w, kThreads);
-  fill_twiddles<kNh>(tw_h, kThreads);
-  const bool transposed = a.layout == Layout::transposed, freq_major = a.layout == Layout::freq_major;
-  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // freq_major: frequency stride
-  const int64_t step = freq_major ? ldb : 1;                 // distance between consecutive frequencies
-  // The window is the whole plane, its rows 16-byte aligned: 16-byte stores.
-  const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kNh && a.out_w == kNw && a.out_ld % 4 == 0 &&
-                     a.out_plane_stride % 4 == 0 && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
+  const FsSmem<T> sm(smem, 1);
+  const bool whole = whole_output<T>(a);
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
-    // (0) the plane's half spectra: row kh of column kw at column row u = perm(kh)
-    const float2* in = a.input + (freq_major ? plane : plane * (kNh * kNw2));
-    if (!transposed && !freq_major && kHalf >= 32) {  // warp w loads rows kh = w, w + 8, ..: lanes on consecutive kw
-      const int lane = t & 31;
-      for (int kh = t >> 5; kh < kNh; kh += kThreads / 32) {
-        const int u = T::perm(kh);
-        float2* row = data + T::base(u >> 1);
-        const float2* i = in + kh * kNw2;
-        static_for<kHalf / 32>([&](auto m) {
-          const int c = lane + 32 * m;
-          cp_async<8>(row + T::slot(u & 1, c), i + c, true);
+    load_plane<LH, LW>(a, plane, sm.data());
+    inverse_plane<LH, LW>(a, plane, whole, sm.data(), sm.tw_w, sm.tw_h);
+  }
+}
+
+// Note [four-step freq_major clusters]
+// In the freq_major layout a plane's 2,112 values (64x64) lie ld_batch * 8 bytes apart, so a block
+// that owns one plane stores (or loads) 8 bytes per 32-byte sector: measured through the fbfft
+// backend, L2 (64x64) took 1.34 ms that way against 0.91 ms with the register kernels, whose
+// blocks own several planes. Here the C blocks of a thread-block cluster (sm_90) own a group of
+// G = C * PB consecutive planes, PB per block, and compute them exactly as above, one plane per
+// shared-memory region (the forward issues all of its PB input windows before it transforms the
+// first); only the global side of the spectra is shared out through distributed shared memory:
+// block r of the cluster stores (forward) or loads (inverse) the frequencies
+// [r F / C, (r + 1) F / C) of all G planes, consecutive threads on consecutive planes of one
+// frequency, i.e. runs of G * 8 bytes, reading (forward) or writing (inverse) the other blocks'
+// shared memory. Cluster barriers order the exchange: the forward's spectra are complete before
+// any block reads them and read before any block overwrites them with its next planes; the
+// inverse's blocks are done with their previous planes before their shared memory is written and
+// see all of their spectra before they compute. Every block of a cluster runs the same number of
+// groups (g is the cluster's), so the barriers match; a block whose planes lie past the batch
+// takes part in the exchange only.
+// The shape, measured on the H100 through the fbfft backend at S=128 (fprop; 64x64 / 32x32 bases):
+// C=4, PB=2: 1.91 / 0.544 ms; C=4, PB=1: 2.01 / 0.641; C=8, PB=1: 2.09 / 0.642; C=8, PB=2: 2.19 /
+// 0.613 (the register kernels: 2.32 / 0.451). Longer runs per frequency (G = 8, 16) did not help,
+// nor did padding the frequency stride (16,384 planes, a power of two) by 32 or 36 planes: the
+// gain of PB = 2 is the overlap of the second plane's loads with the first plane's arithmetic.
+constexpr int kClusterBlocks = 4, kClusterPlanes = 2;
+// Global accesses per thread that one exchange keeps in flight.
+constexpr int kExchangeBatch = 8;
+
+// The exchange of a group of G planes (`planes` of them inside the batch) between the C blocks of
+// a cluster: load(q, f, live) for plane q of the group and frequency f of block `rank`'s slice,
+// then store(q, f, value), kBatch elements per thread at a time so that all loads are in flight
+// before the first store.
+template <class T, int C, int G, class Load, class Store>
+__device__ __forceinline__ void exchange(int rank, int planes, Load&& load, Store&& store) {
+  constexpr int kF = T::kNh * T::kNw2, kSlice = (kF + C - 1) / C;
+  constexpr int kPerThread = (kSlice * G + T::kThreads - 1) / T::kThreads;
+  const int f0 = rank * kSlice;
+  const int n = (kF - f0 < kSlice ? kF - f0 : kSlice) * G;
+#pragma unroll 1
+  for (int i0 = 0; i0 < kPerThread; i0 += kExchangeBatch) {
+    using V = decltype(load(0, 0, true));
+    V v[kExchangeBatch];
+    static_for<kExchangeBatch>([&](auto i) {
+      const int e = threadIdx.x + (i0 + i) * T::kThreads, q = e % G;
+      v[i] = load(q, f0 + e / G, e < n && q < planes);
+    });
+    static_for<kExchangeBatch>([&](auto i) {
+      const int e = threadIdx.x + (i0 + i) * T::kThreads, q = e % G;
+      if (e < n && q < planes) store(q, f0 + e / G, v[i]);
+    });
+  }
+}
+
+template <int LH, int LW, int C, int PB>
+__global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMinBlocks)
+    forward_fs_cluster_kernel(ForwardArgs a) {
+  using T = FsTile<LH, LW>;
+  constexpr int kNw2 = T::kNw2, G = C * PB;
+  extern __shared__ __align__(16) float2 smem[];
+  const FsSmem<T> sm(smem, PB);
+  const bool whole = whole_input<T>(a);
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // frequency stride
+  for (int64_t g = int64_t(blockIdx.x / C) * G; g < a.batch; g += int64_t(gridDim.x / C) * G) {
+    const int64_t first = g + rank * PB;  // this block's planes: first .. first + PB - 1
+    static_for<PB>([&](auto i) {
+      if (first + i < a.batch) issue_input<LH, LW>(a, first + i, whole, sm.real(i));
+      cp_async_commit();
+    });
+    static_for<PB>([&](auto i) {
+      cp_async_wait_group<PB - 1 - i>();
+      __syncthreads();
+      if (first + i < a.batch) transform_plane<LH, LW>(sm.data(i), sm.tw_w, sm.tw_h);
+    });
+    cluster.sync();  // every plane of the group is in its block's shared memory
+    const int planes = a.batch - g < G ? static_cast<int>(a.batch - g) : G;
+    float2* out = a.output + g;
+    exchange<T, C, G>(
+        rank, planes,
+        [&](int q, int f, bool live) {
+          if (!live) return make_float2(0.f, 0.f);
+          const int kh = f / kNw2;
+          return spectrum_value<T>(cluster.map_shared_rank(sm.data(q % PB), q / PB), kh, f - kh * kNw2);
+        },
+        [&](int q, int f, float2 v) { out[int64_t(f) * ldb + q] = v; });
+    cluster.sync();  // the other blocks have read this block's planes
+  }
+}
+
+template <int LH, int LW, int C, int PB>
+__global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMinBlocks)
+    inverse_fs_cluster_kernel(InverseArgs a) {
+  using T = FsTile<LH, LW>;
+  constexpr int kNw2 = T::kNw2, G = C * PB;
+  extern __shared__ __align__(16) float2 smem[];
+  const FsSmem<T> sm(smem, PB);
+  const bool whole = whole_output<T>(a);
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // frequency stride
+  for (int64_t g = int64_t(blockIdx.x / C) * G; g < a.batch; g += int64_t(gridDim.x / C) * G) {
+    cluster.sync();  // every block of the cluster is running and done with its previous planes
+    const int planes = a.batch - g < G ? static_cast<int>(a.batch - g) : G;
+    const float2* in = a.input + g;
+    exchange<T, C, G>(
+        rank, planes,
+        [&](int q, int f, bool live) { return live ? __ldcs(in + int64_t(f) * ldb + q) : make_float2(0.f, 0.f); },
+        [&](int q, int f, float2 v) {
+          const int kh = f / kNw2;
+          cluster.map_shared_rank(sm.data(q % PB), q / PB)[spectrum_slot<T>(kh, f - kh * kNw2)] = v;
         });
-        if (lane == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf, true);
-      }
-    } else if (!transposed) {  // consecutive threads on consecutive kw of a row kh
-      for (int e = t; e < kNh * kHalf; e += kThreads) {
-        const int kh = e / kHalf, c = e % kHalf, u = T::perm(kh);
-        float2* row = data + T::base(u >> 1);
-        const float2* i = in + kh * kNw2 * step;
-        cp_async<8>(row + T::slot(u & 1, c), i + c * step, true);
-        if (c == 0) cp_async<8>(row + T::slot_n(u & 1), i + kHalf * step, true);
-      }
-    } else {
-      for (int e = t; e < kNh * kNw2; e += kThreads) {
-        const int kw = e >> LH, kh = e & (kNh - 1), u = T::perm(kh);
-        const int d = kw < kHalf ? T::col(kw, u) : T::base(u >> 1) + T::slot_n(u & 1);
-        cp_async<8>(data + d, in + e, true);
-      }
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    // (1) Hermitian parts of columns 0 and n_w/2, packed as column 0 (each pair kh, -kh by one thread)
-    for (int kh = t; kh <= kNh / 2; kh += kThreads) {
-      const int u = T::perm(kh), um = T::perm((kNh - kh) & (kNh - 1));
-      const float2 a0 = data[T::col(0, u)], b0 = data[T::col(0, um)];
-      const float2 a1 = data[T::base(u >> 1) + T::slot_n(u & 1)], b1 = data[T::base(um >> 1) + T::slot_n(um & 1)];
-      const float2 h0 = unpack_a(a0, b0), h1 = unpack_a(a1, b1);
-      data[T::col(0, u)] = pack_ab(h0, h1);
-      data[T::col(0, um)] = pack_ab(conjf2(h0), conjf2(h1));
-    }
-    __syncthreads();
-    // (2) columns, transposed split, in place per lane: lane n1 holds rows kh = n1 + R1 n2 at u = 8 n1 + n2
-    for_cols<H::kR1, kHalf, kThreads>([&](int c, int n1) {
-      float2* q0 = col_blocked<T>(data, c, n1, 0);
-      float2* q1 = col_blocked<T>(data, c, n1, 1);
-      float2 z[8];
-      static_for<8>([&](auto n2) { z[n2] = swap_ri((n2 & 1 ? q1 : q0)[T::base(n2 >> 1)]); });
-      RegFft<8>::forward(z);
-      const float2* tw = tw_h + n1;
-      static_for<8>([&](auto i) {
-        constexpr int k2 = bitrev(i, 3);
-        if constexpr (k2 != 0) z[i] = cmul(z[i], tw[k2 * H::kTwStride]);  // W_N^(n1 k2)
-        (k2 & 1 ? q1 : q0)[T::base(k2 >> 1)] = z[i];                       // at u = 8 n1 + k2
-      });
+    cluster.sync();  // this block's planes are complete in its shared memory
+    const int64_t first = g + rank * PB;
+    static_for<PB>([&](auto i) {
+      if (first + i < a.batch) inverse_plane<LH, LW>(a, first + i, whole, sm.data(i), sm.tw_w, sm.tw_h);
     });
-    __syncthreads();
-    for_cols<8, kHalf, kThreads>([&](int c, int k2) {
-      float2* p = col_strided<T>(data, c, k2);
-      float2 v[H::kR1];
-      static_for<H::kR1>([&](auto n1) { v[n1] = p[n1 * kStep]; });
-      RegFft<H::kR1>::forward(v);
-      static_for<H::kR1>([&](auto i) { p[bitrev(i, H::kLogR1) * kStep] = swap_ri(v[i]); });  // row 8 k1 + k2 at u = itself
-    });
-    __syncthreads();
-    // (3) rows: z = B_2j + i B_2j+1 with the Hermitian extension, pass 1
-    for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
-      const float2* r = data + T::base(j);
-      const int pb0 = n2 == 0 ? kNw + 2 : n2 + kHalf + 2;  // slot(1, n2)
-      const int pa_mid = n2 == 0 ? 0 : kHalf - n2;         // slot(0, n_w/2 - n2), or slot 0
-      float2 z[W::kR1];
-      static_for<W::kR1>([&](auto n1) {
-        float2 val;
-        if constexpr (n1 == 0) {  // k = n2
-          const float2 x0 = r[n2], x1 = r[pb0];
-          val = n2 == 0 ? make_float2(x0.x, x1.x) : pack_ab(x0, x1);
-        } else if constexpr (n1 < W::kR1 / 2) {  // 0 < k < n_w/2
-          val = pack_ab(r[8 * n1 + n2], r[8 * n1 + n2 + kHalf + 2]);
-        } else if constexpr (n1 == W::kR1 / 2) {  // k = n_w/2 + n2: conj of n_w/2 - n2
-          const float2 x0 = r[pa_mid], x1 = r[kNw + 2 - n2];
-          val = n2 == 0 ? make_float2(x0.y, x1.y) : pack_ab(conjf2(x0), conjf2(x1));
-        } else {  // k > n_w/2: conj of n_w - k
-          val = pack_ab(conjf2(r[kNw - 8 * n1 - n2]), conjf2(r[kNw - 8 * n1 - n2 + kHalf + 2]));
-        }
-        z[n1] = swap_ri(val);
-      });
-      pass1<kNw>(z, tw_w + n2 * W::kTwStride);
-      store_row_pass1<T, kNw>(data, j, n2, z);
-    });
-    __syncthreads();
-    for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
-      float2 v[8];
-      row_pass2<T, kNw>(data, j, k1, v);
-      __syncwarp();  // the job's lanes have read the exchange rows
-      float* r0 = real + 2 * T::base(j) + k1;
-      static_for<8>([&](auto i) {
-        constexpr int x = W::kR1 * bitrev(i, 3);
-        r0[x] = v[i].y * a.scale;  // swap_ri: the real part is .y
-        r0[kNw + x] = v[i].x * a.scale;
-      });
-    });
-    __syncthreads();
-    // (4) the output window
-    float* dst = a.output + plane * a.out_plane_stride;
-    if (whole) {  // the window is the plane: 16-byte stores
-      constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
-      const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
-      float* d0 = dst + y0 * a.out_ld + x;
-      const float* s0 = real + T::real_idx(y0, x);
-      static_for<kNh / kRowStep>([&](auto i) {
-        *reinterpret_cast<float4*>(d0 + i * kRowStep * a.out_ld) =
-            *reinterpret_cast<const float4*>(s0 + T::real_idx(i * kRowStep, 0));
-      });
-    } else {
-      for (int e = t; e < kNh * kNw / 4; e += kThreads) {
-        const int y = e >> (LW - 2), x = (e & (kNw / 4 - 1)) * 4;
-        const int64_t oy = y - a.out_off_h, ox = x - a.out_off_w;
-        if (oy < 0 || oy >= a.out_h) continue;
-        const float4 val = *reinterpret_cast<const float4*>(real + T::real_idx(y, x));
-        float* d = dst + oy * a.out_ld + ox;
-        if (ox >= 0 && ox + 4 <= a.out_w && (reinterpret_cast<uintptr_t>(d) & 15) == 0) {
-          *reinterpret_cast<float4*>(d) = val;
-        } else {
-          static_for<4>([&](auto q) {
-            const float vq = q == 0 ? val.x : q == 1 ? val.y : q == 2 ? val.z : val.w;
-            if (ox + q >= 0 && ox + q < a.out_w) d[q] = vq;
-          });
-        }
-      }
-    }
-    __syncthreads();
   }
 }
 
@@ -404,6 +587,30 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
+// Clusters of C blocks (Note [four-step freq_major clusters]): a whole number of clusters, at most
+// one wave of resident blocks.
+template <int C, int PB, class Args>
+void launch_fs_cluster(void (*kernel)(Args), int threads, int smem, const Args& a, cudaStream_t stream) {
+  const void* k = reinterpret_cast<const void*>(kernel);
+  if (smem > 48 * 1024)
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int64_t groups = (a.batch + C * PB - 1) / (C * PB);
+  const int blocks = std::max(C, grid_blocks(k, threads, smem, groups * C) / C * C);
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = C;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a));
+}
+
 template <int LH, int LW>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
   launch_fs(forward_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
@@ -413,30 +620,48 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
   launch_fs(inverse_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
 }
 template <int LH, int LW>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_fs_kernel<LH, LW>); }
+void launch_forward_cluster(const ForwardArgs& a, cudaStream_t stream) {
+  using T = FsTile<LH, LW>;
+  launch_fs_cluster<kClusterBlocks, kClusterPlanes>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
+                                                    T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+}
 template <int LH, int LW>
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_fs_kernel<LH, LW>); }
+void launch_inverse_cluster(const InverseArgs& a, cudaStream_t stream) {
+  using T = FsTile<LH, LW>;
+  launch_fs_cluster<kClusterBlocks, kClusterPlanes>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
+                                                    T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+}
+template <auto Kernel>
+const void* kernel_address() { return reinterpret_cast<const void*>(Kernel); }
 
-template <int LH, int LW>
+// Clustered: the freq_major instances (Note [four-step freq_major clusters]).
+template <int LH, int LW, bool Clustered>
 constexpr Launcher make_launcher() {
   if constexpr (LH < 5 || LW < 5) {
     return Launcher{};
+  } else if constexpr (Clustered) {
+    return Launcher{&launch_forward_cluster<LH, LW>, &launch_inverse_cluster<LH, LW>,
+                    &kernel_address<forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>>,
+                    &kernel_address<inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>>,
+                    FsTile<LH, LW>::smem_bytes(kClusterPlanes), FsTile<LH, LW>::kThreads};
   } else {
-    return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &forward_kernel<LH, LW>,
-                    &inverse_kernel<LH, LW>, FsTile<LH, LW>::kSmemBytes, FsTile<LH, LW>::kThreads};
+    return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &kernel_address<forward_fs_kernel<LH, LW>>,
+                    &kernel_address<inverse_fs_kernel<LH, LW>>, FsTile<LH, LW>::kSmemBytes, FsTile<LH, LW>::kThreads};
   }
 }
 
-template <std::size_t... I>
+template <bool Clustered, std::size_t... I>
 constexpr std::array<Launcher, sizeof...(I)> make_table(std::index_sequence<I...>) {
   constexpr int kSide = kMaxLog2d + 1;
-  return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide>()...};
+  return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide, Clustered>()...};
 }
 
-constexpr auto kTable2dFourStep = make_table(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dFourStep = make_table<false>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dFourStepClusters = make_table<true>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
 
 }  // namespace
 
 const Launcher* launchers_2d_fourstep() { return kTable2dFourStep.data(); }
+const Launcher* launchers_2d_fourstep_clusters() { return kTable2dFourStepClusters.data(); }
 
 }  // namespace fftconv::fbfft::detail

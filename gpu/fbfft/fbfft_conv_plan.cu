@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <limits>
 #include <mutex>
+#include <vector>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -51,11 +53,28 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
+// The backend's option: extra["kernel"] pins the transforms' family (auto, shuffle, registers,
+// fourstep) for experiments; other backends' keys are ignored, a key no backend knows is an error.
+fbfft::Kernel transform_kernel(const PlanOptions& o) {
+  fbfft::Kernel k = fbfft::Kernel::automatic;
+  for (const auto& [key, value] : o.extra) {
+    if (key == "kernel")
+      k = fbfft::parse_kernel(value, "extra[\"kernel\"]");
+    else if (!is_known_extra_key(key))
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel)");
+  }
+  return k;
+}
+
 class FbfftConvPlan final : public Plan {
  public:
   FbfftConvPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int n_h, int n_w, const TilePlan* tp,
                 std::string why)
       : p_(p), pass_(pass), opts_(opts), n_h_(n_h), n_w_(n_w), why_(std::move(why)) {
+    kernel_ = transform_kernel(opts_);
+    if (!fbfft::supported(n_h_, n_w_, kernel_, fbfft::Layout::freq_major))
+      throw Unsupported("fbfft: extra[\"kernel\"]=" + std::string(fbfft::to_string(kernel_)) + " has no kernel for the " +
+                        std::to_string(n_h_) + "x" + std::to_string(n_w_) + " basis in the freq_major layout");
     freqs_ = int64_t(n_h_) * (n_w_ / 2 + 1);
     if (tp) {
       tiled_ = true;
@@ -74,6 +93,8 @@ class FbfftConvPlan final : public Plan {
       cublasDestroy(handle_);
       FFTCONV_CUDA_CHECK(e);
     }
+    fwd_kernel_ = inv_kernel_ = kernel_;
+    if (kernel_ == fbfft::Kernel::automatic && opts_.autotune) tune_transforms();
   }
 
   ~FbfftConvPlan() override {
@@ -110,12 +131,14 @@ class FbfftConvPlan final : public Plan {
     // describe() must not throw (it is called from reporting code): a basis without a kernel says so
     auto family = [&](bool inverse) -> std::string {
       try {
-        return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, inverse));
+        return fbfft::to_string(
+            fbfft::resolve_kernel(n_h_, n_w_, inverse ? inv_kernel_ : fwd_kernel_, fbfft::Layout::freq_major, inverse));
       } catch (const std::exception& e) {
         return std::string("no (") + e.what() + ")";
       }
     };
-    s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels";
+    s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
+      << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : tune_note_.empty() ? "" : " (" + tune_note_ + ")");
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
@@ -263,6 +286,128 @@ class FbfftConvPlan final : public Plan {
     }
   }
 
+  // --- transform-family tuning ---------------------------------------------------------------
+  // Note [fbfft transform tuning]
+  // Which family transforms a basis fastest in the freq_major layout depends on the batch as well
+  // as the size (H100, S=128 -> S=32 at 32x32: the register kernels' many planes per block win on
+  // large batches, the four-step clusters' one plane per block on small ones), so with autotune
+  // the plan times each family that has a kernel, once: the forward of the pass's main operand
+  // (the input, or gradOutput in bprop) and the inverse of its result, on the first chunk's
+  // geometry, from a zeroed scratch tensor into the (zeroed) workspace; the fastest of each
+  // direction runs (ties go to the automatic choice). Weight spectra use the forward's family.
+  struct ForwardGeom {
+    int64_t batch, in_h, in_w, off_h, off_w, ld;
+  };
+  struct InverseGeom {
+    int64_t batch, ld, out_h, out_w, off_h, off_w;
+  };
+  ForwardGeom tuning_forward_geom() const {
+    const ConvProblem& p = p_;
+    const int64_t planes = chunk_ * (pass_ == Pass::bprop ? p.fo : p.f);
+    if (tiled_) return {planes, n_h_, n_w_, 0, 0, planes};
+    if (pass_ == Pass::bprop) return {planes, p.out_h(), p.out_w(), 0, 0, planes};
+    if (p.padding == Padding::zero) return {planes, p.h, p.w, p.ph, p.pw, planes};
+    return {planes, p.padded_h(), p.padded_w(), 0, 0, planes};
+  }
+  InverseGeom tuning_inverse_geom() const {
+    const ConvProblem& p = p_;
+    switch (pass_) {
+      case Pass::fprop: {
+        const int64_t planes = chunk_ * p.fo;
+        return tiled_ ? InverseGeom{planes, planes, rows_.step, cols_.step, 0, 0}
+                      : InverseGeom{planes, planes, p.out_h(), p.out_w(), 0, 0};
+      }
+      case Pass::bprop: {
+        const int64_t planes = chunk_ * p.f;
+        if (tiled_) return {planes, planes, rows_.step, cols_.step, p.kh - 1, p.kw - 1};
+        if (p.padding == Padding::zero) return {planes, planes, p.h, p.w, p.ph, p.pw};
+        return {planes, planes, p.padded_h(), p.padded_w(), 0, 0};
+      }
+      case Pass::accgrad: break;
+    }
+    return {p.fo * p.f, p.fo * p.f, p.kh, p.kw, 0, 0};
+  }
+
+  void tune_transforms() {
+    std::vector<fbfft::Kernel> cands;
+    for (fbfft::Kernel k : {fbfft::Kernel::registers, fbfft::Kernel::fourstep})
+      if (fbfft::supported(n_h_, n_w_, k, fbfft::Layout::freq_major)) cands.push_back(k);
+    if (cands.size() < 2) return;
+    const ForwardGeom fg = tuning_forward_geom();
+    const InverseGeom ig = tuning_inverse_geom();
+    const std::size_t src_bytes = std::size_t(fg.batch * fg.in_h * fg.in_w) * sizeof(float);
+    const std::size_t dst_bytes = std::size_t(ig.batch * ig.out_h * ig.out_w) * sizeof(float);
+    DeviceBuffer scratch;
+    try {
+      arena_.reserve(workspace_);
+      scratch.allocate(std::max(src_bytes, dst_bytes));
+    } catch (const OutOfMemory&) {
+      tune_note_ = "not tuned: no memory for the scratch tensor";
+      return;
+    }
+    cudaStream_t st = nullptr;
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    auto cleanup = [&] {
+      for (cudaEvent_t e : ev)
+        if (e) cudaEventDestroy(e);
+      cudaStreamDestroy(st);
+    };
+    try {
+      for (cudaEvent_t& e : ev) FFTCONV_CUDA_CHECK(cudaEventCreate(&e));
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), st));
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
+      const Buffers b = carve(arena_.base());
+      auto time_ms = [&](auto&& launch) {
+        launch();  // warm-up (and the kernel's first-launch attributes)
+        float best = 0;
+        for (int r = 0; r < 3; ++r) {
+          FFTCONV_CUDA_CHECK(cudaEventRecord(ev[0], st));
+          launch();
+          FFTCONV_CUDA_CHECK(cudaEventRecord(ev[1], st));
+          FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+          float ms = 0;
+          FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+          best = r == 0 ? ms : std::min(best, ms);
+        }
+        return best;
+      };
+      const fbfft::Kernel automatic_fwd = fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major);
+      const fbfft::Kernel automatic_inv =
+          fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, true);
+      std::ostringstream note;
+      note << "tuned:";
+      float best_f = std::numeric_limits<float>::infinity(), best_i = best_f;
+      fbfft::Kernel tuned_fwd = cands.front(), tuned_inv = cands.front();
+      for (fbfft::Kernel k : cands) {
+        fwd_kernel_ = inv_kernel_ = k;
+        const float tf = time_ms([&] {
+          forward(scratch.as<float>(), fg.batch, fg.in_h, fg.in_w, fg.off_h, fg.off_w, b.spec_a, fg.ld, st);
+        });
+        const float ti = time_ms([&] {
+          inverse(b.spec_c, ig.batch, ig.ld, scratch.as<float>(), ig.out_h, ig.out_w, ig.off_h, ig.off_w, st);
+        });
+        note << " " << fbfft::to_string(k) << " " << tf << "/" << ti << " ms";
+        if (tf < best_f || (tf == best_f && k == automatic_fwd)) {
+          best_f = tf;
+          tuned_fwd = k;
+        }
+        if (ti < best_i || (ti == best_i && k == automatic_inv)) {
+          best_i = ti;
+          tuned_inv = k;
+        }
+      }
+      note << " (forward/inverse)";
+      fwd_kernel_ = tuned_fwd;
+      inv_kernel_ = tuned_inv;
+      tune_note_ = note.str();
+    } catch (...) {
+      cleanup();
+      throw;
+    }
+    cleanup();
+  }
+
   // --- building blocks -------------------------------------------------------------------------
   void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
                int64_t ld, cudaStream_t st) const {
@@ -280,6 +425,7 @@ class FbfftConvPlan final : public Plan {
     f.output = dst;
     f.layout = fbfft::Layout::freq_major;
     f.ld_batch = ld;
+    f.kernel = fwd_kernel_;
     fbfft::forward(f, st);
   }
 
@@ -292,6 +438,7 @@ class FbfftConvPlan final : public Plan {
     v.input = src;
     v.layout = fbfft::Layout::freq_major;
     v.ld_batch = ld;
+    v.kernel = inv_kernel_;
     v.output = dst;
     v.out_h = out_h;
     v.out_w = out_w;
@@ -440,6 +587,9 @@ class FbfftConvPlan final : public Plan {
   PlanOptions opts_;
   int n_h_, n_w_;
   std::string why_;
+  fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
+  fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
+  std::string tune_note_;
   int64_t freqs_ = 0;
   bool tiled_ = false;
   TilePlan tile_plan_;

@@ -12,6 +12,7 @@
 #include "api/fftconv.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/fbfft/fbfft.hpp"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
 #include "validation/reference.hpp"
@@ -32,7 +33,9 @@ uint64_t fresh_seed() { return (uint64_t(std::random_device{}()) << 32) ^ std::r
 // The untiled basis side the backend picks (fbfft_conv_plan.hpp untiled_basis), for the tolerance.
 int64_t untiled_basis_elems(const ConvProblem& p) {
   int64_t nh = std::max<int64_t>(2, next_pow2(p.padded_h())), nw = std::max<int64_t>(2, next_pow2(p.padded_w()));
-  if ((nh > 64 || nw > 64) && nh <= 128 && nw <= 128) nh = nw = 128;
+  if ((nh > 64 || nw > 64) && nh <= 128 && nw <= 128 &&
+      !fbfft::supported(int(nh), int(nw), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
+    nh = nw = 128;
   return nh * nw;
 }
 
@@ -215,6 +218,45 @@ TEST_SUITE("gpu") {
       o.workspace_limit = 4096;  // below one image's spectra
       CHECK_THROWS_AS(fbfft_backend().plan(p, pass, o), Unsupported);
     }
+  }
+
+  TEST_CASE("fbfft conv: the transforms' family is tuned per plan, or pinned by extra[\"kernel\"]") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    // 27x27 -> the 32x32 basis, where both the register and the four-step (cluster) kernels run.
+    for (const char* spec : {"S=3,f=5,fo=4,h=27,w=27,kh=3,kw=3,ph=1,pw=1", "S=2,f=3,fo=5,h=60,w=50,kh=5,kw=3,pad=mirror,ph=2,pw=1"}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      CAPTURE(p.to_string());
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(to_string(pass));
+        const auto tuned = fbfft_backend().plan(p, pass, PlanOptions{});
+        const std::string text = tuned->describe();
+        CHECK(text.find("tuned: registers") != std::string::npos);
+        CHECK(text.find(" fourstep ") != std::string::npos);
+        check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+        for (const char* k : {"registers", "fourstep"}) {
+          PlanOptions o;
+          o.extra["kernel"] = k;
+          const std::string pinned = fbfft_backend().plan(p, pass, o)->describe();
+          CHECK(pinned.find(std::string(k) + " forward / " + k + " inverse transform kernels (pinned)") != std::string::npos);
+          check_plan(p, pass, o, untiled_basis_elems(p));
+        }
+        PlanOptions fixed;
+        fixed.autotune = false;
+        CHECK(fbfft_backend().plan(p, pass, fixed)->describe().find("tuned") == std::string::npos);
+      }
+    }
+    const ConvProblem small = ConvProblem::parse("S=1,f=2,fo=2,h=13,w=13,kh=3,kw=3");  // 16x16: no freq_major four-step
+    PlanOptions o;
+    o.extra["kernel"] = "fourstep";
+    CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), Unsupported);
+    o.extra["kernel"] = "fast";
+    CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), InvalidArgument);
+    o.extra.clear();
+    o.extra["kernels"] = "registers";  // a key no backend knows
+    CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), InvalidArgument);
+    o.extra.clear();
+    o.extra["gemm"] = "3m";  // cufft's key: ignored here
+    CHECK_NOTHROW(fbfft_backend().plan(small, Pass::fprop, o));
   }
 
   TEST_CASE("fbfft conv runs on a user stream") {

@@ -37,6 +37,9 @@ const Launcher* launcher_2d_quad16();
 // The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 32, 64 and 128
 // (square and rectangular), standard and transposed layouts only.
 const Launcher* launchers_2d_fourstep();
+// Their freq_major instances, launched as thread-block clusters (Note [four-step freq_major
+// clusters]), same indexing and sizes.
+const Launcher* launchers_2d_fourstep_clusters();
 
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
 // blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized).

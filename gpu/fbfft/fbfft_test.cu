@@ -238,8 +238,8 @@ std::string size_name(int n_h, int n_w, Layout l, Kernel k = Kernel::automatic) 
   return std::to_string(n_h) + "x" + std::to_string(n_w) + " " + fftconv::fbfft::to_string(l) + " " + fftconv::fbfft::to_string(k);
 }
 
-// The kernel families that have a kernel for a size and layout (the 2-D four-step family has none
-// in the freq_major layout).
+// The kernel families that have a kernel for a size and layout (the four-step family's 16x16 entry
+// has none in the freq_major layout).
 std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   std::vector<Kernel> k;
   for (Kernel f : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
@@ -450,17 +450,20 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 64, Kernel::automatic) == Kernel::shuffle);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
-    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major), fftconv::Unsupported);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
+    CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers, Layout::freq_major), fftconv::Unsupported);
     CHECK(fftconv::fbfft::resolve_kernel(64, 128, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
-    CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::registers, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(32, 64, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic) == Kernel::fourstep);
-    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::freq_major) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
     CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);

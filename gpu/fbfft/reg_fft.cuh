@@ -58,6 +58,13 @@ __device__ __forceinline__ void cp_async(void* smem_dst, const void* src, bool v
                  : "memory");
 }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+// Groups: cp_async_commit() closes the group of the copies issued since the last one;
+// cp_async_wait_group<N>() waits until at most N groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // z * exp(-i pi J / H) (Conj = false) or z * exp(+i pi J / H) (Conj = true), 0 <= J < H; the
 // factors 1 and -+i cost no multiplication.
