@@ -101,6 +101,14 @@ void validate(const InverseArgs& a);
 void forward(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
 
+// The forward of small input windows (in_h, in_w <= kMaxWindow) in the freq_major layout, as a
+// direct DFT of the window (Note [pruned forward of small windows]): same contract as forward(),
+// power-of-two n_h <= 256 and 2 <= n_w <= 256; for convolution weights. window_supported() says
+// whether it applies; forward_window() throws Unsupported when it does not.
+inline constexpr int kMaxWindow = 8;
+bool window_supported(const ForwardArgs& a);
+void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);
+
 // Direct-DFT twins with the same contract (one thread per output element, double accumulation),
 // for tests; any n_h, n_w >= 1 (not only powers of two).
 void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);

@@ -139,6 +139,7 @@ class FbfftConvPlan final : public Plan {
     };
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : tune_note_.empty() ? "" : " (" + tune_note_ + ")");
+    if (weight_window()) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
@@ -409,8 +410,8 @@ class FbfftConvPlan final : public Plan {
   }
 
   // --- building blocks -------------------------------------------------------------------------
-  void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
-               int64_t ld, cudaStream_t st) const {
+  fbfft::ForwardArgs forward_args(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h,
+                                  int64_t off_w, float2* dst, int64_t ld) const {
     fbfft::ForwardArgs f;
     f.batch = batch;
     f.n_h = n_h_;
@@ -426,7 +427,12 @@ class FbfftConvPlan final : public Plan {
     f.layout = fbfft::Layout::freq_major;
     f.ld_batch = ld;
     f.kernel = fwd_kernel_;
-    fbfft::forward(f, st);
+    return f;
+  }
+
+  void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
+               int64_t ld, cudaStream_t st) const {
+    fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld), st);
   }
 
   void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
@@ -460,8 +466,15 @@ class FbfftConvPlan final : public Plan {
                                                    int(freqs_)));
   }
 
+  // Weight spectra: the pruned direct DFT of the kh×kw window where it applies (Note [pruned
+  // forward of small windows]), else the basis' transform.
+  bool weight_window() const { return p_.kh <= fbfft::kMaxWindow && p_.kw <= fbfft::kMaxWindow && pass_ != Pass::accgrad; }
   void transform_weight(const float* w, float2* spec_w, cudaStream_t st) const {
-    forward(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f, st);
+    const fbfft::ForwardArgs f = forward_args(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f);
+    if (weight_window())
+      fbfft::forward_window(f, st);
+    else
+      fbfft::forward(f, st);
   }
 
   // Spectra of input images [s0, s0+sc) into dst (ld chunk*f): read in place with the padding as

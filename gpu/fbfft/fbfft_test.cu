@@ -124,10 +124,16 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
 // every spectrum element was written and nothing outside it (freq_major gaps stay NaN).
 // `kernel` picks the family; batches up to max_batch (large ones span several blocks and the
 // blocks' loop over groups of planes).
-double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9) {
+// window: the input window is cut to at most kMaxWindow × kMaxWindow and forward_window runs.
+double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
+                     bool window = false) {
   const int64_t batch = uniform_int(1, max_batch);
   ForwardArgs a = random_forward_args(n_h, n_w, batch, layout);
   a.kernel = kernel;
+  if (window) {
+    a.in_h = std::min<int64_t>(a.in_h, fftconv::fbfft::kMaxWindow);
+    a.in_w = std::min<int64_t>(a.in_w, fftconv::fbfft::kMaxWindow);
+  }
   const auto in = random_floats(size_t(batch * a.in_plane_stride));
   DeviceBuffer d_in = upload(in);
   const size_t n_out = spectrum_elems(layout, batch, n_h, n_w, a.ld_batch);
@@ -137,6 +143,8 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   a.output = d_out.as<float2>();
   if (reference)
     fftconv::fbfft::forward_reference(a);
+  else if (window)
+    fftconv::fbfft::forward_window(a);
   else
     fftconv::fbfft::forward(a);
   FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -263,6 +271,35 @@ TEST_SUITE("gpu") {
           worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
         }
     MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
+  TEST_CASE("fbfft forward_window (pruned DFT of windows up to 8x8) matches FFTW at every size and placement") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    auto sizes = all_sizes();
+    for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
+    double worst = 0;
+    for (const auto& s : sizes)
+      for (int rep = 0; rep < 3; ++rep) {
+        INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
+        const double e = check_forward(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
+        CHECK(e <= fft_tolerance(s.n_h, s.n_w));
+        worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
+      }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+    ForwardArgs a = random_forward_args(16, 16, 4, Layout::standard);
+    a.in_h = a.in_w = 3;
+    CHECK_FALSE(fftconv::fbfft::window_supported(a));
+    a.layout = Layout::freq_major;
+    CHECK(fftconv::fbfft::window_supported(a));
+    a.in_w = 9;
+    a.in_ld = 9;
+    a.in_plane_stride = 27;
+    CHECK_FALSE(fftconv::fbfft::window_supported(a));
+    float dummy = 0;
+    float2 dummy2{};
+    a.input = &dummy;
+    a.output = &dummy2;
+    CHECK_THROWS_AS(fftconv::fbfft::forward_window(a), fftconv::Unsupported);
   }
 
   TEST_CASE("fbfft inverse inverts FFTW spectra on clipped windows") {
