@@ -34,7 +34,7 @@ struct DevBuf {
 }  // namespace
 #endif
 
-RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat) {
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms) {
   RunResult r;
   if (b.location() == Location::host) {
     Args a = d.args();
@@ -55,14 +55,22 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat) 
   try {
     plan.execute(a);  // warm-up (autotuning happens at plan time or here)
     check(cudaStreamSynchronize(stream), "warm-up");
-    for (int i = 0; i < repeat; ++i) {
+    auto timed = [&] {
       check(cudaEventRecord(e0, stream), "cudaEventRecord");
       plan.execute(a);
       check(cudaEventRecord(e1, stream), "cudaEventRecord");
       check(cudaEventSynchronize(e1), "cudaEventSynchronize");
       float t = 0;
       check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
-      ms.push_back(t);
+      return double(t);
+    };
+    constexpr int kMaxRuns = 100000;
+    int runs = 0;
+    for (double warm = 0; warm < min_ms / 4 && runs < kMaxRuns; ++runs) warm += timed();
+    double total = 0;
+    for (int i = 0; (i < repeat || total < min_ms) && i < kMaxRuns; ++i) {
+      ms.push_back(timed());
+      total += ms.back();
     }
     check(cudaMemcpy(d.result.data(), out.p, out.n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
   } catch (...) {

@@ -15,9 +15,11 @@ struct RunResult {
 };
 
 // Executes `plan` repeat times (after one warm-up) on d's operands and leaves the result in
-// d.result. CUDA plans run on device copies and are timed with events. Throws Unsupported for a
-// CUDA backend when the library was built without CUDA.
-RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat);
+// d.result. CUDA plans run on device copies and are timed with events; with min_ms > 0 they first
+// run untimed for about min_ms / 4 (so that clocks settle on sub-millisecond plans) and then repeat
+// until both `repeat` executions and min_ms of measured time are reached (at most 100,000). Throws
+// Unsupported for a CUDA backend when the library was built without CUDA.
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms = 0);
 
 // "host (N OpenMP threads)" or the CUDA device name.
 std::string device_description(Location loc);

@@ -23,6 +23,7 @@ struct Flags {
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
   int64_t kernel = 3;
   int repeat = 20;
+  double min_ms = 20;
   int64_t verify_batch = 2;
   std::vector<std::string> baseline_opts;
   PlanFlags plan;
@@ -41,6 +42,8 @@ bool verify(const Backend& b, ConvProblem p, Pass pass, const PlanOptions& o, in
 }
 
 int run(const Flags& f) {
+  if (f.min_ms < 0) throw InvalidArgument("min-time-ms: must be >= 0, got " + std::to_string(f.min_ms));
+  if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   const Backend& b = builtin_registry().get(f.backend);
   const Backend& base = builtin_registry().get(f.baseline);
   for (const Backend* x : {&b, &base})
@@ -78,8 +81,8 @@ int run(const Flags& f) {
         PassData d = make_pass_data(p, pass, 5);
         auto pb = b.plan(p, pass, o);
         auto pa = base.plan(p, pass, ob);
-        const Timing tb = run_plan(b, *pb, d, f.repeat).time;
-        const Timing ta = run_plan(base, *pa, d, f.repeat).time;
+        const Timing tb = run_plan(b, *pb, d, f.repeat, f.min_ms).time;
+        const Timing ta = run_plan(base, *pa, d, f.repeat, f.min_ms).time;
         const double speedup = ta.median_ms / tb.median_ms;
         log_sum += std::log(speedup);
         worst = std::min(worst, speedup);
@@ -100,7 +103,7 @@ int run(const Flags& f) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
     out << nlohmann::json{{"device", device_description(b.location())}, {"backend", f.backend},
-                          {"baseline", f.baseline}, {"options", o.extra}, {"baseline_options", ob.extra},
+                          {"baseline", f.baseline}, {"options", o.extra}, {"baseline_options", ob.extra}, {"repeat", f.repeat}, {"min_time_ms", f.min_ms},
                           {"geomean_speedup", geo}, {"min_speedup", n ? worst : 0.0},
                           {"rows", rows}}
                .dump(2)
@@ -120,7 +123,11 @@ void add_bench_conv_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--sizes", f->sizes, "Problem sizes p = S = f = fo")->delimiter(',')->capture_default_str();
   cmd->add_option("--kernel", f->kernel, "Kernel size k")->capture_default_str();
   cmd->add_option("--passes", f->passes, "Passes")->delimiter(',')->capture_default_str();
-  cmd->add_option("--repeat", f->repeat, "Timed repetitions")->capture_default_str();
+  cmd->add_option("--repeat", f->repeat, "Timed repetitions (at least)")->capture_default_str();
+  cmd->add_option("--min-time-ms", f->min_ms,
+                  "GPU: run each plan untimed for a quarter of this, then repeat until this much time is measured "
+                  "(steadies clocks on sub-millisecond rows)")
+      ->capture_default_str();
   cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
   cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");
   cmd->add_option("--baseline-opt", f->baseline_opts,

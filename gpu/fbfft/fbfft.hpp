@@ -108,6 +108,11 @@ void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
 inline constexpr int kMaxWindow = 8;
 bool window_supported(const ForwardArgs& a);
 void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);
+// The inverse to small output windows (out_h, out_w <= kMaxWindow) from the freq_major layout, as a
+// direct DFT at the window's points (Note [pruned inverse to small windows]); same contract as
+// inverse(); for accGrad's weight gradient.
+bool window_supported(const InverseArgs& a);
+void inverse_window(const InverseArgs& a, cudaStream_t stream = nullptr);
 
 // Direct-DFT twins with the same contract (one thread per output element, double accumulation),
 // for tests; any n_h, n_w >= 1 (not only powers of two).

@@ -94,7 +94,8 @@ class FbfftConvPlan final : public Plan {
       FFTCONV_CUDA_CHECK(e);
     }
     fwd_kernel_ = inv_kernel_ = kernel_;
-    if (kernel_ == fbfft::Kernel::automatic && opts_.autotune) tune_transforms();
+    inv_window_ = inverse_window_possible();
+    if (opts_.autotune) tune_transforms();
   }
 
   ~FbfftConvPlan() override {
@@ -138,8 +139,9 @@ class FbfftConvPlan final : public Plan {
       }
     };
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
-      << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : tune_note_.empty() ? "" : " (" + tune_note_ + ")");
+      << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
     if (weight_window()) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
+    if (inv_window_) s << "; result by the pruned inverse to its window";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
@@ -296,6 +298,10 @@ class FbfftConvPlan final : public Plan {
   // (the input, or gradOutput in bprop) and the inverse of its result, on the first chunk's
   // geometry, from a zeroed scratch tensor into the (zeroed) workspace; the fastest of each
   // direction runs (ties go to the automatic choice). Weight spectra use the forward's family.
+  // When the result's window is at most 8×8 (accGrad's kh×kw, or a small output) the pruned inverse
+  // (Note [pruned inverse to small windows]) is a candidate too: it reads the spectra once but has
+  // few blocks on a small batch, so it is timed like the others (a pinned family still meets it).
+  // Without autotune the automatic family runs, and the pruned inverse wherever it applies.
   struct ForwardGeom {
     int64_t batch, in_h, in_w, off_h, off_w, ld;
   };
@@ -329,11 +335,22 @@ class FbfftConvPlan final : public Plan {
     return {p.fo * p.f, p.fo * p.f, p.kh, p.kw, 0, 0};
   }
 
+  // The result's window fits the pruned inverse (Note [pruned inverse to small windows]).
+  bool inverse_window_possible() const {
+    const InverseGeom ig = tuning_inverse_geom();
+    return ig.out_h <= fbfft::kMaxWindow && ig.out_w <= fbfft::kMaxWindow;
+  }
+
   void tune_transforms() {
     std::vector<fbfft::Kernel> cands;
-    for (fbfft::Kernel k : {fbfft::Kernel::registers, fbfft::Kernel::fourstep})
-      if (fbfft::supported(n_h_, n_w_, k, fbfft::Layout::freq_major)) cands.push_back(k);
-    if (cands.size() < 2) return;
+    if (kernel_ == fbfft::Kernel::automatic) {
+      for (fbfft::Kernel k : {fbfft::Kernel::registers, fbfft::Kernel::fourstep})
+        if (fbfft::supported(n_h_, n_w_, k, fbfft::Layout::freq_major)) cands.push_back(k);
+    } else {
+      cands.push_back(kernel_);
+    }
+    const bool window = inverse_window_possible();
+    if (cands.size() < 2 && !window) return;
     const ForwardGeom fg = tuning_forward_geom();
     const InverseGeom ig = tuning_inverse_geom();
     const std::size_t src_bytes = std::size_t(fg.batch * fg.in_h * fg.in_w) * sizeof(float);
@@ -380,15 +397,21 @@ class FbfftConvPlan final : public Plan {
       note << "tuned:";
       float best_f = std::numeric_limits<float>::infinity(), best_i = best_f;
       fbfft::Kernel tuned_fwd = cands.front(), tuned_inv = cands.front();
+      bool tuned_window = false;
+      auto time_inverse = [&] {
+        return time_ms([&] { inverse(b.spec_c, ig.batch, ig.ld, scratch.as<float>(), ig.out_h, ig.out_w, ig.off_h, ig.off_w, st); });
+      };
       for (fbfft::Kernel k : cands) {
         fwd_kernel_ = inv_kernel_ = k;
-        const float tf = time_ms([&] {
+        inv_window_ = false;
+        const float tf = cands.size() > 1 ? time_ms([&] {
           forward(scratch.as<float>(), fg.batch, fg.in_h, fg.in_w, fg.off_h, fg.off_w, b.spec_a, fg.ld, st);
-        });
-        const float ti = time_ms([&] {
-          inverse(b.spec_c, ig.batch, ig.ld, scratch.as<float>(), ig.out_h, ig.out_w, ig.off_h, ig.off_w, st);
-        });
-        note << " " << fbfft::to_string(k) << " " << tf << "/" << ti << " ms";
+        })
+                                          : 0.f;
+        const float ti = time_inverse();
+        note << " " << fbfft::to_string(k) << " ";
+        if (cands.size() > 1) note << tf << "/";
+        note << ti << " ms";
         if (tf < best_f || (tf == best_f && k == automatic_fwd)) {
           best_f = tf;
           tuned_fwd = k;
@@ -398,9 +421,16 @@ class FbfftConvPlan final : public Plan {
           tuned_inv = k;
         }
       }
-      note << " (forward/inverse)";
+      if (window) {
+        inv_window_ = true;
+        const float tw = time_inverse();
+        note << " window inverse " << tw << " ms";
+        tuned_window = tw < best_i;
+      }
+      note << (cands.size() > 1 ? " (forward/inverse)" : " (inverse)");
       fwd_kernel_ = tuned_fwd;
       inv_kernel_ = tuned_inv;
+      inv_window_ = tuned_window;
       tune_note_ = note.str();
     } catch (...) {
       cleanup();
@@ -453,7 +483,10 @@ class FbfftConvPlan final : public Plan {
     v.out_ld = out_w;
     v.out_plane_stride = out_h * out_w;
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
-    fbfft::inverse(v, st);
+    if (inv_window_ && fbfft::window_supported(v))
+      fbfft::inverse_window(v, st);
+    else
+      fbfft::inverse(v, st);
   }
 
   // One strided-batched CGEMM over the frequencies (Note [fbfft CGEMM without transpositions]).
@@ -602,6 +635,7 @@ class FbfftConvPlan final : public Plan {
   std::string why_;
   fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
+  bool inv_window_ = false;  // the result by the pruned inverse (tuned)
   std::string tune_note_;
   int64_t freqs_ = 0;
   bool tiled_ = false;

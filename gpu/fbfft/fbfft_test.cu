@@ -175,7 +175,9 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel ker
 
 // Spectra of random real planes (FFTW, double → float) in `layout`; their inverse times scale
 // is the plane. Runs inverse on a random window and compares with the plane's window.
-double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9) {
+// window: the output window is cut to at most kMaxWindow × kMaxWindow and inverse_window runs.
+double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
+                     bool window = false) {
   const int64_t batch = uniform_int(1, max_batch);
   const int nw2 = n_w / 2 + 1;
   InverseArgs a;
@@ -189,6 +191,10 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   a.out_w = uniform_int(1, n_w - int(a.out_off_w));
   a.out_off_h = n_h == 1 ? 0 : uniform_int(0, n_h - 1);
   a.out_h = n_h == 1 ? 1 : uniform_int(1, n_h - int(a.out_off_h));
+  if (window) {
+    a.out_h = std::min<int64_t>(a.out_h, fftconv::fbfft::kMaxWindow);
+    a.out_w = std::min<int64_t>(a.out_w, fftconv::fbfft::kMaxWindow);
+  }
   a.out_ld = a.out_w + uniform_int(0, 3);
   a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
   a.scale = float(1.0 / (double(n_h) * n_w));
@@ -213,6 +219,8 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   a.output = d_out.as<float>();
   if (reference)
     fftconv::fbfft::inverse_reference(a);
+  else if (window)
+    fftconv::fbfft::inverse_window(a);
   else
     fftconv::fbfft::inverse(a);
   FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -300,6 +308,35 @@ TEST_SUITE("gpu") {
     a.input = &dummy;
     a.output = &dummy2;
     CHECK_THROWS_AS(fftconv::fbfft::forward_window(a), fftconv::Unsupported);
+  }
+
+  TEST_CASE("fbfft inverse_window (pruned inverse to windows up to 8x8) inverts FFTW spectra at every size") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    auto sizes = all_sizes();
+    for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
+    double worst = 0;
+    for (const auto& s : sizes)
+      for (int rep = 0; rep < 3; ++rep) {
+        INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
+        const double e = check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
+        CHECK(e <= fft_tolerance(s.n_h, s.n_w));
+        worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
+      }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+    InverseArgs b;
+    b.batch = 1;
+    b.n_h = b.n_w = 16;
+    b.layout = Layout::freq_major;
+    b.out_h = b.out_w = 9;
+    b.out_ld = 9;
+    float dummy = 0;
+    float2 dummy2{};
+    b.input = &dummy2;
+    b.output = &dummy;
+    CHECK_FALSE(fftconv::fbfft::window_supported(b));
+    CHECK_THROWS_AS(fftconv::fbfft::inverse_window(b), fftconv::Unsupported);
+    b.out_h = b.out_w = 3;
+    CHECK(fftconv::fbfft::window_supported(b));
   }
 
   TEST_CASE("fbfft inverse inverts FFTW spectra on clipped windows") {

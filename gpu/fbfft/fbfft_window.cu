@@ -1,5 +1,6 @@
-// fbfft forward transforms of small input windows (at most kMaxWindow × kMaxWindow) as a direct
-// DFT of the window, in the freq_major layout. See Note [pruned forward of small windows].
+// fbfft transforms of small windows (at most kMaxWindow × kMaxWindow) as direct DFTs, in the
+// freq_major layout: the forward of small input windows (Note [pruned forward of small windows]) and
+// the inverse to small output windows (Note [pruned inverse to small windows]).
 #include <algorithm>
 #include <string>
 
@@ -86,6 +87,78 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
+// Note [pruned inverse to small windows]
+// accGrad keeps only a kh×kw window of each inverse (the weight gradient), so for windows up to
+// kMaxWindow × kMaxWindow the inverse is evaluated there directly from the half spectrum:
+//   out[y][x] = scale Re( sum_kh sum_{kw <= n_w/2} c_kw X[kh][kw] W_nh^-(kh (y + off_h)) W_nw^-(kw (x + off_w)) ),
+// c_kw = 1 at kw = 0 and n_w/2, else 2: the C2R contract (columns 0 and n_w/2 projected on their
+// Hermitian parts) in closed form. A block owns 32 consecutive planes (one per lane, so every warp
+// load is a 256-byte run of a frequency row) and its kWindowWarps warps split the kw columns; per
+// column a lane sums over kh into K values B[y], then adds c_kw Re(B[y] W_nw^-(kw (x + off_w))) to
+// its K×K outputs; the warps' partial sums are added in a fixed order in shared memory, so the
+// result does not depend on scheduling. It reads the spectra once and computes K + K×K terms per
+// value; whether it beats the full inverse on a small batch (few blocks) is for the caller to time.
+constexpr int kWindowWarps = 8;
+
+template <int K>
+__global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
+  __shared__ float2 table[256];                   // table[m] = W_N^m, N = max(n_h, n_w)
+  constexpr int kChunk = K * K < 16 ? K * K : 16;   // outputs reduced per round
+  __shared__ float part[kWindowWarps][kChunk][33];  // per warp, per output of the round, per lane
+  const int big = a.n_h > a.n_w ? a.n_h : a.n_w;
+  for (int m = threadIdx.x; m < big; m += blockDim.x) table[m] = detail::twiddle(2 * m, big);
+  __syncthreads();
+  const int step_h = big / a.n_h, step_w = big / a.n_w;
+  const int nw2 = a.n_w / 2 + 1;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t plane = static_cast<int64_t>(blockIdx.x) * 32 + lane;
+  const bool live = plane < a.batch;
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
+  const float2* in = a.input + (live ? plane : 0);
+  float acc[K][K] = {};
+#pragma unroll 1
+  for (int kw = warp; kw < nw2; kw += kWindowWarps) {
+    float2 b[K] = {};
+#pragma unroll 4
+    for (int kh = 0; kh < a.n_h; ++kh) {
+      const float2 v = live ? __ldcs(in + (static_cast<int64_t>(kh) * nw2 + kw) * ldb) : make_float2(0.f, 0.f);
+      detail::static_for<K>([&](auto y) {
+        const float2 t = table[((kh * (y + static_cast<int>(a.out_off_h))) & (a.n_h - 1)) * step_h];  // conj: W^-
+        b[y].x += v.x * t.x + v.y * t.y;
+        b[y].y += v.y * t.x - v.x * t.y;
+      });
+    }
+    const float c = (kw == 0 || 2 * kw == a.n_w) ? 1.f : 2.f;
+    detail::static_for<K>([&](auto x) {
+      const float2 t = table[((kw * (x + static_cast<int>(a.out_off_w))) & (a.n_w - 1)) * step_w];
+      detail::static_for<K>([&](auto y) { acc[y][x] += c * (b[y].x * t.x + b[y].y * t.y); });  // Re(b conj(t))
+    });
+  }
+  // The warps' partial sums, kChunk outputs per round; warp w adds up outputs w, w + kWindowWarps, ..
+  // of the round, lane = plane.
+  detail::static_for<K * K / kChunk>([&](auto round) {
+    detail::static_for<kChunk>([&](auto i) {
+      constexpr int o = round * kChunk + i;
+      part[warp][i][lane] = acc[o / K][o % K];
+    });
+    __syncthreads();
+    for (int i = warp; i < kChunk; i += kWindowWarps) {
+      float sum = 0.f;
+      for (int w = 0; w < kWindowWarps; ++w) sum += part[w][i][lane];
+      const int o = round * kChunk + i, y = o / K, x = o % K;
+      if (live && y < a.out_h && x < a.out_w) a.output[plane * a.out_plane_stride + y * a.out_ld + x] = sum * a.scale;
+    }
+    __syncthreads();
+  });
+}
+
+template <int K>
+void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
+  const int64_t blocks = (a.batch + 31) / 32;
+  inverse_window_kernel<K><<<static_cast<unsigned>(blocks), 32 * kWindowWarps, 0, stream>>>(a);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 bool window_supported(const ForwardArgs& a) {
@@ -109,6 +182,30 @@ void forward_window(const ForwardArgs& a, cudaStream_t stream) {
     launch_window<4>(a, stream);
   else
     launch_window<8>(a, stream);
+}
+
+
+bool window_supported(const InverseArgs& a) {
+  auto pow2 = [](int n) { return n >= 1 && (n & (n - 1)) == 0; };
+  return a.layout == Layout::freq_major && a.out_h <= kMaxWindow && a.out_w <= kMaxWindow && pow2(a.n_h) &&
+         pow2(a.n_w) && a.n_w >= 2 && a.n_h <= 256 && a.n_w <= 256;
+}
+
+void inverse_window(const InverseArgs& a, cudaStream_t stream) {
+  validate(a);
+  if (!window_supported(a))
+    throw Unsupported("fbfft: inverse_window needs the freq_major layout, an output window of at most " +
+                      std::to_string(kMaxWindow) + "x" + std::to_string(kMaxWindow) + " (out_h=" + std::to_string(a.out_h) +
+                      ", out_w=" + std::to_string(a.out_w) + ") and power-of-two sizes up to 256 (n_h=" +
+                      std::to_string(a.n_h) + ", n_w=" + std::to_string(a.n_w) + ")");
+  if (a.batch == 0) return;
+  const int64_t k = std::max(a.out_h, a.out_w);
+  if (k <= 2)
+    launch_inverse_window<2>(a, stream);
+  else if (k <= 4)
+    launch_inverse_window<4>(a, stream);
+  else
+    launch_inverse_window<8>(a, stream);
 }
 
 }  // namespace fftconv::fbfft
