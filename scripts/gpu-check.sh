@@ -5,7 +5,8 @@
 # Logs and JSON results go to $OUT (set by the device tool) or build-gpu/out. On a host without a
 # package registry, first `bash ../shared/tools/device-deps.sh` here and carry .devdeps along.
 # Environment: GRID_SAMPLE (paper-grid problems per GPU backend, default 400),
-#              SANITIZE_FILTER (doctest -tc filter for the sanitizer runs),
+#              SANITIZE_FILTER (doctest -tc filter for the sanitizer runs), SANITIZE_TIMEOUT (s per tool, 200),
+#              RACECHECK_FILTER / RACECHECK_TIMEOUT (racecheck's, 400 s),
 #              GRID_SECONDS (grid: stop after this many seconds, 0 = run to the end; call again to resume).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -43,7 +44,10 @@ stage_sanitize() {
     local f=$filter
     [ "$tool" = racecheck ] && f=${RACECHECK_FILTER:-"error_sums_device*,fbfft forward*,fbfft inverse inverts*,*inverse_window*,*corner cases*,direct64 on*"}
     log "compute-sanitizer --tool $tool on gpu_test ($f)"
-    timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$f" >"$OUT/sanitize-$tool.log" 2>&1 &&
+    # racecheck is the slowest tool: its own time limit (RACECHECK_TIMEOUT).
+    local limit=${SANITIZE_TIMEOUT:-200}
+    [ "$tool" = racecheck ] && limit=${RACECHECK_TIMEOUT:-400}
+    timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$f" >"$OUT/sanitize-$tool.log" 2>&1 &&
       echo "sanitizer $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1))" | tee -a "$summary" ||
       { echo "sanitizer $tool: FAILED" | tee -a "$summary"; grep -E "=========|ERROR" "$OUT/sanitize-$tool.log" | head -20; }
   done

@@ -53,17 +53,25 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
-// The backend's option: extra["kernel"] pins the transforms' family (auto, shuffle, registers,
-// fourstep) for experiments; other backends' keys are ignored, a key no backend knows is an error.
+// The backend's options, for experiments: extra["kernel"] pins the transforms' family (auto,
+// shuffle, registers, fourstep); extra["window"]=off turns the pruned small-window transforms off
+// (auto: tuned). Other backends' keys are ignored, a key no backend knows is an error.
 fbfft::Kernel transform_kernel(const PlanOptions& o) {
   fbfft::Kernel k = fbfft::Kernel::automatic;
   for (const auto& [key, value] : o.extra) {
     if (key == "kernel")
       k = fbfft::parse_kernel(value, "extra[\"kernel\"]");
-    else if (!is_known_extra_key(key))
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel)");
+    else if (key == "window") {
+      if (value != "auto" && value != "off")
+        throw InvalidArgument("extra[\"window\"]: expected auto or off, got '" + value + "'");
+    } else if (!is_known_extra_key(key))
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window)");
   }
   return k;
+}
+bool windows_allowed(const PlanOptions& o) {
+  auto it = o.extra.find("window");
+  return it == o.extra.end() || it->second != "off";
 }
 
 class FbfftConvPlan final : public Plan {
@@ -95,6 +103,7 @@ class FbfftConvPlan final : public Plan {
     }
     fwd_kernel_ = inv_kernel_ = kernel_;
     inv_window_ = inverse_window_possible();
+    weight_window_ = weight_window_possible();
     if (opts_.autotune) tune_transforms();
   }
 
@@ -140,7 +149,7 @@ class FbfftConvPlan final : public Plan {
     };
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
-    if (weight_window()) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
+    if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
     if (inv_window_) s << "; result by the pruned inverse to its window";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
@@ -300,8 +309,10 @@ class FbfftConvPlan final : public Plan {
   // direction runs (ties go to the automatic choice). Weight spectra use the forward's family.
   // When the result's window is at most 8×8 (accGrad's kh×kw, or a small output) the pruned inverse
   // (Note [pruned inverse to small windows]) is a candidate too: it reads the spectra once but has
-  // few blocks on a small batch, so it is timed like the others (a pinned family still meets it).
-  // Without autotune the automatic family runs, and the pruned inverse wherever it applies.
+  // few blocks on a small batch, so it is timed like the others (a pinned family still meets it);
+  // so is the pruned forward of the weights against the chosen family's transform of them.
+  // Without autotune the automatic family runs, and the pruned kernels wherever they apply;
+  // extra["window"]=off leaves them out.
   struct ForwardGeom {
     int64_t batch, in_h, in_w, off_h, off_w, ld;
   };
@@ -338,7 +349,11 @@ class FbfftConvPlan final : public Plan {
   // The result's window fits the pruned inverse (Note [pruned inverse to small windows]).
   bool inverse_window_possible() const {
     const InverseGeom ig = tuning_inverse_geom();
-    return ig.out_h <= fbfft::kMaxWindow && ig.out_w <= fbfft::kMaxWindow;
+    return windows_allowed(opts_) && ig.out_h <= fbfft::kMaxWindow && ig.out_w <= fbfft::kMaxWindow;
+  }
+  // The weights fit the pruned forward (Note [pruned forward of small windows]).
+  bool weight_window_possible() const {
+    return windows_allowed(opts_) && pass_ != Pass::accgrad && p_.kh <= fbfft::kMaxWindow && p_.kw <= fbfft::kMaxWindow;
   }
 
   void tune_transforms() {
@@ -349,16 +364,17 @@ class FbfftConvPlan final : public Plan {
     } else {
       cands.push_back(kernel_);
     }
-    const bool window = inverse_window_possible();
-    if (cands.size() < 2 && !window) return;
+    const bool window = inverse_window_possible(), wwindow = weight_window_possible();
+    if (cands.size() < 2 && !window && !wwindow) return;
     const ForwardGeom fg = tuning_forward_geom();
     const InverseGeom ig = tuning_inverse_geom();
     const std::size_t src_bytes = std::size_t(fg.batch * fg.in_h * fg.in_w) * sizeof(float);
     const std::size_t dst_bytes = std::size_t(ig.batch * ig.out_h * ig.out_w) * sizeof(float);
+    const std::size_t weight_bytes = std::size_t(p_.fo * p_.f * p_.kh * p_.kw) * sizeof(float);
     DeviceBuffer scratch;
     try {
       arena_.reserve(workspace_);
-      scratch.allocate(std::max(src_bytes, dst_bytes));
+      scratch.allocate(std::max({src_bytes, dst_bytes, weight_bytes}));
     } catch (const OutOfMemory&) {
       tune_note_ = "not tuned: no memory for the scratch tensor";
       return;
@@ -431,6 +447,14 @@ class FbfftConvPlan final : public Plan {
       fwd_kernel_ = tuned_fwd;
       inv_kernel_ = tuned_inv;
       inv_window_ = tuned_window;
+      if (wwindow) {  // the weight spectra: the tuned family's transform or the pruned forward
+        weight_window_ = false;
+        const float full = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
+        weight_window_ = true;
+        const float pruned = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
+        note << "; weights " << full << " ms, pruned " << pruned << " ms";
+        weight_window_ = pruned <= full;
+      }
       tune_note_ = note.str();
     } catch (...) {
       cleanup();
@@ -499,12 +523,11 @@ class FbfftConvPlan final : public Plan {
                                                    int(freqs_)));
   }
 
-  // Weight spectra: the pruned direct DFT of the kh×kw window where it applies (Note [pruned
-  // forward of small windows]), else the basis' transform.
-  bool weight_window() const { return p_.kh <= fbfft::kMaxWindow && p_.kw <= fbfft::kMaxWindow && pass_ != Pass::accgrad; }
+  // Weight spectra: the pruned direct DFT of the kh×kw window where it applies and is faster
+  // (Note [pruned forward of small windows], Note [fbfft transform tuning]), else the basis' transform.
   void transform_weight(const float* w, float2* spec_w, cudaStream_t st) const {
     const fbfft::ForwardArgs f = forward_args(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f);
-    if (weight_window())
+    if (weight_window_)
       fbfft::forward_window(f, st);
     else
       fbfft::forward(f, st);
@@ -635,7 +658,8 @@ class FbfftConvPlan final : public Plan {
   std::string why_;
   fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
-  bool inv_window_ = false;  // the result by the pruned inverse (tuned)
+  bool inv_window_ = false;     // the result by the pruned inverse (tuned)
+  bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
   std::string tune_note_;
   int64_t freqs_ = 0;
   bool tiled_ = false;

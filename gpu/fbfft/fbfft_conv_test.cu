@@ -243,6 +243,10 @@ TEST_SUITE("gpu") {
         PlanOptions fixed;
         fixed.autotune = false;
         CHECK(fbfft_backend().plan(p, pass, fixed)->describe().find("tuned") == std::string::npos);
+        PlanOptions off;
+        off.extra["window"] = "off";
+        CHECK(fbfft_backend().plan(p, pass, off)->describe().find("pruned") == std::string::npos);
+        check_plan(p, pass, off, untiled_basis_elems(p));
       }
     }
     const ConvProblem small = ConvProblem::parse("S=1,f=2,fo=2,h=13,w=13,kh=3,kw=3");  // 16x16: no freq_major four-step
@@ -250,6 +254,9 @@ TEST_SUITE("gpu") {
     o.extra["kernel"] = "fourstep";
     CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), Unsupported);
     o.extra["kernel"] = "fast";
+    CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), InvalidArgument);
+    o.extra.clear();
+    o.extra["window"] = "no";
     CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), InvalidArgument);
     o.extra.clear();
     o.extra["kernels"] = "registers";  // a key no backend knows
