@@ -27,9 +27,10 @@ const char* to_string(Layout l);
 //              points), the transposition through shared memory (sides 2..64, 128; Note [register 2-D
 //              kernels]);
 //   fourstep:  shared-memory exchange between threads: sides 32, 64 and 128 (square or not) split
-//              N = R1 x 8 over lanes, one plane per block (Note [four-step 2-D kernels]), and 16x16
-//              with four lanes per plane (Note [16x16 four-lane kernels]); every layout, but 16x16
-//              in the standard and transposed layouts only;
+//              N = R1 x 8 over lanes, one plane per block (Note [four-step 2-D kernels]; in the
+//              freq_major layout clusters of blocks exchange their planes' spectra, Note [four-step
+//              freq_major clusters]), and 16x16 with four lanes per plane (Note [16x16 four-lane
+//              kernels]); every layout, but 16x16 in the standard and transposed layouts only;
 //   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
 enum class Kernel { automatic, shuffle, registers, fourstep };
 const char* to_string(Kernel k);
