@@ -19,6 +19,7 @@
 #include "gpu/cufft_tune_cache.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
+#include "gpu/tuning_timer.hpp"
 
 namespace fftconv {
 namespace {
@@ -133,29 +134,7 @@ struct TuningBench {
     arena.reserve(pl.workspace_bytes());
     Args a = args;
     a.result = out;
-    cudaEvent_t start, stop;
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&start));
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&stop));
-    double best = std::numeric_limits<double>::infinity();
-    try {
-      pl.run(a, stream, arena.base(), nullptr);
-      for (int r = 0; r < kTimedReps; ++r) {
-        FFTCONV_CUDA_CHECK(cudaEventRecord(start, stream));
-        pl.run(a, stream, arena.base(), nullptr);
-        FFTCONV_CUDA_CHECK(cudaEventRecord(stop, stream));
-        FFTCONV_CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        best = std::min(best, double(ms));
-      }
-    } catch (...) {
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-      throw;
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    return best;
+    return min_time_ms(stream, kTimedReps, [&] { pl.run(a, stream, arena.base(), nullptr); });
   }
 
   // ||result2 - result|| / ||result|| in double.

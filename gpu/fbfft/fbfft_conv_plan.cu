@@ -18,6 +18,7 @@
 #include "gpu/device_arena.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/tuning_timer.hpp"
 #include "gpu/tile_kernels.cuh"
 
 namespace fftconv::fbfft_conv {
@@ -365,7 +366,8 @@ class FbfftConvPlan final : public Plan {
       cands.push_back(kernel_);
     }
     const bool window = inverse_window_possible(), wwindow = weight_window_possible();
-    if (cands.size() < 2 && !window && !wwindow) return;
+    const bool tune_fwd = cands.size() > 1, tune_inv = tune_fwd || window;
+    if (!tune_inv && !wwindow) return;
     const ForwardGeom fg = tuning_forward_geom();
     const InverseGeom ig = tuning_inverse_geom();
     const std::size_t src_bytes = std::size_t(fg.batch * fg.in_h * fg.in_w) * sizeof(float);
@@ -379,54 +381,40 @@ class FbfftConvPlan final : public Plan {
       tune_note_ = "not tuned: no memory for the scratch tensor";
       return;
     }
-    cudaStream_t st = nullptr;
-    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    cudaEvent_t ev[2] = {nullptr, nullptr};
-    auto cleanup = [&] {
-      for (cudaEvent_t e : ev)
-        if (e) cudaEventDestroy(e);
-      cudaStreamDestroy(st);
-    };
-    try {
-      for (cudaEvent_t& e : ev) FFTCONV_CUDA_CHECK(cudaEventCreate(&e));
-      FFTCONV_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), st));
-      FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
-      const Buffers b = carve(arena_.base());
-      auto time_ms = [&](auto&& launch) {
-        launch();  // warm-up (and the kernel's first-launch attributes)
-        float best = 0;
-        for (int r = 0; r < 3; ++r) {
-          FFTCONV_CUDA_CHECK(cudaEventRecord(ev[0], st));
-          launch();
-          FFTCONV_CUDA_CHECK(cudaEventRecord(ev[1], st));
-          FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev[1]));
-          float ms = 0;
-          FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-          best = r == 0 ? ms : std::min(best, ms);
-        }
-        return best;
-      };
-      const fbfft::Kernel automatic_fwd = fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major);
+    struct Stream {
+      cudaStream_t s = nullptr;
+      ~Stream() {
+        if (s) cudaStreamDestroy(s);
+      }
+    } stream;
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking));
+    const cudaStream_t st = stream.s;
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), st));
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
+    const Buffers b = carve(arena_.base());
+    auto time_ms = [&](auto&& launch) { return min_time_ms(st, 3, launch); };
+    std::ostringstream note;
+    note << "tuned:";
+    if (tune_inv) {  // the families (forward and inverse), and the pruned inverse
+      const fbfft::Kernel automatic_fwd =
+          fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major);
       const fbfft::Kernel automatic_inv =
           fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::freq_major, true);
-      std::ostringstream note;
-      note << "tuned:";
-      float best_f = std::numeric_limits<float>::infinity(), best_i = best_f;
-      fbfft::Kernel tuned_fwd = cands.front(), tuned_inv = cands.front();
-      bool tuned_window = false;
+      double best_f = std::numeric_limits<double>::infinity(), best_i = best_f;
+      fbfft::Kernel tuned_fwd = fwd_kernel_, tuned_inv = inv_kernel_;
       auto time_inverse = [&] {
         return time_ms([&] { inverse(b.spec_c, ig.batch, ig.ld, scratch.as<float>(), ig.out_h, ig.out_w, ig.off_h, ig.off_w, st); });
       };
       for (fbfft::Kernel k : cands) {
         fwd_kernel_ = inv_kernel_ = k;
         inv_window_ = false;
-        const float tf = cands.size() > 1 ? time_ms([&] {
+        const double tf = tune_fwd ? time_ms([&] {
           forward(scratch.as<float>(), fg.batch, fg.in_h, fg.in_w, fg.off_h, fg.off_w, b.spec_a, fg.ld, st);
         })
-                                          : 0.f;
-        const float ti = time_inverse();
+                                   : 0.0;
+        const double ti = time_inverse();
         note << " " << fbfft::to_string(k) << " ";
-        if (cands.size() > 1) note << tf << "/";
+        if (tune_fwd) note << tf << "/";
         note << ti << " ms";
         if (tf < best_f || (tf == best_f && k == automatic_fwd)) {
           best_f = tf;
@@ -437,30 +425,27 @@ class FbfftConvPlan final : public Plan {
           tuned_inv = k;
         }
       }
+      bool tuned_window = false;
       if (window) {
         inv_window_ = true;
-        const float tw = time_inverse();
+        const double tw = time_inverse();
         note << " window inverse " << tw << " ms";
         tuned_window = tw < best_i;
       }
-      note << (cands.size() > 1 ? " (forward/inverse)" : " (inverse)");
+      note << (tune_fwd ? " (forward/inverse)" : " (inverse)");
       fwd_kernel_ = tuned_fwd;
       inv_kernel_ = tuned_inv;
       inv_window_ = tuned_window;
-      if (wwindow) {  // the weight spectra: the tuned family's transform or the pruned forward
-        weight_window_ = false;
-        const float full = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
-        weight_window_ = true;
-        const float pruned = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
-        note << "; weights " << full << " ms, pruned " << pruned << " ms";
-        weight_window_ = pruned <= full;
-      }
-      tune_note_ = note.str();
-    } catch (...) {
-      cleanup();
-      throw;
     }
-    cleanup();
+    if (wwindow) {  // the weight spectra: the tuned family's transform or the pruned forward
+      weight_window_ = false;
+      const double full = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
+      weight_window_ = true;
+      const double pruned = time_ms([&] { transform_weight(scratch.as<float>(), b.spec_w, st); });
+      note << (tune_inv ? "; " : " ") << "weights " << full << " ms, pruned " << pruned << " ms";
+      weight_window_ = pruned <= full;
+    }
+    tune_note_ = note.str();
   }
 
   // --- building blocks -------------------------------------------------------------------------

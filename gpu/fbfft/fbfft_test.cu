@@ -263,6 +263,23 @@ std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   return k;
 }
 
+// The pruned transforms (forward_window or inverse_window through `check`) at every 2-D size and
+// every 1-D size 2..256 in the freq_major layout, batches of up to 9 and 300, three draws each.
+template <class Check>
+void check_window_sizes(Check&& check) {
+  auto sizes = all_sizes();
+  for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
+  double worst = 0;
+  for (const auto& s : sizes)
+    for (int rep = 0; rep < 3; ++rep) {
+      INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
+      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
+      CHECK(e <= fft_tolerance(s.n_h, s.n_w));
+      worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
+    }
+  MESSAGE("largest rel_l2 / tolerance: " << worst);
+}
+
 }  // namespace
 
 TEST_SUITE("gpu") {
@@ -283,17 +300,7 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("fbfft forward_window (pruned DFT of windows up to 8x8) matches FFTW at every size and placement") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    auto sizes = all_sizes();
-    for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
-    double worst = 0;
-    for (const auto& s : sizes)
-      for (int rep = 0; rep < 3; ++rep) {
-        INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
-        const double e = check_forward(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
-        CHECK(e <= fft_tolerance(s.n_h, s.n_w));
-        worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
-      }
-    MESSAGE("largest rel_l2 / tolerance: " << worst);
+    check_window_sizes(check_forward);
     ForwardArgs a = random_forward_args(16, 16, 4, Layout::standard);
     a.in_h = a.in_w = 3;
     CHECK_FALSE(fftconv::fbfft::window_supported(a));
@@ -312,17 +319,7 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("fbfft inverse_window (pruned inverse to windows up to 8x8) inverts FFTW spectra at every size") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    auto sizes = all_sizes();
-    for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
-    double worst = 0;
-    for (const auto& s : sizes)
-      for (int rep = 0; rep < 3; ++rep) {
-        INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
-        const double e = check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
-        CHECK(e <= fft_tolerance(s.n_h, s.n_w));
-        worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
-      }
-    MESSAGE("largest rel_l2 / tolerance: " << worst);
+    check_window_sizes(check_inverse);
     InverseArgs b;
     b.batch = 1;
     b.n_h = b.n_w = 16;

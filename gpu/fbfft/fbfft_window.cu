@@ -3,6 +3,7 @@
 // the inverse to small output windows (Note [pruned inverse to small windows]).
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
@@ -161,51 +162,55 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
 
 }  // namespace
 
-bool window_supported(const ForwardArgs& a) {
+namespace {
+
+// The layout and sizes both pruned transforms take: freq_major, a window of at most kMaxWindow ×
+// kMaxWindow and power-of-two sides up to 256 (n_w >= 2).
+bool window_shape_ok(Layout layout, int n_h, int n_w, int64_t win_h, int64_t win_w) {
   auto pow2 = [](int n) { return n >= 1 && (n & (n - 1)) == 0; };
-  return a.layout == Layout::freq_major && a.in_h <= kMaxWindow && a.in_w <= kMaxWindow && pow2(a.n_h) && pow2(a.n_w) &&
-         a.n_w >= 2 && a.n_h <= 256 && a.n_w <= 256;
+  return layout == Layout::freq_major && win_h <= kMaxWindow && win_w <= kMaxWindow && pow2(n_h) && pow2(n_w) &&
+         n_w >= 2 && n_h <= 256 && n_w <= 256;
 }
+
+// Throws Unsupported for `fn` when window_shape_ok fails; the window's fields are named.
+void require_window_shape(const char* fn, const char* window, const char* fh, const char* fw, Layout layout, int n_h,
+                          int n_w, int64_t win_h, int64_t win_w) {
+  if (window_shape_ok(layout, n_h, n_w, win_h, win_w)) return;
+  throw Unsupported(std::string("fbfft: ") + fn + " needs the freq_major layout, " + window + " of at most " +
+                    std::to_string(kMaxWindow) + "x" + std::to_string(kMaxWindow) + " (" + fh + "=" +
+                    std::to_string(win_h) + ", " + fw + "=" + std::to_string(win_w) +
+                    ") and power-of-two sizes up to 256 (n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + ")");
+}
+
+// f(std::integral_constant<int, K>) with K = 2, 4 or 8, the smallest bound of a window side k.
+template <class F>
+void with_window_bound(int64_t k, F&& f) {
+  if (k <= 2)
+    f(std::integral_constant<int, 2>{});
+  else if (k <= 4)
+    f(std::integral_constant<int, 4>{});
+  else
+    f(std::integral_constant<int, 8>{});
+}
+
+}  // namespace
+
+bool window_supported(const ForwardArgs& a) { return window_shape_ok(a.layout, a.n_h, a.n_w, a.in_h, a.in_w); }
 
 void forward_window(const ForwardArgs& a, cudaStream_t stream) {
   validate(a);
-  if (!window_supported(a))
-    throw Unsupported("fbfft: forward_window needs the freq_major layout, a window of at most " +
-                      std::to_string(kMaxWindow) + "x" + std::to_string(kMaxWindow) + " (in_h=" + std::to_string(a.in_h) +
-                      ", in_w=" + std::to_string(a.in_w) + ") and power-of-two sizes up to 256 (n_h=" +
-                      std::to_string(a.n_h) + ", n_w=" + std::to_string(a.n_w) + ")");
+  require_window_shape("forward_window", "a window", "in_h", "in_w", a.layout, a.n_h, a.n_w, a.in_h, a.in_w);
   if (a.batch == 0) return;
-  const int64_t k = std::max(a.in_h, a.in_w);
-  if (k <= 2)
-    launch_window<2>(a, stream);
-  else if (k <= 4)
-    launch_window<4>(a, stream);
-  else
-    launch_window<8>(a, stream);
+  with_window_bound(std::max(a.in_h, a.in_w), [&](auto k) { launch_window<decltype(k)::value>(a, stream); });
 }
 
-
-bool window_supported(const InverseArgs& a) {
-  auto pow2 = [](int n) { return n >= 1 && (n & (n - 1)) == 0; };
-  return a.layout == Layout::freq_major && a.out_h <= kMaxWindow && a.out_w <= kMaxWindow && pow2(a.n_h) &&
-         pow2(a.n_w) && a.n_w >= 2 && a.n_h <= 256 && a.n_w <= 256;
-}
+bool window_supported(const InverseArgs& a) { return window_shape_ok(a.layout, a.n_h, a.n_w, a.out_h, a.out_w); }
 
 void inverse_window(const InverseArgs& a, cudaStream_t stream) {
   validate(a);
-  if (!window_supported(a))
-    throw Unsupported("fbfft: inverse_window needs the freq_major layout, an output window of at most " +
-                      std::to_string(kMaxWindow) + "x" + std::to_string(kMaxWindow) + " (out_h=" + std::to_string(a.out_h) +
-                      ", out_w=" + std::to_string(a.out_w) + ") and power-of-two sizes up to 256 (n_h=" +
-                      std::to_string(a.n_h) + ", n_w=" + std::to_string(a.n_w) + ")");
+  require_window_shape("inverse_window", "an output window", "out_h", "out_w", a.layout, a.n_h, a.n_w, a.out_h, a.out_w);
   if (a.batch == 0) return;
-  const int64_t k = std::max(a.out_h, a.out_w);
-  if (k <= 2)
-    launch_inverse_window<2>(a, stream);
-  else if (k <= 4)
-    launch_inverse_window<4>(a, stream);
-  else
-    launch_inverse_window<8>(a, stream);
+  with_window_bound(std::max(a.out_h, a.out_w), [&](auto k) { launch_inverse_window<decltype(k)::value>(a, stream); });
 }
 
 }  // namespace fftconv::fbfft
