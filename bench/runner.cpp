@@ -3,6 +3,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "common/errors.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
@@ -34,54 +38,156 @@ struct DevBuf {
 }  // namespace
 #endif
 
-RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms) {
+GpuTimer parse_gpu_timer(const std::string& s) {
+  if (s == "calls") return GpuTimer::calls;
+  if (s == "stream") return GpuTimer::stream;
+  if (s == "graph") return GpuTimer::graph;
+  throw InvalidArgument("timer: must be calls, stream or graph, got '" + s + "'");
+}
+
+const char* to_string(GpuTimer t) {
+  switch (t) {
+    case GpuTimer::calls: return "calls";
+    case GpuTimer::stream: return "stream";
+    case GpuTimer::graph: return "graph";
+  }
+  return "?";
+}
+
+#ifdef FFTCONV_HAVE_CUDA
+namespace {
+// Event pairs for up to kBatch back-to-back timed runs, and the graph of a captured execute().
+struct TimingState {
+  static constexpr int kBatch = 512;
+  std::vector<cudaEvent_t> events;
+  cudaGraphExec_t graph = nullptr;
+  cudaStream_t stream = nullptr;
+  TimingState() {
+    check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    events.assign(2 * kBatch, nullptr);
+    for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
+  }
+  ~TimingState() {
+    for (cudaEvent_t e : events)
+      if (e) cudaEventDestroy(e);
+    if (graph) cudaGraphExecDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+  TimingState(const TimingState&) = delete;
+  TimingState& operator=(const TimingState&) = delete;
+};
+
+// Captures one plan.execute(a) on st.stream into st.graph; returns why not when it cannot.
+std::string capture(const Plan& plan, const Args& a, TimingState& st) {
+  check(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  std::string why;
+  try {
+    plan.execute(a);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  cudaGraph_t g = nullptr;
+  const cudaError_t ec = cudaStreamEndCapture(st.stream, &g);
+  if (why.empty() && ec != cudaSuccess) why = std::string("capture: ") + cudaGetErrorString(ec);
+  if (why.empty()) {
+    const cudaError_t ei = cudaGraphInstantiate(&st.graph, g, 0);
+    if (ei != cudaSuccess) why = std::string("instantiate: ") + cudaGetErrorString(ei);
+  }
+  if (g) cudaGraphDestroy(g);
+  (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
+  return why;
+}
+
+std::vector<float> download(const float* p, std::size_t n) {
+  std::vector<float> h(n);
+  check(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  return h;
+}
+}  // namespace
+#endif
+
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms, GpuTimer timer) {
   RunResult r;
   if (b.location() == Location::host) {
     Args a = d.args();
     r.time = time_host([&] { plan.execute(a); }, repeat, 1);
     r.breakdown = plan.last_breakdown();
+    r.timer = "host";
     return r;
   }
 #ifdef FFTCONV_HAVE_CUDA
   DevBuf x(d.input), w(d.weight), g(d.grad_output), out(d.result);  // result copied too: NaN poison
-  cudaStream_t stream;
-  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  TimingState st;
   Args a;
-  a.input = x.p; a.weight = w.p; a.grad_output = g.p; a.result = out.p; a.dtype = DType::f32; a.stream = stream;
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "cudaEventCreate");
-  check(cudaEventCreate(&e1), "cudaEventCreate");
-  std::vector<double> ms;
-  try {
-    plan.execute(a);  // warm-up (autotuning happens at plan time or here)
-    check(cudaStreamSynchronize(stream), "warm-up");
-    auto timed = [&] {
-      check(cudaEventRecord(e0, stream), "cudaEventRecord");
-      plan.execute(a);
-      check(cudaEventRecord(e1, stream), "cudaEventRecord");
-      check(cudaEventSynchronize(e1), "cudaEventSynchronize");
-      float t = 0;
-      check(cudaEventElapsedTime(&t, e0, e1), "cudaEventElapsedTime");
-      return double(t);
-    };
-    constexpr int kMaxRuns = 100000;
-    int runs = 0;
-    for (double warm = 0; warm < min_ms / 4 && runs < kMaxRuns; ++runs) warm += timed();
-    double total = 0;
-    for (int i = 0; (i < repeat || total < min_ms) && i < kMaxRuns; ++i) {
-      ms.push_back(timed());
-      total += ms.back();
+  a.input = x.p; a.weight = w.p; a.grad_output = g.p; a.result = out.p; a.dtype = DType::f32; a.stream = st.stream;
+  plan.execute(a);  // warm-up (autotuning happens at plan time or here)
+  check(cudaStreamSynchronize(st.stream), "warm-up");
+  r.timer = to_string(timer);
+  if (timer == GpuTimer::graph) {
+    const std::vector<float> plain = download(out.p, out.n);
+    if (std::string why = capture(plan, a, st); !why.empty()) {
+      timer = GpuTimer::stream;
+      r.timer = "stream (no graph: " + why + ")";
+    } else {  // the replay must compute what execute() computed
+      check(cudaMemsetAsync(out.p, 0xff, out.n * sizeof(float), st.stream), "cudaMemsetAsync");  // NaN poison
+      check(cudaGraphLaunch(st.graph, st.stream), "cudaGraphLaunch");
+      check(cudaStreamSynchronize(st.stream), "graph replay");
+      const std::vector<float> replay = download(out.p, out.n);
+      double diff = 0, norm = 0;
+      bool finite = true;
+      for (std::size_t i = 0; i < plain.size(); ++i) {
+        finite = finite && std::isfinite(replay[i]);
+        diff += double(replay[i] - plain[i]) * double(replay[i] - plain[i]);
+        norm += double(plain[i]) * double(plain[i]);
+      }
+      if (!finite || diff > 1e-12 * norm)
+        throw CudaError("run: the CUDA graph of " + std::string(b.name()) + "'s execute() computes something else (" +
+                        (finite ? "rel_l2 " + std::to_string(std::sqrt(diff / norm)) : std::string("non-finite")) +
+                        ")");
     }
-    check(cudaMemcpy(d.result.data(), out.p, out.n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
-  } catch (...) {
-    cudaEventDestroy(e0); cudaEventDestroy(e1); cudaStreamDestroy(stream);
-    throw;
   }
-  cudaEventDestroy(e0); cudaEventDestroy(e1); cudaStreamDestroy(stream);
+  auto launch = [&] {
+    if (timer == GpuTimer::graph)
+      check(cudaGraphLaunch(st.graph, st.stream), "cudaGraphLaunch");
+    else
+      plan.execute(a);
+  };
+  // Runs k timed executions (k = 1 and synchronized for `calls`, else back to back) and appends
+  // their times; returns their sum.
+  std::vector<double> ms;
+  auto timed = [&](int k, bool keep) {
+    double sum = 0;
+    for (int i = 0; i < k; ++i) {
+      check(cudaEventRecord(st.events[2 * size_t(i)], st.stream), "cudaEventRecord");
+      launch();
+      check(cudaEventRecord(st.events[2 * size_t(i) + 1], st.stream), "cudaEventRecord");
+    }
+    check(cudaEventSynchronize(st.events[2 * size_t(k) - 1]), "cudaEventSynchronize");
+    for (int i = 0; i < k; ++i) {
+      float t = 0;
+      check(cudaEventElapsedTime(&t, st.events[2 * size_t(i)], st.events[2 * size_t(i) + 1]), "cudaEventElapsedTime");
+      sum += t;
+      if (keep) ms.push_back(t);
+    }
+    return sum;
+  };
+  // Batches of about 2 ms (from one synchronized run's time, an upper bound) for the back-to-back modes.
+  const double one = timed(1, false);
+  const int batch = timer == GpuTimer::calls
+                        ? 1
+                        : int(std::clamp(2.0 / std::max(one, 1e-3), 1.0, double(TimingState::kBatch)));
+  constexpr std::size_t kMaxRuns = 100000;
+  std::size_t runs = 1;
+  for (double warm = one; warm < min_ms / 4 && runs < kMaxRuns; runs += std::size_t(batch)) warm += timed(batch, false);
+  double total = 0;
+  while ((ms.size() < std::size_t(repeat) || total < min_ms) && ms.size() < kMaxRuns) total += timed(batch, true);
+  check(cudaMemcpy(d.result.data(), out.p, out.n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
   r.time = summarize(ms);
   r.breakdown = plan.last_breakdown();
   return r;
 #else
+  (void)timer;
+  (void)min_ms;
   throw Unsupported("run: backend '" + std::string(b.name()) + "' needs a CUDA build");
 #endif
 }

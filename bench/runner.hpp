@@ -9,17 +9,33 @@
 
 namespace fftconv {
 
+// How run_plan times a CUDA plan (every mode: an event pair around each timed execution).
+enum class GpuTimer {
+  calls,   // each execute() timed alone and synchronized before the next: the device waits for the host
+           // to queue every launch, so launch latency counts (a floor of several µs per kernel)
+  stream,  // executes queued back to back (one synchronization per batch of about 2 ms): the device time
+           // of a stream of calls, the host's launch cost hidden wherever the device is the slower side
+  graph,   // one execute() captured into a CUDA graph and its replays queued back to back: device time
+           // with the shortest launch gaps; a plan that cannot be captured falls back to `stream`
+};
+GpuTimer parse_gpu_timer(const std::string& s);  // "calls" | "stream" | "graph", else InvalidArgument
+const char* to_string(GpuTimer t);
+
 struct RunResult {
   Timing time;
   StepTimes breakdown;  // per-step timings of the last repetition, when the plan records them
+  std::string timer;    // how it was timed: "host", "calls", "stream", "graph" or "stream (no graph: <why>)"
 };
 
 // Executes `plan` repeat times (after one warm-up) on d's operands and leaves the result in
-// d.result. CUDA plans run on device copies and are timed with events; with min_ms > 0 they first
-// run untimed for about min_ms / 4 (so that clocks settle on sub-millisecond plans) and then repeat
-// until both `repeat` executions and min_ms of measured time are reached (at most 100,000). Throws
-// Unsupported for a CUDA backend when the library was built without CUDA.
-RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms = 0);
+// d.result. CUDA plans run on device copies and are timed with events as `timer` says; with
+// min_ms > 0 they first run untimed for about min_ms / 4 (so that clocks settle on sub-millisecond
+// plans) and then repeat until both `repeat` executions and min_ms of measured time are reached (at
+// most 100,000). A graph's result is checked against the plain execute()'s (rel_l2 <= 1e-6, all
+// finite; CudaError otherwise). Throws Unsupported for a CUDA backend when the library was built
+// without CUDA.
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms = 0,
+                   GpuTimer timer = GpuTimer::calls);
 
 // "host (N OpenMP threads)" or the CUDA device name.
 std::string device_description(Location loc);

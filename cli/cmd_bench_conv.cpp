@@ -24,6 +24,7 @@ struct Flags {
   int64_t kernel = 3;
   int repeat = 20;
   double min_ms = 20;
+  std::string timer = "graph";
   int64_t verify_batch = 2;
   std::vector<std::string> baseline_opts;
   PlanFlags plan;
@@ -44,6 +45,7 @@ bool verify(const Backend& b, ConvProblem p, Pass pass, const PlanOptions& o, in
 int run(const Flags& f) {
   if (f.min_ms < 0) throw InvalidArgument("min-time-ms: must be >= 0, got " + std::to_string(f.min_ms));
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
+  const GpuTimer timer = parse_gpu_timer(f.timer);
   const Backend& b = builtin_registry().get(f.backend);
   const Backend& base = builtin_registry().get(f.baseline);
   for (const Backend* x : {&b, &base})
@@ -81,19 +83,23 @@ int run(const Flags& f) {
         PassData d = make_pass_data(p, pass, 5);
         auto pb = b.plan(p, pass, o);
         auto pa = base.plan(p, pass, ob);
-        const Timing tb = run_plan(b, *pb, d, f.repeat, f.min_ms).time;
-        const Timing ta = run_plan(base, *pa, d, f.repeat, f.min_ms).time;
+        const RunResult rb = run_plan(b, *pb, d, f.repeat, f.min_ms, timer);
+        const RunResult ra = run_plan(base, *pa, d, f.repeat, f.min_ms, timer);
+        const Timing &tb = rb.time, &ta = ra.time;
         const double speedup = ta.median_ms / tb.median_ms;
         log_sum += std::log(speedup);
         worst = std::min(worst, speedup);
         ++n;
         std::printf("%-34s %-8s %12.4f %12.4f %7.2fx %10.2e %10.2e%s\n", p.to_string().substr(0, 34).c_str(), ps.c_str(),
                     tb.median_ms, ta.median_ms, speedup, rel_b, rel_a, ok ? "" : "  CHECK FAILED");
+        for (const RunResult* rr : {&rb, &ra})
+          if (rr->timer != f.timer) std::printf("    timed as %s\n", rr->timer.c_str());
         std::fflush(stdout);
         row.update({{"time_ms", tb.median_ms}, {"baseline_time_ms", ta.median_ms}, {"speedup", speedup},
                     {"rel_l2", rel_b}, {"baseline_rel_l2", rel_a}, {"ok", ok}, {"plan", pb->describe()},
                     {"baseline_plan", pa->describe()}, {"workspace_bytes", pb->workspace_bytes()},
-                    {"baseline_workspace_bytes", pa->workspace_bytes()}});
+                    {"baseline_workspace_bytes", pa->workspace_bytes()}, {"timer", rb.timer},
+                    {"baseline_timer", ra.timer}, {"runs", tb.repeats}, {"baseline_runs", ta.repeats}});
         rows.push_back(row);
       }
   const double geo = n ? std::exp(log_sum / n) : 0.0;
@@ -103,7 +109,7 @@ int run(const Flags& f) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
     out << nlohmann::json{{"device", device_description(b.location())}, {"backend", f.backend},
-                          {"baseline", f.baseline}, {"options", o.extra}, {"baseline_options", ob.extra}, {"repeat", f.repeat}, {"min_time_ms", f.min_ms},
+                          {"baseline", f.baseline}, {"options", o.extra}, {"baseline_options", ob.extra}, {"repeat", f.repeat}, {"min_time_ms", f.min_ms}, {"timer", f.timer},
                           {"geomean_speedup", geo}, {"min_speedup", n ? worst : 0.0},
                           {"rows", rows}}
                .dump(2)
@@ -127,6 +133,11 @@ void add_bench_conv_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--min-time-ms", f->min_ms,
                   "GPU: run each plan untimed for a quarter of this, then repeat until this much time is measured "
                   "(steadies clocks on sub-millisecond rows)")
+      ->capture_default_str();
+  cmd->add_option("--timer", f->timer,
+                  "GPU timing: graph (one execute() captured in a CUDA graph, replays timed back to back: device "
+                  "time, shortest launch gaps), stream (executes back to back) or calls (each call synchronized: "
+                  "includes the host's launch latency)")
       ->capture_default_str();
   cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
   cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");

@@ -19,6 +19,7 @@ namespace {
 struct RunFlags {
   std::string problem, pass = "fprop", backend = "fftw", check = "auto";
   int repeat = 5;
+  std::string timer = "calls";
   uint64_t seed = 1;
   bool json = false;
   PlanFlags plan;
@@ -35,7 +36,8 @@ int run(const RunFlags& f) {
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
   auto plan = b.plan(p, pass, opts);
   PassData d = make_pass_data(p, pass, f.seed);
-  const RunResult rr = run_plan(b, *plan, d, f.repeat);
+  const GpuTimer timer = parse_gpu_timer(f.timer);
+  const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer);
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   const bool fft_like = b.name() != "direct" && b.name() != "im2col";
   const int64_t basis = fft_like ? pow2_basis_elems(p) : 1;
@@ -54,7 +56,7 @@ int run(const RunFlags& f) {
   if (f.json) {
     nlohmann::json j = {{"backend", b.name()}, {"pass", to_string(pass)}, {"problem", p.to_string()},
                         {"device", device_description(b.location())},
-                        {"time_ms", {{"min", rr.time.min_ms}, {"median", rr.time.median_ms}, {"repeat", f.repeat}}},
+                        {"time_ms", {{"min", rr.time.min_ms}, {"median", rr.time.median_ms}, {"repeat", f.repeat}, {"runs", rr.time.repeats}, {"timer", rr.timer}}},
                         {"tred_per_s", tred}, {"workspace_bytes", plan->workspace_bytes()}, {"plan", plan->describe()},
                         {"tile", nlohmann::json::parse(plan->tile_json())}, {"reference", to_string(ref_kind)},
                         {"ok", ok}, {"unwritten", unwritten}};
@@ -74,8 +76,8 @@ int run(const RunFlags& f) {
                 std::string(to_string(pass)).c_str(), std::string(b.name()).c_str(),
                 device_description(b.location()).c_str());
     std::printf("plan      %s\n", plan->describe().c_str());
-    std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s)\n", rr.time.min_ms,
-                rr.time.median_ms, f.repeat, tred);
+    std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s; timer %s)\n", rr.time.min_ms,
+                rr.time.median_ms, rr.time.repeats, tred, rr.timer.c_str());
     std::printf("workspace %zu bytes\n", plan->workspace_bytes());
     for (const auto& [name, ms] : rr.breakdown) std::printf("  step %-10s %.3f ms\n", name.c_str(), ms);
     if (ref.empty())
@@ -99,6 +101,10 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pass", f->pass, "fprop | bprop | accgrad")->capture_default_str();
   cmd->add_option("--backend", f->backend, "Backend name (see `fftconv backends`)")->capture_default_str();
   cmd->add_option("--repeat", f->repeat, "Timed repetitions after one warm-up")->capture_default_str();
+  cmd->add_option("--timer", f->timer,
+                  "GPU timing: calls (each call synchronized), stream (back to back) or graph (CUDA graph replays); "
+                  "see `fftconv bench conv --help`")
+      ->capture_default_str();
   cmd->add_option("--check", f->check,
                   "Reference: auto (direct when affordable, else fftw64), direct, fftw64 or none")
       ->capture_default_str();

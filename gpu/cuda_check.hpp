@@ -91,6 +91,16 @@ inline Support cuda_device_support() {
   return {};
 }
 
+// Is `stream` being captured into a CUDA graph? The plans' execute() then leaves out what a graph
+// cannot hold or needs no more: the wait on the previous execute's event (replays of one graph on
+// one stream are ordered by the stream; replaying a graph on two streams at once races on the
+// plan's workspace and is the caller's bug) and anything that synchronizes.
+inline bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  FFTCONV_CUDA_CHECK(cudaStreamIsCapturing(stream, &st));
+  return st != cudaStreamCaptureStatusNone;
+}
+
 // An owning device allocation of `bytes` bytes (nothing for 0). Move-only.
 class DeviceBuffer {
  public:

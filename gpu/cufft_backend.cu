@@ -52,8 +52,13 @@ class CufftPlan final : public Plan {
 
     std::lock_guard<std::mutex> lock(mutex_);
     auto stream = static_cast<cudaStream_t>(a.stream);
+    const bool capturing = stream_capturing(stream);
+    if (capturing && (naive_ || opts_.breakdown))
+      throw Unsupported(std::string("cufft: this plan cannot be captured in a CUDA graph (") +
+                        (naive_ ? "the naive pipeline makes its buffers and cuFFT plans in every execute()"
+                                : "--breakdown synchronizes on its step events") + ")");
     // A previous execute() may still be running on another stream with the same workspace.
-    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
     timer_.reset();
     StepTimer* timer = opts_.breakdown ? &timer_ : nullptr;
     if (naive_) {
@@ -65,7 +70,7 @@ class CufftPlan final : public Plan {
     } else {
       pipeline_->run(a, stream, arena_.base(), timer);
     }
-    FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
     last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
   }
 

@@ -170,12 +170,16 @@ class FbfftConvPlan final : public Plan {
 
     std::lock_guard<std::mutex> lock(mutex_);
     const auto stream = static_cast<cudaStream_t>(a.stream);
+    const bool capturing = stream_capturing(stream);
     if (arena_.capacity() < workspace_) {
+      if (capturing)
+        throw Unsupported("fbfft: the workspace (" + std::to_string(workspace_) +
+                          " bytes) is not allocated yet; run execute() once before capturing it in a CUDA graph");
       FFTCONV_CUDA_CHECK(cudaEventSynchronize(done_));  // nothing may still use the old allocation
       arena_.reserve(workspace_);
     }
     // A previous execute() may still be running on another stream with the same workspace.
-    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
     FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, stream));
     Buffers b = carve(arena_.base());
     const auto* x = static_cast<const float*>(a.input);
@@ -187,7 +191,7 @@ class FbfftConvPlan final : public Plan {
       case Pass::bprop: tiled_ ? bprop_tiled(g, w, r, b, stream) : bprop(g, w, r, b, stream); break;
       case Pass::accgrad: tiled_ ? accgrad_tiled(x, g, r, b, stream) : accgrad(x, g, r, b, stream); break;
     }
-    FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
   }
 
  private:
