@@ -4,14 +4,18 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "gpu/cuda_check.hpp"
 
 namespace fftconv {
 
-// Min time (ms) over `reps` runs of launch(), which queues its work on `stream`, after one
-// untimed run (first-launch costs, caches).
+// Min time (ms) over `reps` samples of launch(), which queues its work on `stream`, after one
+// untimed run (first-launch costs, caches). A candidate that takes under 0.1 ms is timed as up to
+// 32 launches queued back to back between one event pair (time per launch): a single
+// synchronized launch would measure the host's launch latency, a floor of several µs per kernel
+// that hides the differences between small candidates.
 template <class Launch>
 double min_time_ms(cudaStream_t stream, int reps, Launch&& launch) {
   struct Events {
@@ -24,16 +28,19 @@ double min_time_ms(cudaStream_t stream, int reps, Launch&& launch) {
   FFTCONV_CUDA_CHECK(cudaEventCreate(&ev.start));
   FFTCONV_CUDA_CHECK(cudaEventCreate(&ev.stop));
   launch();
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < reps; ++r) {
+  auto sample = [&](int k) {
     FFTCONV_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    launch();
+    for (int i = 0; i < k; ++i) launch();
     FFTCONV_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
     FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev.stop));
     float ms = 0.0f;
     FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    best = std::min(best, double(ms));
-  }
+    return double(ms) / k;
+  };
+  const double first = sample(1);
+  const int k = first < 0.1 ? int(std::clamp(std::ceil(0.1 / std::max(first, 1e-4)), 1.0, 32.0)) : 1;
+  double best = k == 1 ? first : std::numeric_limits<double>::infinity();
+  for (int r = k == 1 ? 1 : 0; r < reps; ++r) best = std::min(best, sample(k));
   return best;
 }
 

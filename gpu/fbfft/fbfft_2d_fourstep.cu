@@ -619,17 +619,31 @@ template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
   launch_fs(inverse_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
 }
+// A batch that gives fewer than one block per SM with kClusterPlanes planes per block runs with one
+// plane per block instead: twice the blocks, half the serial work per block (the overlap that PB = 2
+// buys needs the SMs to be full).
+inline bool small_cluster_batch(int64_t batch) {
+  return (batch + kClusterBlocks * kClusterPlanes - 1) / (kClusterBlocks * kClusterPlanes) * kClusterBlocks < sm_count();
+}
 template <int LH, int LW>
 void launch_forward_cluster(const ForwardArgs& a, cudaStream_t stream) {
   using T = FsTile<LH, LW>;
-  launch_fs_cluster<kClusterBlocks, kClusterPlanes>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
-                                                    T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+  if (small_cluster_batch(a.batch))
+    launch_fs_cluster<kClusterBlocks, 1>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>, T::kThreads,
+                                         T::smem_bytes(1), a, stream);
+  else
+    launch_fs_cluster<kClusterBlocks, kClusterPlanes>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
+                                                      T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
 }
 template <int LH, int LW>
 void launch_inverse_cluster(const InverseArgs& a, cudaStream_t stream) {
   using T = FsTile<LH, LW>;
-  launch_fs_cluster<kClusterBlocks, kClusterPlanes>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
-                                                    T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+  if (small_cluster_batch(a.batch))
+    launch_fs_cluster<kClusterBlocks, 1>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>, T::kThreads,
+                                         T::smem_bytes(1), a, stream);
+  else
+    launch_fs_cluster<kClusterBlocks, kClusterPlanes>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
+                                                      T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
 }
 template <auto Kernel>
 const void* kernel_address() { return reinterpret_cast<const void*>(Kernel); }

@@ -109,6 +109,23 @@ __device__ __forceinline__ void copy_spectra(Layout layout, float2* smem, float2
   if constexpr (!Store) cp_async_wait_all();
 }
 
+// The block's half spectra from the freq_major layout (frequency f of plane `first + q` at
+// f * ldb + first + q) into shared memory, every copy in flight at once (consecutive threads on
+// consecutive planes of one frequency); planes past the batch read as zeros.
+template <class T>
+__device__ __forceinline__ void stage_freq_major(float2* smem, const float2* global, int64_t first, int64_t batch,
+                                                 int64_t ldb, int log_p, int nthreads) {
+  constexpr int kPlaneElems = T::kNh * T::kNw2;
+  const int planes = 1 << log_p;
+  for (int e = threadIdx.x; e < planes * kPlaneElems; e += nthreads) {
+    const int q = e & (planes - 1), f = e >> log_p;
+    const int64_t plane = first + q;
+    const bool live = plane < batch;
+    cp_async<8>(&smem[q * T::kSpecStride + f], live ? global + f * ldb + plane : global, live);
+  }
+  cp_async_wait_all();
+}
+
 template <int LH, int LW, bool Full>
 __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
   using T = RegTile<LH, LW>;
@@ -235,8 +252,16 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kern
   const Job<ColFft::kG> cj(t, kHalf, log_p);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
-    const bool direct = a.layout == Layout::freq_major;
-    if (!direct) {
+    // freq_major spectra are read straight from global memory in the full-size instance (large
+    // batches: every SM has blocks to switch between while loads are in flight); for small batches
+    // (the partial instance, few planes per block) they are first staged into shared memory with
+    // all copies in flight at once, so a thread's loads (four per value for the packed column 0)
+    // do not queue behind one another (Note [register 2-D kernels]).
+    const bool direct = a.layout == Layout::freq_major && Full;
+    if (a.layout == Layout::freq_major && !Full) {
+      stage_freq_major<T>(smem, a.input, first, a.batch, ldb, log_p, nthreads);
+      __syncthreads();
+    } else if (!direct) {
       copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch, kP, nthreads);
       __syncthreads();
     }

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
@@ -126,8 +127,8 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
 // blocks' loop over groups of planes).
 // window: the input window is cut to at most kMaxWindow × kMaxWindow and forward_window runs.
 double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
-                     bool window = false) {
-  const int64_t batch = uniform_int(1, max_batch);
+                     bool window = false, int min_batch = 1) {
+  const int64_t batch = uniform_int(min_batch, max_batch);
   ForwardArgs a = random_forward_args(n_h, n_w, batch, layout);
   a.kernel = kernel;
   if (window) {
@@ -177,8 +178,8 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel ker
 // is the plane. Runs inverse on a random window and compares with the plane's window.
 // window: the output window is cut to at most kMaxWindow × kMaxWindow and inverse_window runs.
 double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
-                     bool window = false) {
-  const int64_t batch = uniform_int(1, max_batch);
+                     bool window = false, int min_batch = 1) {
+  const int64_t batch = uniform_int(min_batch, max_batch);
   const int nw2 = n_w / 2 + 1;
   InverseArgs a;
   a.kernel = kernel;
@@ -273,7 +274,7 @@ void check_window_sizes(Check&& check) {
   for (const auto& s : sizes)
     for (int rep = 0; rep < 3; ++rep) {
       INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
-      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true);
+      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1);
       CHECK(e <= fft_tolerance(s.n_h, s.n_w));
       worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
     }
@@ -296,6 +297,27 @@ TEST_SUITE("gpu") {
           worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
         }
     MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
+  TEST_CASE("fbfft freq_major kernels match FFTW in their small-batch and full-size launch shapes") {
+    // The register kernels stage the spectra through shared memory and use fewer planes per block
+    // below about 33 blocks' worth of planes, the cluster kernels one plane per block below one
+    // block per SM (batches up to 256 on an H100); batches of 1,100-1,300 take the full-size shapes.
+    // (So that both shapes run on any GPU of up to 132 SMs.)
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    for (int n : {16, 32, 64})
+      for (Kernel k : families(n, n, Layout::freq_major))
+        for (auto [lo, hi] : {std::pair{1, 200}, std::pair{1100, 1300}}) {
+          INFO(size_name(n, n, Layout::freq_major, k) << " batch " << lo << ".." << hi);
+          CHECK(check_forward(n, n, Layout::freq_major, false, k, hi, false, lo) <= fft_tolerance(n, n));
+          CHECK(check_inverse(n, n, Layout::freq_major, false, k, hi, false, lo) <= fft_tolerance(n, n));
+        }
+    // The pruned inverse splits each plane's sum over four lanes below one block (32 planes) per SM.
+    for (int n : {16, 32, 64})
+      for (auto [lo, hi] : {std::pair{1, 200}, std::pair{4300, 4500}}) {
+        INFO(size_name(n, n, Layout::freq_major) << " window, batch " << lo << ".." << hi);
+        CHECK(check_inverse(n, n, Layout::freq_major, false, Kernel::automatic, hi, true, lo) <= fft_tolerance(n, n));
+      }
   }
 
   TEST_CASE("fbfft forward_window (pruned DFT of windows up to 8x8) matches FFTW at every size and placement") {

@@ -99,11 +99,15 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
 // its K×K outputs; the warps' partial sums are added in a fixed order in shared memory, so the
 // result does not depend on scheduling. It reads the spectra once and computes K + K×K terms per
 // value; whether it beats the full inverse on a small batch (few blocks) is for the caller to time.
+// For small batches (fewer blocks than SMs) the lanes of a warp split each plane's kh sum
+// (Split lanes per plane, 32 / Split planes per block, Split times the blocks); the Split partial
+// sums B[y] are added with a fixed butterfly of shuffles, so the result is still deterministic.
 constexpr int kWindowWarps = 8;
 
-template <int K>
+template <int K, int Split>
 __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
-  __shared__ float2 table[256];                   // table[m] = W_N^m, N = max(n_h, n_w)
+  constexpr int kPlanes = 32 / Split;               // planes per block (and per warp)
+  __shared__ float2 table[256];                     // table[m] = W_N^m, N = max(n_h, n_w)
   constexpr int kChunk = K * K < 16 ? K * K : 16;   // outputs reduced per round
   __shared__ float part[kWindowWarps][kChunk][33];  // per warp, per output of the round, per lane
   const int big = a.n_h > a.n_w ? a.n_h : a.n_w;
@@ -112,7 +116,8 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
   const int step_h = big / a.n_h, step_w = big / a.n_w;
   const int nw2 = a.n_w / 2 + 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t plane = static_cast<int64_t>(blockIdx.x) * 32 + lane;
+  const int slot = lane % kPlanes, share = lane / kPlanes;  // plane of the block, share of its kh sum
+  const int64_t plane = static_cast<int64_t>(blockIdx.x) * kPlanes + slot;
   const bool live = plane < a.batch;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   const float2* in = a.input + (live ? plane : 0);
@@ -121,7 +126,7 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
   for (int kw = warp; kw < nw2; kw += kWindowWarps) {
     float2 b[K] = {};
 #pragma unroll 4
-    for (int kh = 0; kh < a.n_h; ++kh) {
+    for (int kh = share; kh < a.n_h; kh += Split) {
       const float2 v = live ? __ldcs(in + (static_cast<int64_t>(kh) * nw2 + kw) * ldb) : make_float2(0.f, 0.f);
       detail::static_for<K>([&](auto y) {
         const float2 t = table[((kh * (y + static_cast<int>(a.out_off_h))) & (a.n_h - 1)) * step_h];  // conj: W^-
@@ -129,6 +134,12 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
         b[y].y += v.y * t.x - v.x * t.y;
       });
     }
+    if constexpr (Split > 1)
+      for (int o = kPlanes; o < 32; o <<= 1)
+        detail::static_for<K>([&](auto y) {
+          b[y].x += __shfl_xor_sync(0xffffffffu, b[y].x, o);
+          b[y].y += __shfl_xor_sync(0xffffffffu, b[y].y, o);
+        });
     const float c = (kw == 0 || 2 * kw == a.n_w) ? 1.f : 2.f;
     detail::static_for<K>([&](auto x) {
       const float2 t = table[((kw * (x + static_cast<int>(a.out_off_w))) & (a.n_w - 1)) * step_w];
@@ -136,7 +147,7 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
     });
   }
   // The warps' partial sums, kChunk outputs per round; warp w adds up outputs w, w + kWindowWarps, ..
-  // of the round, lane = plane.
+  // of the round; lanes of the first share store (the others hold the same sums).
   detail::static_for<K * K / kChunk>([&](auto round) {
     detail::static_for<kChunk>([&](auto i) {
       constexpr int o = round * kChunk + i;
@@ -147,7 +158,8 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
       float sum = 0.f;
       for (int w = 0; w < kWindowWarps; ++w) sum += part[w][i][lane];
       const int o = round * kChunk + i, y = o / K, x = o % K;
-      if (live && y < a.out_h && x < a.out_w) a.output[plane * a.out_plane_stride + y * a.out_ld + x] = sum * a.scale;
+      if (live && share == 0 && y < a.out_h && x < a.out_w)
+        a.output[plane * a.out_plane_stride + y * a.out_ld + x] = sum * a.scale;
     }
     __syncthreads();
   });
@@ -156,7 +168,11 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
 template <int K>
 void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
   const int64_t blocks = (a.batch + 31) / 32;
-  inverse_window_kernel<K><<<static_cast<unsigned>(blocks), 32 * kWindowWarps, 0, stream>>>(a);
+  if (blocks < detail::sm_count()) {
+    inverse_window_kernel<K, 4><<<static_cast<unsigned>((a.batch + 7) / 8), 32 * kWindowWarps, 0, stream>>>(a);
+  } else {
+    inverse_window_kernel<K, 1><<<static_cast<unsigned>(blocks), 32 * kWindowWarps, 0, stream>>>(a);
+  }
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
