@@ -4,13 +4,16 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "validation/compare.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "bench/layers_timing.hpp"
 #endif
 
 namespace fftconv {
@@ -56,20 +59,12 @@ const char* to_string(GpuTimer t) {
 
 #ifdef FFTCONV_HAVE_CUDA
 namespace {
-// Event pairs for up to kBatch back-to-back timed runs, and the graph of a captured execute().
+// The timing stream and the graph of a captured execute().
 struct TimingState {
-  static constexpr int kBatch = 512;
-  std::vector<cudaEvent_t> events;
   cudaGraphExec_t graph = nullptr;
   cudaStream_t stream = nullptr;
-  TimingState() {
-    check(cudaStreamCreate(&stream), "cudaStreamCreate");
-    events.assign(2 * kBatch, nullptr);
-    for (auto& e : events) check(cudaEventCreate(&e), "cudaEventCreate");
-  }
+  TimingState() { check(cudaStreamCreate(&stream), "cudaStreamCreate"); }
   ~TimingState() {
-    for (cudaEvent_t e : events)
-      if (e) cudaEventDestroy(e);
     if (graph) cudaGraphExecDestroy(graph);
     cudaStreamDestroy(stream);
   }
@@ -133,17 +128,11 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
       check(cudaGraphLaunch(st.graph, st.stream), "cudaGraphLaunch");
       check(cudaStreamSynchronize(st.stream), "graph replay");
       const std::vector<float> replay = download(out.p, out.n);
-      double diff = 0, norm = 0;
-      bool finite = true;
-      for (std::size_t i = 0; i < plain.size(); ++i) {
-        finite = finite && std::isfinite(replay[i]);
-        diff += double(replay[i] - plain[i]) * double(replay[i] - plain[i]);
-        norm += double(plain[i]) * double(plain[i]);
-      }
-      if (!finite || diff > 1e-12 * norm)
+      const std::vector<double> ref(plain.begin(), plain.end());
+      const ErrorStats e = compare(replay.data(), ref.data(), int64_t(ref.size()));
+      if (e.nonfinite > 0 || e.rel_l2 > 1e-6)
         throw CudaError("run: the CUDA graph of " + std::string(b.name()) + "'s execute() computes something else (" +
-                        (finite ? "rel_l2 " + std::to_string(std::sqrt(diff / norm)) : std::string("non-finite")) +
-                        ")");
+                        (e.nonfinite > 0 ? std::string("non-finite") : "rel_l2 " + std::to_string(e.rel_l2)) + ")");
     }
   }
   auto launch = [&] {
@@ -156,26 +145,14 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   // their times; returns their sum.
   std::vector<double> ms;
   auto timed = [&](int k, bool keep) {
-    double sum = 0;
-    for (int i = 0; i < k; ++i) {
-      check(cudaEventRecord(st.events[2 * size_t(i)], st.stream), "cudaEventRecord");
-      launch();
-      check(cudaEventRecord(st.events[2 * size_t(i) + 1], st.stream), "cudaEventRecord");
-    }
-    check(cudaEventSynchronize(st.events[2 * size_t(k) - 1]), "cudaEventSynchronize");
-    for (int i = 0; i < k; ++i) {
-      float t = 0;
-      check(cudaEventElapsedTime(&t, st.events[2 * size_t(i)], st.events[2 * size_t(i) + 1]), "cudaEventElapsedTime");
-      sum += t;
-      if (keep) ms.push_back(t);
-    }
-    return sum;
+    const std::vector<double> t = event_times([&](int) { launch(); }, 0, k, st.stream);
+    if (keep) ms.insert(ms.end(), t.begin(), t.end());
+    return std::accumulate(t.begin(), t.end(), 0.0);
   };
-  // Batches of about 2 ms (from one synchronized run's time, an upper bound) for the back-to-back modes.
+  // Batches of about 2 ms (from one synchronized run's time, an upper bound), at most 512
+  // executions, for the back-to-back modes.
   const double one = timed(1, false);
-  const int batch = timer == GpuTimer::calls
-                        ? 1
-                        : int(std::clamp(2.0 / std::max(one, 1e-3), 1.0, double(TimingState::kBatch)));
+  const int batch = timer == GpuTimer::calls ? 1 : int(std::clamp(2.0 / std::max(one, 1e-3), 1.0, 512.0));
   constexpr std::size_t kMaxRuns = 100000;
   std::size_t runs = 1;
   for (double warm = one; warm < min_ms / 4 && runs < kMaxRuns; runs += std::size_t(batch)) warm += timed(batch, false);

@@ -134,11 +134,7 @@ void add_bench_conv_command(CLI::App& bench, int* exit_code) {
                   "GPU: run each plan untimed for a quarter of this, then repeat until this much time is measured "
                   "(steadies clocks on sub-millisecond rows)")
       ->capture_default_str();
-  cmd->add_option("--timer", f->timer,
-                  "GPU timing: graph (one execute() captured in a CUDA graph, replays timed back to back: device "
-                  "time, shortest launch gaps), stream (executes back to back) or calls (each call synchronized: "
-                  "includes the host's launch latency)")
-      ->capture_default_str();
+  add_timer_option(cmd, f->timer);
   cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
   cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");
   cmd->add_option("--baseline-opt", f->baseline_opts,

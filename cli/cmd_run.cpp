@@ -101,10 +101,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--pass", f->pass, "fprop | bprop | accgrad")->capture_default_str();
   cmd->add_option("--backend", f->backend, "Backend name (see `fftconv backends`)")->capture_default_str();
   cmd->add_option("--repeat", f->repeat, "Timed repetitions after one warm-up")->capture_default_str();
-  cmd->add_option("--timer", f->timer,
-                  "GPU timing: calls (each call synchronized), stream (back to back) or graph (CUDA graph replays); "
-                  "see `fftconv bench conv --help`")
-      ->capture_default_str();
+  add_timer_option(cmd, f->timer);
   cmd->add_option("--check", f->check,
                   "Reference: auto (direct when affordable, else fftw64), direct, fftw64 or none")
       ->capture_default_str();

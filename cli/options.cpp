@@ -7,6 +7,14 @@
 
 namespace fftconv::cli {
 
+void add_timer_option(CLI::App* cmd, std::string& timer) {
+  cmd->add_option("--timer", timer,
+                  "GPU timing: graph (one execute() captured in a CUDA graph, its replays timed back to back: "
+                  "device time with the shortest launch gaps), stream (executions back to back) or calls (each "
+                  "call synchronized: includes the host's launch latency)")
+      ->capture_default_str();
+}
+
 std::size_t parse_bytes(const std::string& s, const char* flag) {
   unsigned long long v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);

@@ -25,6 +25,9 @@ struct PlanFlags {
   PlanOptions to_options() const;    // throws InvalidArgument naming the flag
 };
 
+// --timer calls|stream|graph (bench/runner.hpp GpuTimer) into `timer`, whose value is the default.
+void add_timer_option(CLI::App* cmd, std::string& timer);
+
 // "123", "64M", "2G" (binary units) -> bytes; throws InvalidArgument naming `flag`.
 std::size_t parse_bytes(const std::string& s, const char* flag);
 // KEY=VALUE pins (--opt and the like) into PlanOptions::extra; throws InvalidArgument naming `flag`.

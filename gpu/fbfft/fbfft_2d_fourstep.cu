@@ -587,14 +587,21 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-// Clusters of C blocks (Note [four-step freq_major clusters]): a whole number of clusters, at most
-// one wave of resident blocks.
-template <int C, int PB, class Args>
-void launch_fs_cluster(void (*kernel)(Args), int threads, int smem, const Args& a, cudaStream_t stream) {
+// Clusters of kClusterBlocks blocks (Note [four-step freq_major clusters]): a whole number of
+// clusters, at most one wave of resident blocks, kClusterPlanes planes per block (`planes`, the
+// kernel instance for them) or, for a batch that would give fewer than one block per SM that way,
+// one plane per block (`one`): twice the blocks, half the serial work per block (the overlap that
+// two planes per block buy needs the SMs to be full).
+template <class T, class Args>
+void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, cudaStream_t stream) {
+  constexpr int C = kClusterBlocks;
+  const bool small = (a.batch + C * kClusterPlanes - 1) / (C * kClusterPlanes) * C < sm_count();
+  const int pb = small ? 1 : kClusterPlanes, threads = T::kThreads, smem = T::smem_bytes(pb);
+  void (*kernel)(Args) = small ? one : planes;
   const void* k = reinterpret_cast<const void*>(kernel);
   if (smem > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const int64_t groups = (a.batch + C * PB - 1) / (C * PB);
+  const int64_t groups = (a.batch + C * pb - 1) / (C * pb);
   const int blocks = std::max(C, grid_blocks(k, threads, smem, groups * C) / C * C);
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
@@ -619,31 +626,15 @@ template <int LH, int LW>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
   launch_fs(inverse_fs_kernel<LH, LW>, FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kSmemBytes, a, stream);
 }
-// A batch that gives fewer than one block per SM with kClusterPlanes planes per block runs with one
-// plane per block instead: twice the blocks, half the serial work per block (the overlap that PB = 2
-// buys needs the SMs to be full).
-inline bool small_cluster_batch(int64_t batch) {
-  return (batch + kClusterBlocks * kClusterPlanes - 1) / (kClusterBlocks * kClusterPlanes) * kClusterBlocks < sm_count();
-}
 template <int LH, int LW>
 void launch_forward_cluster(const ForwardArgs& a, cudaStream_t stream) {
-  using T = FsTile<LH, LW>;
-  if (small_cluster_batch(a.batch))
-    launch_fs_cluster<kClusterBlocks, 1>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>, T::kThreads,
-                                         T::smem_bytes(1), a, stream);
-  else
-    launch_fs_cluster<kClusterBlocks, kClusterPlanes>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
-                                                      T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+  launch_fs_cluster<FsTile<LH, LW>>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>,
+                                    forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse_cluster(const InverseArgs& a, cudaStream_t stream) {
-  using T = FsTile<LH, LW>;
-  if (small_cluster_batch(a.batch))
-    launch_fs_cluster<kClusterBlocks, 1>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>, T::kThreads,
-                                         T::smem_bytes(1), a, stream);
-  else
-    launch_fs_cluster<kClusterBlocks, kClusterPlanes>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>,
-                                                      T::kThreads, T::smem_bytes(kClusterPlanes), a, stream);
+  launch_fs_cluster<FsTile<LH, LW>>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>,
+                                    inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>, a, stream);
 }
 template <auto Kernel>
 const void* kernel_address() { return reinterpret_cast<const void*>(Kernel); }

@@ -167,12 +167,15 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
 
 template <int K>
 void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
-  const int64_t blocks = (a.batch + 31) / 32;
-  if (blocks < detail::sm_count()) {
-    inverse_window_kernel<K, 4><<<static_cast<unsigned>((a.batch + 7) / 8), 32 * kWindowWarps, 0, stream>>>(a);
-  } else {
-    inverse_window_kernel<K, 1><<<static_cast<unsigned>(blocks), 32 * kWindowWarps, 0, stream>>>(a);
-  }
+  auto launch = [&](auto split) {
+    constexpr int kPlanes = 32 / decltype(split)::value;  // planes per block
+    const auto blocks = static_cast<unsigned>((a.batch + kPlanes - 1) / kPlanes);
+    inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
+  };
+  if ((a.batch + 31) / 32 < detail::sm_count())  // one plane per lane would leave SMs idle
+    launch(std::integral_constant<int, 4>{});
+  else
+    launch(std::integral_constant<int, 1>{});
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
