@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <exception>
 #include <ostream>
 #include <random>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "bench/fft_bench.hpp"
 #include "bench/fft_bench_kernels.cuh"
+#include "bench/timing.hpp"
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft.hpp"
@@ -55,43 +57,94 @@ struct CufftPlan {
 };
 
 struct Stats {
-  double median_ms = 0, min_ms = 0;
+  double median_ms = 0, min_ms = 0;  // per call
+  std::string timer;                 // how the samples were taken: calls, stream, graph or "stream (no graph: why)"
 };
 
-// Times fn(rep) with CUDA events: warmup untimed calls, then `repeat` timed ones.
+// Ends a stream capture left open by an exception and drops what it recorded.
+void abandon_capture(cudaStream_t stream) {
+  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
+    cudaGraph_t g = nullptr;
+    if (cudaStreamEndCapture(stream, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+  }
+  cudaGetLastError();
+}
+
+// Times fn(i) (i counts calls, so the caller can rotate buffers) with CUDA events: `warmup` untimed
+// calls, then `repeat` timed samples. Under GpuTimer::calls a sample is one call, synchronized before
+// the next; under stream it is `per_sample` calls queued back to back and divided by per_sample;
+// under graph those per_sample calls are captured once into a CUDA graph whose replays are the
+// samples (a capture that fails falls back to stream and says why in Stats::timer).
 template <class Fn>
-Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream) {
+Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream, GpuTimer mode = GpuTimer::calls,
+                  int per_sample = 1) {
   EventPair ev;
-  for (int i = 0; i < warmup; ++i) fn(i);
+  int next = 0;
+  for (int i = 0; i < warmup; ++i) fn(next++);
   FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (mode == GpuTimer::calls) per_sample = 1;
+  Stats out;
+  out.timer = to_string(mode);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (mode == GpuTimer::graph) {
+    try {
+      FFTCONV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      for (int j = 0; j < per_sample; ++j) fn(j);
+      FFTCONV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+      FFTCONV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    } catch (const std::exception& e) {
+      abandon_capture(stream);
+      if (graph) cudaGraphDestroy(graph);
+      graph = nullptr;
+      exec = nullptr;
+      out.timer = std::string("stream (no graph: ") + e.what() + ")";
+    }
+  }
   std::vector<double> ms;
   for (int i = 0; i < repeat; ++i) {
     FFTCONV_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    fn(warmup + i);
+    if (exec) {
+      FFTCONV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    } else {
+      for (int j = 0; j < per_sample; ++j) fn(next++);
+    }
     FFTCONV_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
     FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev.stop));
     float t = 0;
     FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
-    ms.push_back(t);
+    ms.push_back(double(t) / per_sample);
   }
-  std::sort(ms.begin(), ms.end());
-  const std::size_t n = ms.size();
-  return {n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]), ms.front()};
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  const Timing t = summarize(std::move(ms));
+  out.median_ms = t.median_ms;
+  out.min_ms = t.min_ms;
+  return out;
+}
+
+// Calls per timed sample under the stream and graph timers: about 2 ms of work per sample (from a
+// synchronized call's time), at least 8 calls and at most 64.
+int calls_per_sample(GpuTimer mode, double call_ms) {
+  if (mode == GpuTimer::calls) return 1;
+  return std::clamp(int(std::ceil(2.0 / std::max(call_ms, 1e-4))), 8, 64);
 }
 
 __global__ void empty_kernel() {}
 
-// The smallest time this harness can report: an empty one-block kernel between two events. A
-// transform of B bytes cannot take less than about this plus B / copy bandwidth, which is why
-// small batches cannot reach a large fraction of the copy bandwidth.
-double launch_floor_ms(int repeat, cudaStream_t stream) {
+// The smallest time this harness can report per call: an empty one-block kernel timed the same
+// way. A transform of B bytes cannot take less than about this plus B / copy bandwidth, which is
+// why small batches cannot reach a large fraction of the copy bandwidth.
+double launch_floor_ms(int repeat, cudaStream_t stream, GpuTimer mode) {
   return time_events([&](int) {
     empty_kernel<<<1, 32, 0, stream>>>();
     FFTCONV_CUDA_CHECK_LAUNCH();
-  }, 3, repeat, stream).median_ms;
+  }, 3, repeat, stream, mode, 64).median_ms;
 }
 
-// Device copy bandwidth (bytes read + written per second) of a large D2D cudaMemcpy.
+// Device copy bandwidth (bytes read + written per second) of a large D2D cudaMemcpy (about a
+// millisecond per copy, so the launch gap is below 1% under every timer; timed as calls).
 double copy_bandwidth_gbps(int repeat, cudaStream_t stream) {
   std::size_t free_b = 0, total_b = 0;
   FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -232,14 +285,19 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   int64_t non_finite = 0;
   const bool verified = verify(fbfft::Kernel::automatic, &rel, &non_finite);
 
-  const Stats fb = time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream);
+  // Every family and cuFFT are timed with the same number of calls per sample, sized from three
+  // synchronized calls of the automatic family.
+  const int per_sample =
+      calls_per_sample(o.timer, time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, 1, 3, stream).median_ms);
+  const Stats fb =
+      time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream, o.timer, per_sample);
   // cuFFT C2R may overwrite its input; it runs after fbfft, on the same buffers.
   const Stats cu = c.inverse ? time_events([&](int i) {
     FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
-  }, o.warmup, o.repeat, stream)
+  }, o.warmup, o.repeat, stream, o.timer, per_sample)
                              : time_events([&](int i) {
     FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[i % slots].as<float>(), cplx[i % slots].as<cufftComplex>()));
-  }, o.warmup, o.repeat, stream);
+  }, o.warmup, o.repeat, stream, o.timer, per_sample);
   if (c.inverse)  // the spectra cuFFT may have overwritten, for the other families' verification
     FFTCONV_CUDA_CHECK(cudaMemcpyAsync(cplx[0].get(), check_cplx.get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
   const double bytes = double(real_bytes + cplx_bytes);
@@ -252,7 +310,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     double k_rel = 0;
     int64_t k_nf = 0;
     const bool k_ok = verify(k, &k_rel, &k_nf);
-    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream);
+    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream, o.timer, per_sample);
     char buf[160];
     std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), st.median_ms, cu.median_ms / st.median_ms,
                   k_ok ? "" : ", FAILED");
@@ -260,7 +318,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     others.push_back({{"family", fbfft::to_string(k)}, {"median_ms", st.median_ms}, {"min_ms", st.min_ms},
                       {"gbps", bytes / (st.median_ms * 1e6)}, {"copy_fraction", bytes / (st.median_ms * 1e6) / copy_gbps},
                       {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", k_rel}, {"non_finite", k_nf},
-                      {"verified", k_ok}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
+                      {"verified", k_ok}, {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
   }
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
   const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
@@ -269,15 +327,19 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
-  out << line << others_line << std::endl;
+  out << line << others_line;
+  for (const Stats* st : {&fb, &cu})
+    if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
+  out << std::endl;
   return {{"n_h", c.n_h},
           {"n_w", c.n_w},
           {"batch", c.batch},
           {"direction", c.inverse ? "inverse" : "forward"},
           {"bytes", bytes},
           {"rotating_buffers", slots},
-          {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps}}},
-          {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}}},
+          {"calls_per_sample", per_sample},
+          {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps}, {"timer", fb.timer}}},
+          {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}, {"timer", cu.timer}}},
           {"speedup", cu.median_ms / fb.median_ms},
           {"rel_l2_vs_cufft", rel},
           {"non_finite", non_finite},
@@ -320,13 +382,15 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   doc["direction"] = o.inverse ? "inverse" : "forward";
   doc["repeat"] = o.repeat;
   doc["warmup"] = o.warmup;
+  doc["timer"] = to_string(o.timer);
   doc["layout"] = "standard batch x n_h x (n_w/2+1), no padding, out-of-place";
   const double copy = copy_bandwidth_gbps(o.repeat, stream);
   doc["copy_gbps"] = copy;
-  const double floor_ms = launch_floor_ms(o.repeat, stream);
+  const double floor_ms = launch_floor_ms(o.repeat, stream, o.timer);
   doc["launch_floor_ms"] = floor_ms;
   out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy
-      << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing)\n";
+      << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing); timer "
+      << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)") << "\n";
   out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;

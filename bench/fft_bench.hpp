@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/timing.hpp"
+
 namespace fftconv::bench {
 
 struct FftBenchOptions {
@@ -15,6 +17,8 @@ struct FftBenchOptions {
   bool inverse = false;                           // C2R instead of R2C
   int repeat = 50;                                // timed repetitions (median and min reported)
   int warmup = 5;
+  GpuTimer timer = GpuTimer::calls;               // calls: each call synchronized; stream / graph: per call,
+                                                  // 8-64 calls back to back per sample (bench/timing.hpp)
   std::string command_line;                       // recorded in the JSON
 };
 
@@ -22,7 +26,7 @@ struct FftBenchOptions {
 bool fft_bench_available(std::string* why);
 
 // Runs every (size, batch) configuration: verifies fbfft against cuFFT on the same data, times
-// both with CUDA events after warm-up over rotating buffers larger than L2, prints a table to
+// both with CUDA events (as o.timer says) after warm-up over rotating buffers larger than L2, prints a table to
 // `out`, and returns the JSON document (device, versions, copy bandwidth, rows). *all_ok is false
 // when some configuration failed verification. Throws InvalidArgument for bad options,
 // Unsupported for sizes without an fbfft kernel, CudaError / OutOfMemory from the device.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws the paper's Figures 7-8 from `fftconv bench fft --json` files: speedup of fbfft over cuFFT
-against batch size, one curve per transform size, one panel per (dims, direction) found.
+against batch size, one curve per transform size, one panel per (dims, direction, timer) found.
 
 usage: plot_fft.py RESULT.json [RESULT.json ...] -o fft_speedup.png
 """
@@ -15,16 +15,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def load(paths):
-    panels = defaultdict(lambda: defaultdict(list))  # (dims, direction) -> size label -> [(batch, speedup)]
+    panels = defaultdict(lambda: defaultdict(list))  # (dims, direction, timer) -> size label -> [(batch, speedup)]
     devices = set()
     for path in paths:
         with open(path) as f:
             doc = json.load(f)
         devices.add(doc["device"]["name"])
+        timer = doc.get("timer", "calls")  # files written before --timer existed were timed as calls
         for row in doc["rows"]:
             dims = 1 if row["n_h"] == 1 else 2
             label = f"{row['n_w']}" if dims == 1 else f"{row['n_h']}x{row['n_w']}"
-            panels[(dims, row["direction"])][label].append((row["batch"], row["speedup"]))
+            panels[(dims, row["direction"], timer)][label].append((row["batch"], row["speedup"]))
     return panels, devices
 
 
@@ -39,7 +40,7 @@ def main():
     keys = sorted(panels)
     fig, axes = plt.subplots(1, len(keys), figsize=(5.5 * len(keys), 4.2), squeeze=False)
     for ax, key in zip(axes[0], keys):
-        dims, direction = key
+        dims, direction, timer = key
         for label, pts in sorted(panels[key].items(), key=lambda kv: int(kv[0].split("x")[-1])):
             pts.sort()
             ax.plot([b for b, _ in pts], [s for _, s in pts], marker="o", label=label)
@@ -47,7 +48,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_xlabel("batch")
         ax.set_ylabel("speedup over cuFFT (x)")
-        ax.set_title(f"fbfft {dims}-D {'FFT' if direction == 'forward' else 'IFFT'}")
+        ax.set_title(f"fbfft {dims}-D {'FFT' if direction == 'forward' else 'IFFT'} ({timer} timing)")
         ax.legend(title="size", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(", ".join(sorted(devices)))

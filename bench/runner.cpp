@@ -41,22 +41,6 @@ struct DevBuf {
 }  // namespace
 #endif
 
-GpuTimer parse_gpu_timer(const std::string& s) {
-  if (s == "calls") return GpuTimer::calls;
-  if (s == "stream") return GpuTimer::stream;
-  if (s == "graph") return GpuTimer::graph;
-  throw InvalidArgument("timer: must be calls, stream or graph, got '" + s + "'");
-}
-
-const char* to_string(GpuTimer t) {
-  switch (t) {
-    case GpuTimer::calls: return "calls";
-    case GpuTimer::stream: return "stream";
-    case GpuTimer::graph: return "graph";
-  }
-  return "?";
-}
-
 #ifdef FFTCONV_HAVE_CUDA
 namespace {
 // The timing stream and the graph of a captured execute().

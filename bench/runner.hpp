@@ -9,17 +9,6 @@
 
 namespace fftconv {
 
-// How run_plan times a CUDA plan (every mode: an event pair around each timed execution).
-enum class GpuTimer {
-  calls,   // each execute() timed alone and synchronized before the next: the device waits for the host
-           // to queue every launch, so launch latency counts (a floor of several µs per kernel)
-  stream,  // executes queued back to back (one synchronization per batch of about 2 ms): the device time
-           // of a stream of calls, the host's launch cost hidden wherever the device is the slower side
-  graph,   // one execute() captured into a CUDA graph and its replays queued back to back: device time
-           // with the shortest launch gaps; a plan that cannot be captured falls back to `stream`
-};
-GpuTimer parse_gpu_timer(const std::string& s);  // "calls" | "stream" | "graph", else InvalidArgument
-const char* to_string(GpuTimer t);
 
 struct RunResult {
   Timing time;

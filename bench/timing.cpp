@@ -1,7 +1,25 @@
 // Host timing helpers (see timing.hpp).
 #include "bench/timing.hpp"
 
+#include "common/errors.hpp"
+
 namespace fftconv {
+
+GpuTimer parse_gpu_timer(const std::string& s) {
+  if (s == "calls") return GpuTimer::calls;
+  if (s == "stream") return GpuTimer::stream;
+  if (s == "graph") return GpuTimer::graph;
+  throw InvalidArgument("timer: must be calls, stream or graph, got '" + s + "'");
+}
+
+const char* to_string(GpuTimer t) {
+  switch (t) {
+    case GpuTimer::calls: return "calls";
+    case GpuTimer::stream: return "stream";
+    case GpuTimer::graph: return "graph";
+  }
+  return "?";
+}
 
 Timing summarize(std::vector<double> ms) {
   Timing t;

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/timing.hpp"
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "common/errors.hpp"
 #ifdef FFTCONV_HAVE_CUDA
 #include "bench/fft_bench.hpp"
@@ -23,10 +25,12 @@ struct BenchFftArgs {
   std::vector<int64_t> batches{16384, 65536};
   bool inverse = false;
   int repeat = 50;
+  std::string timer = "calls";
   std::string json;
 };
 
 int run(const BenchFftArgs& a, const std::string& command) {
+  const GpuTimer timer = parse_gpu_timer(a.timer);  // bad input is reported before the device check
 #ifdef FFTCONV_HAVE_CUDA
   std::string why;
   if (!bench::fft_bench_available(&why)) {
@@ -39,6 +43,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   o.batches = a.batches;
   o.inverse = a.inverse;
   o.repeat = a.repeat;
+  o.timer = timer;
   o.command_line = command;
   bool ok = true;
   const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
@@ -55,6 +60,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
 #else
   (void)a;
   (void)command;
+  (void)timer;
   std::fprintf(stderr, "fftconv bench fft: this build has no CUDA support (configure with nvcc and FFTCONV_CUDA)\n");
   return kExitBadInput;
 #endif
@@ -70,6 +76,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
   cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);
+  add_timer_option(cmd, args->timer);
   cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
   cmd->callback([args, exit_code]() {
     std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";
@@ -77,7 +84,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
     command += " --batches ";
     for (std::size_t i = 0; i < args->batches.size(); ++i) command += (i ? "," : "") + std::to_string(args->batches[i]);
     if (args->inverse) command += " --inverse";
-    command += " --repeat " + std::to_string(args->repeat);
+    command += " --repeat " + std::to_string(args->repeat) + " --timer " + args->timer;
     *exit_code = run(*args, command);
   });
 }

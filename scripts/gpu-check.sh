@@ -72,11 +72,14 @@ stage_bench() {
   $FC bench layers --backends cufft,fbfft --json "$OUT/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
   log "bench conv (paper's fbfft vs cufft experiment)"
   $FC bench conv --json "$OUT/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
-  log "bench fft (fbfft vs cuFFT transforms)"
-  $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --json "$OUT/fft2d.json" 2>&1 | tail -12
-  $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --json "$OUT/fft2d_inv.json" 2>&1 | tail -12
-  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --json "$OUT/fft1d.json" 2>&1 | tail -19
-  $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --json "$OUT/fft1d_inv.json" 2>&1 | tail -19
+  log "bench fft (fbfft vs cuFFT transforms; each call synchronized, then calls back to back in a CUDA graph)"
+  local t
+  for t in calls graph; do
+    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --timer $t --json "$OUT/fft2d_$t.json" 2>&1 | tail -12
+    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --timer $t --json "$OUT/fft2d_inv_$t.json" 2>&1 | tail -12
+    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --timer $t --json "$OUT/fft1d_$t.json" 2>&1 | tail -19
+    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --timer $t --json "$OUT/fft1d_inv_$t.json" 2>&1 | tail -19
+  done
 }
 
 stage_grid() {
