@@ -320,6 +320,17 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                       {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", k_rel}, {"non_finite", k_nf},
                       {"verified", k_ok}, {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
   }
+  // A copy kernel that reads and writes as many bytes as the transform, timed the same way: how
+  // close to the (large-copy) copy bandwidth a kernel of this size gets at all. It writes half the
+  // rotation ahead of what it reads, so that neither side is still in L2; it runs last because it
+  // overwrites slots (and, with one slot, the reference) that the verifications above use.
+  const int64_t same_pieces = int64_t((real_bytes + cplx_bytes) / 32);  // 16-byte pieces each way (<= cplx_bytes)
+  const std::size_t same_bytes = std::size_t(same_pieces) * 16;
+  const Stats same = time_events([&](int i) {
+    void* dst = slots > 1 ? cplx[(i + slots / 2) % slots].get() : check_cplx.get();
+    copy_device(static_cast<float4*>(dst), static_cast<const float4*>(cplx[i % slots].get()), same_pieces, stream);
+  }, o.warmup, o.repeat, stream, o.timer, per_sample);
+  const double same_gbps = 2.0 * double(same_bytes) / (same.median_ms * 1e6);
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
   const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
   char line[400];
@@ -327,7 +338,9 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
-  out << line << others_line;
+  char same_line[96];
+  std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%]", same.median_ms, 100 * same_gbps / copy_gbps);
+  out << line << same_line << others_line;
   for (const Stats* st : {&fb, &cu})
     if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
   out << std::endl;
@@ -340,6 +353,8 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"calls_per_sample", per_sample},
           {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps}, {"timer", fb.timer}}},
           {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}, {"timer", cu.timer}}},
+          {"same_size_copy", {{"bytes_read_and_written", 2 * same_bytes}, {"median_ms", same.median_ms}, {"min_ms", same.min_ms},
+                              {"copy_fraction", same_gbps / copy_gbps}, {"timer", same.timer}}},
           {"speedup", cu.median_ms / fb.median_ms},
           {"rel_l2_vs_cufft", rel},
           {"non_finite", non_finite},
@@ -391,7 +406,7 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy
       << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing); timer "
       << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)") << "\n";
-  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] (other families)\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();

@@ -1,5 +1,6 @@
 // Device helpers of the FFT benchmark: a counter-based uniform fill (no host round trip for
-// gigabyte buffers) and a device-side normwise comparison that also counts non-finite values.
+// gigabyte buffers), a device-side normwise comparison that also counts non-finite values, and a
+// streaming copy kernel (the same-size copy baseline).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -52,7 +53,28 @@ __global__ void compare_kernel(const float* got, const float* ref, int64_t n, Er
   }
 }
 
+// Four 16-byte pieces per thread, consecutive threads on consecutive pieces (coalesced), loads
+// issued before stores.
+__global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, const float4* __restrict__ src, int64_t n4) {
+  const int64_t base = blockIdx.x * int64_t(1024) + threadIdx.x;
+  float4 v[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    if (base + 256 * k < n4) v[k] = src[base + 256 * k];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    if (base + 256 * k < n4) dst[base + 256 * k] = v[k];
+}
+
 }  // namespace detail
+
+// Copies n4 16-byte pieces with a kernel (not cudaMemcpy, whose D2D copies captured in a graph may
+// go through the copy engines): the same path as a transform kernel's loads and stores.
+inline void copy_device(float4* dst, const float4* src, int64_t n4, cudaStream_t stream) {
+  if (n4 <= 0) return;
+  detail::copy_kernel<<<static_cast<unsigned>((n4 + 1023) / 1024), 256, 0, stream>>>(dst, src, n4);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
 
 // p[i] uniform in [-1, 1), a pure function of (seed, i).
 inline void fill_uniform(float* p, int64_t n, uint64_t seed, cudaStream_t stream) {
