@@ -78,6 +78,8 @@ stage_bench() {
   $FC bench layers --backends cufft,fbfft --json "$OUT/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
   log "bench conv (paper's fbfft vs cufft experiment)"
   $FC bench conv --json "$OUT/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
+  log "CGEMM probe (the layers' products: CgemmStridedBatched vs cublasLt's algorithms)"
+  $B/bench/fftconv_cgemm_probe | tee "$OUT/cgemm_probe.txt"
   log "bench fft (fbfft vs cuFFT transforms; each call synchronized, then calls back to back in a CUDA graph)"
   local t
   for t in calls graph; do
