@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <exception>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
@@ -17,6 +17,7 @@
 
 #include "bench/fft_bench.hpp"
 #include "bench/fft_bench_kernels.cuh"
+#include "bench/layers_timing.hpp"
 #include "bench/timing.hpp"
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
@@ -31,20 +32,6 @@ using fbfft::InverseArgs;
 // Buffers rotated across repetitions so that each one starts cold in L2.
 constexpr std::size_t kRotateMinBytes = std::size_t(256) << 20;
 constexpr int kMaxSlots = 32;
-
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&start));
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
 
 struct CufftPlan {
   cufftHandle h = 0;
@@ -61,63 +48,38 @@ struct Stats {
   std::string timer;                 // how the samples were taken: calls, stream, graph or "stream (no graph: why)"
 };
 
-// Ends a stream capture left open by an exception and drops what it recorded.
-void abandon_capture(cudaStream_t stream) {
-  cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(stream, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone) {
-    cudaGraph_t g = nullptr;
-    if (cudaStreamEndCapture(stream, &g) == cudaSuccess && g) cudaGraphDestroy(g);
-  }
-  cudaGetLastError();
-}
-
 // Times fn(i) (i counts calls, so the caller can rotate buffers) with CUDA events: `warmup` untimed
-// calls, then `repeat` timed samples. Under GpuTimer::calls a sample is one call, synchronized before
-// the next; under stream it is `per_sample` calls queued back to back and divided by per_sample;
-// under graph those per_sample calls are captured once into a CUDA graph whose replays are the
-// samples (a capture that fails falls back to stream and says why in Stats::timer).
+// calls, then `repeat` timed samples, each synchronized before the next. Under GpuTimer::calls a
+// sample is one call; under stream it is `per_sample` calls queued back to back and divided by
+// per_sample; under graph those per_sample calls are captured once into a CUDA graph whose replays
+// are the samples (a capture that fails falls back to stream and says why in Stats::timer).
 template <class Fn>
 Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream, GpuTimer mode = GpuTimer::calls,
                   int per_sample = 1) {
-  EventPair ev;
   int next = 0;
   for (int i = 0; i < warmup; ++i) fn(next++);
   FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (mode == GpuTimer::calls) per_sample = 1;
   Stats out;
   out.timer = to_string(mode);
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
+  std::unique_ptr<GpuGraph> graph;
   if (mode == GpuTimer::graph) {
-    try {
-      FFTCONV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      for (int j = 0; j < per_sample; ++j) fn(j);
-      FFTCONV_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      FFTCONV_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    } catch (const std::exception& e) {
-      abandon_capture(stream);
-      if (graph) cudaGraphDestroy(graph);
-      graph = nullptr;
-      exec = nullptr;
-      out.timer = std::string("stream (no graph: ") + e.what() + ")";
+    graph = std::make_unique<GpuGraph>([&] { for (int j = 0; j < per_sample; ++j) fn(j); }, stream);
+    if (!graph->ok()) {
+      out.timer = "stream (no graph: " + graph->why() + ")";
+      graph.reset();
     }
   }
   std::vector<double> ms;
   for (int i = 0; i < repeat; ++i) {
-    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    if (exec) {
-      FFTCONV_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    } else {
-      for (int j = 0; j < per_sample; ++j) fn(next++);
-    }
-    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-    FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-    float t = 0;
-    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
-    ms.push_back(double(t) / per_sample);
+    const std::vector<double> t = event_times([&](int) {
+      if (graph)
+        graph->launch(stream);
+      else
+        for (int j = 0; j < per_sample; ++j) fn(next++);
+    }, 0, 1, stream);
+    ms.push_back(t[0] / per_sample);
   }
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
   const Timing t = summarize(std::move(ms));
   out.median_ms = t.median_ms;
   out.min_ms = t.min_ms;

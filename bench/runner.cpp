@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -43,39 +44,14 @@ struct DevBuf {
 
 #ifdef FFTCONV_HAVE_CUDA
 namespace {
-// The timing stream and the graph of a captured execute().
-struct TimingState {
-  cudaGraphExec_t graph = nullptr;
+// The timing stream (the graph of a captured execute(), when there is one, is destroyed first).
+struct TimingStream {
   cudaStream_t stream = nullptr;
-  TimingState() { check(cudaStreamCreate(&stream), "cudaStreamCreate"); }
-  ~TimingState() {
-    if (graph) cudaGraphExecDestroy(graph);
-    cudaStreamDestroy(stream);
-  }
-  TimingState(const TimingState&) = delete;
-  TimingState& operator=(const TimingState&) = delete;
+  TimingStream() { check(cudaStreamCreate(&stream), "cudaStreamCreate"); }
+  ~TimingStream() { cudaStreamDestroy(stream); }
+  TimingStream(const TimingStream&) = delete;
+  TimingStream& operator=(const TimingStream&) = delete;
 };
-
-// Captures one plan.execute(a) on st.stream into st.graph; returns why not when it cannot.
-std::string capture(const Plan& plan, const Args& a, TimingState& st) {
-  check(cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  std::string why;
-  try {
-    plan.execute(a);
-  } catch (const std::exception& e) {
-    why = e.what();
-  }
-  cudaGraph_t g = nullptr;
-  const cudaError_t ec = cudaStreamEndCapture(st.stream, &g);
-  if (why.empty() && ec != cudaSuccess) why = std::string("capture: ") + cudaGetErrorString(ec);
-  if (why.empty()) {
-    const cudaError_t ei = cudaGraphInstantiate(&st.graph, g, 0);
-    if (ei != cudaSuccess) why = std::string("instantiate: ") + cudaGetErrorString(ei);
-  }
-  if (g) cudaGraphDestroy(g);
-  (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
-  return why;
-}
 
 std::vector<float> download(const float* p, std::size_t n) {
   std::vector<float> h(n);
@@ -96,7 +72,8 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   }
 #ifdef FFTCONV_HAVE_CUDA
   DevBuf x(d.input), w(d.weight), g(d.grad_output), out(d.result);  // result copied too: NaN poison
-  TimingState st;
+  TimingStream st;
+  std::unique_ptr<GpuGraph> graph;  // after st: destroyed before the stream
   Args a;
   a.input = x.p; a.weight = w.p; a.grad_output = g.p; a.result = out.p; a.dtype = DType::f32; a.stream = st.stream;
   plan.execute(a);  // warm-up (autotuning happens at plan time or here)
@@ -104,12 +81,13 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   r.timer = to_string(timer);
   if (timer == GpuTimer::graph) {
     const std::vector<float> plain = download(out.p, out.n);
-    if (std::string why = capture(plan, a, st); !why.empty()) {
+    graph = std::make_unique<GpuGraph>([&] { plan.execute(a); }, st.stream);
+    if (!graph->ok()) {
       timer = GpuTimer::stream;
-      r.timer = "stream (no graph: " + why + ")";
+      r.timer = "stream (no graph: " + graph->why() + ")";
     } else {  // the replay must compute what execute() computed
       check(cudaMemsetAsync(out.p, 0xff, out.n * sizeof(float), st.stream), "cudaMemsetAsync");  // NaN poison
-      check(cudaGraphLaunch(st.graph, st.stream), "cudaGraphLaunch");
+      graph->launch(st.stream);
       check(cudaStreamSynchronize(st.stream), "graph replay");
       const std::vector<float> replay = download(out.p, out.n);
       const std::vector<double> ref(plain.begin(), plain.end());
@@ -121,7 +99,7 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   }
   auto launch = [&] {
     if (timer == GpuTimer::graph)
-      check(cudaGraphLaunch(st.graph, st.stream), "cudaGraphLaunch");
+      graph->launch(st.stream);
     else
       plan.execute(a);
   };
