@@ -282,6 +282,27 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                       {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", k_rel}, {"non_finite", k_nf},
                       {"verified", k_ok}, {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
   }
+  // The requested 1-D block shapes of the automatic family (Note [1-D register kernels]), same
+  // buffers and run: the measurements behind the default shape.
+  nlohmann::json shapes = nlohmann::json::array();
+  std::string shapes_line;
+  for (const fbfft::Shape1d& shape : o.shapes_1d) {
+    fa.shape_1d = ia.shape_1d = shape;
+    double s_rel = 0;
+    int64_t s_nf = 0;
+    const bool s_ok = verify(fbfft::Kernel::automatic, &s_rel, &s_nf);
+    const Stats st = time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream, o.timer, per_sample);
+    const double gbps = bytes / (st.median_ms * 1e6);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " {%s %.4f ms, %.1f%%, %.2fx cuFFT%s}", fbfft::to_string(shape).c_str(), st.median_ms,
+                  100 * gbps / copy_gbps, cu.median_ms / st.median_ms, s_ok ? "" : ", FAILED");
+    shapes_line += buf;
+    shapes.push_back({{"shape", fbfft::to_string(shape)}, {"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps},
+                      {"copy_fraction", gbps / copy_gbps}, {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", s_rel},
+                      {"non_finite", s_nf}, {"verified", s_ok}, {"timer", st.timer},
+                      {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family, fbfft::Layout::standard, shape)}});
+  }
+  fa.shape_1d = ia.shape_1d = fbfft::Shape1d{};
   // A copy kernel that reads and writes as many bytes as the transform, timed the same way: how
   // close to the (large-copy) copy bandwidth a kernel of this size gets at all. It writes half the
   // rotation ahead of what it reads, so that neither side is still in L2; it runs last because it
@@ -302,7 +323,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
   char same_line[96];
   std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%]", same.median_ms, 100 * same_gbps / copy_gbps);
-  out << line << same_line << others_line;
+  out << line << same_line << others_line << shapes_line;
   for (const Stats* st : {&fb, &cu})
     if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
   out << std::endl;
@@ -323,7 +344,8 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"verified", verified},
           {"fbfft_kernel", attrs},
           {"fbfft_family", fbfft::to_string(family)},
-          {"fbfft_other_families", others}};
+          {"fbfft_other_families", others},
+          {"fbfft_shapes_1d", shapes}};
 }
 
 }  // namespace
@@ -338,6 +360,8 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   if (o.dims != 1 && o.dims != 2) throw InvalidArgument("bench fft: --dims must be 1 or 2, got " + std::to_string(o.dims));
   if (o.repeat < 1) throw InvalidArgument("bench fft: --repeat must be >= 1, got " + std::to_string(o.repeat));
   if (o.sizes.empty() || o.batches.empty()) throw InvalidArgument("bench fft: --sizes and --batches must not be empty");
+  if (!o.shapes_1d.empty() && o.dims != 1)
+    throw InvalidArgument("bench fft: --shapes-1d applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(o.dims));
   for (int n : o.sizes)
     if (!fbfft::supported(o.dims == 2 ? n : 1, n))
       throw Unsupported("bench fft: fbfft has no " + std::to_string(o.dims) + "-D kernel for size " + std::to_string(n));
@@ -368,7 +392,7 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy
       << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing); timer "
       << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)") << "\n";
-  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] (other families)\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] (other families) {1-D block shapes}\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();

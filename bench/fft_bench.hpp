@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/timing.hpp"
+#include "gpu/fbfft/shape_1d.hpp"
 
 namespace fftconv::bench {
 
@@ -19,6 +20,8 @@ struct FftBenchOptions {
   int warmup = 5;
   GpuTimer timer = GpuTimer::calls;               // calls: each call synchronized; stream / graph: per call,
                                                   // 8-64 calls back to back per sample (bench/timing.hpp)
+  std::vector<fbfft::Shape1d> shapes_1d;          // dims 1 only: these block shapes of the 1-D register /
+                                                  // four-step kernels too, verified and timed in the same run
   std::string command_line;                       // recorded in the JSON
 };
 

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/errors.hpp"
+#include "gpu/fbfft/shape_1d.hpp"
 #ifdef FFTCONV_HAVE_CUDA
 #include "bench/fft_bench.hpp"
 #endif
@@ -26,11 +27,16 @@ struct BenchFftArgs {
   bool inverse = false;
   int repeat = 50;
   std::string timer = "calls";
+  std::vector<std::string> shapes_1d;
   std::string json;
 };
 
 int run(const BenchFftArgs& a, const std::string& command) {
   const GpuTimer timer = parse_gpu_timer(a.timer);  // bad input is reported before the device check
+  std::vector<fbfft::Shape1d> shapes;
+  for (const std::string& s : a.shapes_1d) shapes.push_back(fbfft::parse_shape_1d(s, "--shapes-1d"));
+  if (!shapes.empty() && a.dims != 1)
+    throw InvalidArgument("--shapes-1d: applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(a.dims));
 #ifdef FFTCONV_HAVE_CUDA
   std::string why;
   if (!bench::fft_bench_available(&why)) {
@@ -44,6 +50,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   o.inverse = a.inverse;
   o.repeat = a.repeat;
   o.timer = timer;
+  o.shapes_1d = shapes;
   o.command_line = command;
   bool ok = true;
   const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
@@ -61,6 +68,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   (void)a;
   (void)command;
   (void)timer;
+  (void)shapes;
   std::fprintf(stderr, "fftconv bench fft: this build has no CUDA support (configure with nvcc and FFTCONV_CUDA)\n");
   return kExitBadInput;
 #endif
@@ -77,6 +85,11 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
   cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);
   add_timer_option(cmd, args->timer);
+  cmd->add_option("--shapes-1d", args->shapes_1d,
+                  "with --dims 1, also verify and time these block shapes of fbfft's 1-D register / four-step kernels "
+                  "(an experiment knob): 'default' or comma-separated pairs=8|16|32 (four-step pairs per block), prefetch "
+                  "(load the next group while computing), fill (small sizes: shrink blocks until one full wave); "
+                  "e.g. --shapes-1d default pairs=16,prefetch");
   cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
   cmd->callback([args, exit_code]() {
     std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";
@@ -85,6 +98,10 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
     for (std::size_t i = 0; i < args->batches.size(); ++i) command += (i ? "," : "") + std::to_string(args->batches[i]);
     if (args->inverse) command += " --inverse";
     command += " --repeat " + std::to_string(args->repeat) + " --timer " + args->timer;
+    if (!args->shapes_1d.empty()) {
+      command += " --shapes-1d";
+      for (const std::string& s : args->shapes_1d) command += " " + s;
+    }
     *exit_code = run(*args, command);
   });
 }

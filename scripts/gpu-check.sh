@@ -88,6 +88,14 @@ stage_bench() {
     $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --timer $t --json "$OUT/fft1d_$t.json" 2>&1 | tail -19
     $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --timer $t --json "$OUT/fft1d_inv_$t.json" 2>&1 | tail -19
   done
+  log "bench fft 1-D block shapes (Note [1-D register kernels]; graph timer)"
+  local inv
+  for inv in "" --inverse; do
+    $FC bench fft --dims 1 --sizes 8,16,32 --batches 16384,65536,262144 $inv --timer graph \
+      --shapes-1d prefetch fill fill,prefetch --json "$OUT/fft1d_shapes_small${inv:+_inv}.json" 2>&1 | tail -9
+    $FC bench fft --dims 1 --sizes 64,128,256 --batches 16384,65536,262144 $inv --timer graph \
+      --shapes-1d pairs=8 pairs=16 prefetch pairs=8,prefetch pairs=16,prefetch --json "$OUT/fft1d_shapes_four${inv:+_inv}.json" 2>&1 | tail -9
+  done
 }
 
 stage_grid() {

@@ -101,6 +101,10 @@ void validate_common(int64_t batch, int n_h, int n_w, Layout layout, int64_t ld_
   if (batch > 0 && null_data) bad("batch", batch, "needs non-null input and output pointers");
 }
 
+void validate_shape(const Shape1d& s) {
+  if (s.pairs != 0 && s.pairs != 8 && s.pairs != 16 && s.pairs != 32) bad("shape_1d.pairs", s.pairs, "must be 0, 8, 16 or 32");
+}
+
 }  // namespace
 
 const char* to_string(Layout l) {
@@ -146,6 +150,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
 
 void validate(const ForwardArgs& a) {
   validate_common(a.batch, a.n_h, a.n_w, a.layout, a.ld_batch, !a.input || !a.output);
+  validate_shape(a.shape_1d);
   if (a.in_h < 0) bad("in_h", a.in_h, "must be >= 0");
   if (a.in_w < 0) bad("in_w", a.in_w, "must be >= 0");
   if (a.in_ld < a.in_w) bad("in_ld", a.in_ld, "must be >= in_w (" + std::to_string(a.in_w) + ")");
@@ -157,6 +162,7 @@ void validate(const ForwardArgs& a) {
 
 void validate(const InverseArgs& a) {
   validate_common(a.batch, a.n_h, a.n_w, a.layout, a.ld_batch, !a.input || !a.output);
+  validate_shape(a.shape_1d);
   if (a.out_h < 0) bad("out_h", a.out_h, "must be >= 0");
   if (a.out_w < 0) bad("out_w", a.out_w, "must be >= 0");
   if (a.out_off_h < 0 || a.out_off_h + a.out_h > a.n_h)
@@ -181,22 +187,24 @@ void inverse(const InverseArgs& a, cudaStream_t stream) {
   l.inverse(a, stream);
 }
 
-std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout) {
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout, const Shape1d& shape) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel, layout, inverse);
   const void* fn = inverse ? l.inverse_kernel() : l.forward_kernel();
+  int threads = l.threads, smem_bytes = l.smem_bytes;
+  if (l.shaped) l.shaped(shape, inverse, &fn, &threads, &smem_bytes);
   cudaFuncAttributes attr{};
   FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
   int blocks = 0;
-  if (l.smem_bytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, l.smem_bytes));
-  FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, l.threads, l.smem_bytes));
+  if (smem_bytes > 48 * 1024)
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem_bytes));
   int device = 0, max_threads = 0;
   FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
   FFTCONV_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  const double occupancy = max_threads > 0 ? double(blocks * l.threads) / max_threads : 0.0;
+  const double occupancy = max_threads > 0 ? double(blocks * threads) / max_threads : 0.0;
   return "regs=" + std::to_string(attr.numRegs) + " lmem=" + std::to_string(attr.localSizeBytes) +
-         "B smem=" + std::to_string(l.smem_bytes + static_cast<int>(attr.sharedSizeBytes)) +
-         "B threads=" + std::to_string(l.threads) + " blocks/SM=" + std::to_string(blocks) + " occupancy=" + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) + "%";
+         "B smem=" + std::to_string(smem_bytes + static_cast<int>(attr.sharedSizeBytes)) +
+         "B threads=" + std::to_string(threads) + " blocks/SM=" + std::to_string(blocks) + " occupancy=" + std::to_string(static_cast<int>(occupancy * 100 + 0.5)) + "%";
 }
 
 namespace detail {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/fbfft/shape_1d.hpp"
+
 namespace fftconv::fbfft {
 
 // Memory order of a batch of half spectra, each n_h × (n_w/2+1) complex (n_h = 1 for 1-D):
@@ -60,6 +62,7 @@ struct ForwardArgs {
   Layout layout = Layout::standard;
   int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
   Kernel kernel = Kernel::automatic;
+  Shape1d shape_1d;  // block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp)
 };
 
 // Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
@@ -78,6 +81,7 @@ struct InverseArgs {
   int64_t out_h = 0, out_w = 0, out_off_h = 0, out_off_w = 0, out_ld = 0, out_plane_stride = 0;
   float scale = 1.f;
   Kernel kernel = Kernel::automatic;
+  Shape1d shape_1d;  // as in ForwardArgs
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
@@ -94,7 +98,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout
 inline constexpr int kMaxSide2d = 128;
 
 // Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
-// offsets, null pointers with batch > 0) or Unsupported for a size without a kernel.
+// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 8, 16 or 32) or Unsupported for a size without a kernel.
 void validate(const ForwardArgs& a);
 void validate(const InverseArgs& a);
 
@@ -120,8 +124,9 @@ void inverse_window(const InverseArgs& a, cudaStream_t stream = nullptr);
 void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
 
-// Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..".
+// Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..";
+// `shape` selects the 1-D register / four-step instance (at its largest block).
 std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic,
-                              Layout layout = Layout::standard);
+                              Layout layout = Layout::standard, const Shape1d& shape = {});
 
 }  // namespace fftconv::fbfft

@@ -3,6 +3,7 @@
 // from 64 points the four-step split of the 2-D kernels' rows. See Note [1-D register kernels].
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "gpu/cuda_check.hpp"
@@ -29,18 +30,29 @@ namespace {
 //   at base(j) + k (plane 2j) and base(j) + n/2 + 1 + k (plane 2j+1).
 // The inverse is the same with swapped data (Note [four-step 2-D kernels]); the imaginary parts of
 // X[0] and X[n/2] are ignored (the C2R contract). An odd batch's last pair has a zero partner.
-template <int LN>
+// Block shape (Shape1d, shape_1d.hpp; a knob for experiments, the default being the shape above):
+// the four-step kind takes 8, 16 or 32 pairs per block (8 lanes per pair in pass 1, so 64..256
+// threads; the launch bounds keep the register cap of the 32-pair block); `prefetch` gives either
+// kind two buffers of pair regions, and a block that loops over groups (the grid is at most one
+// wave) issues the next group's cp.async loads before it computes the current one, so its loads
+// overlap its compute and stores; `fill` lets the small kind halve its block until the grid fills
+// one wave of resident blocks instead of two blocks per SM.
+template <int LN, int P = 32, bool Pipe = false>
 struct Tile1 {
   static constexpr int kN = 1 << LN, kHalf = kN / 2, kNh2 = kHalf + 1;
-  static constexpr bool kFour = kN >= 64;
-  static constexpr int kThreads = kFour ? 256 : 128;
-  static constexpr int kMinBlocks = kN == 256 ? 2 : (kFour ? 3 : 4);  // 256: RegFft<32> needs > 80 registers
-  static constexpr int kPairs = kFour ? 32 : kThreads;  // at most; small batches use fewer (small kind)
+  static constexpr bool kFour = kN >= 64, kPipe = Pipe;
+  static constexpr int kThreads = kFour ? 8 * P : 128;
+  // Registers per thread capped at 128 at 256 points (RegFft<32> needs > 80), 85 for 64 and 128.
+  static constexpr int kMinBlocks = kFour ? (kN == 256 ? 512 : 768) / kThreads : 4;
+  static constexpr int kPairs = kFour ? P : kThreads;  // at most; small batches use fewer (small kind)
   static constexpr int kRs = kFour ? kN + 8 : kN + 2;   // float2 per pair region
   static constexpr int base(int j) { return kFour ? j * kRs + 4 * (j >> 1) : j * kRs; }
   static constexpr int kData = kFour ? kPairs * (kRs + 2) : kPairs * kRs;  // float2
   static constexpr int kTw = kFour ? 8 * (kN / 8 + 1) : 0;  // Split<kN>::kTwStride rows of twiddles
-  static constexpr int smem_bytes(int pairs) { return (kFour ? kData + kTw : pairs * kRs) * 8; }
+  static constexpr int kBuffers = Pipe ? 2 : 1;  // Pipe: the next group loads while this one computes
+  // float2 of one buffer of pair regions, and the block's dynamic shared memory.
+  static constexpr int buffer(int pairs) { return kFour ? kData : pairs * kRs; }
+  static constexpr int smem_bytes(int pairs) { return (kBuffers * buffer(pairs) + kTw) * 8; }
   static constexpr int kSmemBytes = smem_bytes(kPairs);
   static_assert(!kFour || kRs % 16 == 8, "pair stride must be 8 mod 16 float2");
 };
@@ -52,7 +64,8 @@ struct Group {
 };
 
 // Loads of the input planes into the pair regions (plane 2j at float 2 base(j), 2j+1 after it),
-// zero outside each plane's window and for a missing partner.
+// zero outside each plane's window and for a missing partner: asynchronous copies committed as one
+// group (wait_group<> before the barrier that publishes them).
 template <class T>
 __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Group g, int pairs, bool whole) {
   constexpr int kN = T::kN, kLN = ilog2(kN);
@@ -72,7 +85,7 @@ __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Gro
                   inside ? a.input + (g.first + q) * a.in_plane_stride + xx : a.input, inside);
     }
   }
-  cp_async_wait_all();
+  cp_async_commit();
 }
 
 // The half spectra of the block's planes (pair j: plane 2j's at base(j), 2j+1's after them).
@@ -102,7 +115,8 @@ __device__ __forceinline__ void store_spectra(const ForwardArgs& a, const float2
   }
 }
 
-// Loads of the input half spectra into the pair regions, zero for a missing partner.
+// Loads of the input half spectra into the pair regions, zero for a missing partner (one committed
+// group of asynchronous copies, like load_real).
 template <class T>
 __device__ __forceinline__ void load_spectra(const InverseArgs& a, float2* data, Group g, int pairs) {
   constexpr int kNh2 = T::kNh2;
@@ -130,7 +144,7 @@ __device__ __forceinline__ void load_spectra(const InverseArgs& a, float2* data,
       }
     }
   }
-  cp_async_wait_all();
+  cp_async_commit();
 }
 
 // The output windows of the block's planes from the pair regions' real planes.
@@ -156,22 +170,39 @@ __device__ __forceinline__ void store_real(const InverseArgs& a, const float* re
 // Pairs per block of the small kind: fewer for small batches, so that the blocks cover the SMs.
 __device__ __forceinline__ int block_pairs(int max_pairs) { return static_cast<int>(blockDim.x) < max_pairs ? blockDim.x : max_pairs; }
 
-template <int LN>
-__global__ void __launch_bounds__(Tile1<LN>::kThreads, Tile1<LN>::kMinBlocks) forward_1d_reg_kernel(ForwardArgs a) {
-  using T = Tile1<LN>;
-  constexpr int kN = T::kN, kHalf = T::kHalf, kNh2 = T::kNh2;
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_kernel(ForwardArgs a) {
+  constexpr int kN = T::kN, kHalf = T::kHalf, kNh2 = T::kNh2, LN = ilog2(kN);
   extern __shared__ __align__(16) float2 smem[];
-  float2* data = smem;
-  float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int pairs = T::kFour ? T::kPairs : block_pairs(T::kPairs);
   const bool whole = a.off_w == 0 && a.in_w >= kN && a.in_plane_stride == kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
-  float2* tw = smem + T::kData;
+  const int buf = T::buffer(pairs);
+  float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
-    const Group g{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
-    load_real<T>(a, real, g, pairs, whole);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
+  auto group = [&](int64_t first) {
+    return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
+  };
+  int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
+  int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
+  if constexpr (T::kPipe)
+    if (first < a.batch) load_real<T>(a, reinterpret_cast<float*>(smem), group(first), pairs, whole);
+  for (; first < a.batch; first += step) {
+    const Group g = group(first);
+    float2* data = smem + cur * buf;
+    float* real = reinterpret_cast<float*>(data);
+    if constexpr (T::kPipe) {
+      if (first + step < a.batch) {
+        load_real<T>(a, reinterpret_cast<float*>(smem + (cur ^ 1) * buf), group(first + step), pairs, whole);
+        cp_async_wait_group<1>();
+      } else {
+        cp_async_wait_group<0>();
+      }
+    } else {
+      load_real<T>(a, real, g, pairs, whole);
+      cp_async_wait_group<0>();
+    }
     __syncthreads();
     if constexpr (!T::kFour) {
       if (t < pairs) {
@@ -233,25 +264,43 @@ __global__ void __launch_bounds__(Tile1<LN>::kThreads, Tile1<LN>::kMinBlocks) fo
     __syncthreads();
     store_spectra<T>(a, data, g, pairs);
     __syncthreads();  // shared memory is free for the next group
+    if constexpr (T::kPipe) cur ^= 1;
   }
 }
 
-template <int LN>
-__global__ void __launch_bounds__(Tile1<LN>::kThreads, Tile1<LN>::kMinBlocks) inverse_1d_reg_kernel(InverseArgs a) {
-  using T = Tile1<LN>;
-  constexpr int kN = T::kN, kHalf = T::kHalf, kNh2 = T::kNh2;
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) inverse_1d_reg_kernel(InverseArgs a) {
+  constexpr int kN = T::kN, kHalf = T::kHalf, kNh2 = T::kNh2, LN = ilog2(kN);
   extern __shared__ __align__(16) float2 smem[];
-  float2* data = smem;
-  float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int pairs = T::kFour ? T::kPairs : block_pairs(T::kPairs);
   const bool whole = a.out_off_w == 0 && a.out_w == kN && a.out_plane_stride == kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
-  float2* tw = smem + T::kData;
+  const int buf = T::buffer(pairs);
+  float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
-    const Group g{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
-    load_spectra<T>(a, data, g, pairs);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
+  auto group = [&](int64_t first) {
+    return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
+  };
+  int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
+  int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
+  if constexpr (T::kPipe)
+    if (first < a.batch) load_spectra<T>(a, smem, group(first), pairs);
+  for (; first < a.batch; first += step) {
+    const Group g = group(first);
+    float2* data = smem + cur * buf;
+    float* real = reinterpret_cast<float*>(data);
+    if constexpr (T::kPipe) {
+      if (first + step < a.batch) {
+        load_spectra<T>(a, smem + (cur ^ 1) * buf, group(first + step), pairs);
+        cp_async_wait_group<1>();
+      } else {
+        cp_async_wait_group<0>();
+      }
+    } else {
+      load_spectra<T>(a, data, g, pairs);
+      cp_async_wait_group<0>();
+    }
     __syncthreads();
     if constexpr (!T::kFour) {
       if (t < pairs) {
@@ -320,40 +369,81 @@ __global__ void __launch_bounds__(Tile1<LN>::kThreads, Tile1<LN>::kMinBlocks) in
     __syncthreads();
     store_real<T>(a, real, g, pairs, whole);
     __syncthreads();
+    if constexpr (T::kPipe) cur ^= 1;
   }
 }
 
+// The kernel of tile T in the direction of Args.
+template <class T, class Args>
+const void* tile_kernel() {
+  if constexpr (std::is_same_v<Args, ForwardArgs>)
+    return reinterpret_cast<const void*>(forward_1d_reg_kernel<T>);
+  else
+    return reinterpret_cast<const void*>(inverse_1d_reg_kernel<T>);
+}
+
 // Small kind: pairs per block halved (down to 32) while the batch would fill fewer blocks than two
-// per SM; the four-step kind always has 32 pairs.
-template <int LN, class Kernel, class Args>
-void launch_1d_reg(Kernel* kernel, const Args& a, cudaStream_t stream) {
-  using T = Tile1<LN>;
+// per SM (shape.fill: than one full wave of resident blocks); the four-step kind has T::kPairs pairs.
+template <class T, class Args>
+void launch_tile(const Args& a, cudaStream_t stream) {
+  const void* k = tile_kernel<T, Args>();
+  if constexpr (T::kSmemBytes > 48 * 1024)  // the largest block's; before any occupancy query
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
   int threads = T::kThreads;
   if constexpr (!T::kFour) {
-    const int64_t enough = 2 * static_cast<int64_t>(sm_count());
-    while (threads > 32 && (a.batch + 2 * threads - 1) / (2 * threads) < enough) threads /= 2;
+    auto blocks_for = [&](int th) { return (a.batch + 2 * th - 1) / (2 * th); };
+    while (threads > 32) {
+      const int64_t enough = a.shape_1d.fill ? grid_blocks(k, threads, T::smem_bytes(threads), INT64_MAX)
+                                             : 2 * static_cast<int64_t>(sm_count());
+      if (blocks_for(threads) >= enough) break;
+      threads /= 2;
+    }
   }
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
-  const void* k = reinterpret_cast<const void*>(kernel);
-  if (smem > 48 * 1024) FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int64_t pairs = T::kFour ? T::kPairs : threads;
   const int blocks = grid_blocks(k, threads, smem, (a.batch + 2 * pairs - 1) / (2 * pairs));
-  kernel<<<blocks, threads, smem, stream>>>(a);
+  if constexpr (std::is_same_v<Args, ForwardArgs>)
+    forward_1d_reg_kernel<T><<<blocks, threads, smem, stream>>>(a);
+  else
+    inverse_1d_reg_kernel<T><<<blocks, threads, smem, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+// f(T{}) for the tile that a shape selects (every instance exists; validate() has checked pairs).
+template <int LN, class F>
+void with_tile(const Shape1d& s, F&& f) {
+  if constexpr (Tile1<LN>::kFour) {
+    switch (s.pairs) {
+      case 8: return s.prefetch ? f(Tile1<LN, 8, true>{}) : f(Tile1<LN, 8, false>{});
+      case 16: return s.prefetch ? f(Tile1<LN, 16, true>{}) : f(Tile1<LN, 16, false>{});
+      default: return s.prefetch ? f(Tile1<LN, 32, true>{}) : f(Tile1<LN, 32, false>{});
+    }
+  } else {
+    return s.prefetch ? f(Tile1<LN, 32, true>{}) : f(Tile1<LN, 32, false>{});
+  }
 }
 
 template <int LN>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_1d_reg<LN>(forward_1d_reg_kernel<LN>, a, stream);
+  with_tile<LN>(a.shape_1d, [&](auto tile) { launch_tile<decltype(tile)>(a, stream); });
 }
 template <int LN>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_1d_reg<LN>(inverse_1d_reg_kernel<LN>, a, stream);
+  with_tile<LN>(a.shape_1d, [&](auto tile) { launch_tile<decltype(tile)>(a, stream); });
 }
 template <int LN>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_1d_reg_kernel<LN>); }
+const void* forward_kernel() { return tile_kernel<Tile1<LN>, ForwardArgs>(); }
 template <int LN>
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_1d_reg_kernel<LN>); }
+const void* inverse_kernel() { return tile_kernel<Tile1<LN>, InverseArgs>(); }
+template <int LN>
+void shaped(const Shape1d& s, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
+  with_tile<LN>(s, [&](auto tile) {
+    using T = decltype(tile);
+    *kernel = inverse ? tile_kernel<T, InverseArgs>() : tile_kernel<T, ForwardArgs>();
+    *threads = T::kThreads;
+    *smem_bytes = T::kSmemBytes;
+  });
+}
 
 template <int LN>
 constexpr Launcher make_launcher() {
@@ -361,7 +451,7 @@ constexpr Launcher make_launcher() {
     return Launcher{};
   } else {
     return Launcher{&launch_forward<LN>, &launch_inverse<LN>, &forward_kernel<LN>, &inverse_kernel<LN>,
-                    Tile1<LN>::kSmemBytes, Tile1<LN>::kThreads};
+                    Tile1<LN>::kSmemBytes, Tile1<LN>::kThreads, &shaped<LN>};
   }
 }
 

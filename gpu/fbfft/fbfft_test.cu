@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -25,6 +26,7 @@ using fftconv::fbfft::ForwardArgs;
 using fftconv::fbfft::InverseArgs;
 using fftconv::fbfft::Kernel;
 using fftconv::fbfft::Layout;
+using fftconv::fbfft::Shape1d;
 using cd = std::complex<double>;
 
 
@@ -59,16 +61,37 @@ void poison(DeviceBuffer& d) {  // all-ones bytes: a NaN in every float
   FFTCONV_CUDA_CHECK(cudaMemset(d.get(), 0xff, d.bytes()));
 }
 
-// FFTW r2c of one padded n_h×n_w plane (double): n_h × (n_w/2+1) half spectrum, row-major.
+// FFTW r2c of one padded n_h×n_w plane (double): n_h × (n_w/2+1) half spectrum, row-major. The plan
+// of the last size is kept (tests transform up to hundreds of thousands of planes of one size).
 std::vector<cd> fftw_r2c(const std::vector<double>& plane, int n_h, int n_w) {
+  struct Plan {
+    int n_h = 0, n_w = 0;
+    double* in = nullptr;
+    fftw_complex* out = nullptr;
+    fftw_plan p = nullptr;
+    void reset() {
+      if (p) fftw_destroy_plan(p);
+      fftw_free(in);
+      fftw_free(out);
+      *this = Plan{};
+    }
+    ~Plan() { reset(); }
+  };
+  static Plan plan;
   const int nw2 = n_w / 2 + 1;
-  std::vector<double> in(plane);
+  if (plan.n_h != n_h || plan.n_w != n_w) {
+    plan.reset();
+    plan.in = static_cast<double*>(fftw_malloc(sizeof(double) * size_t(n_h) * n_w));
+    plan.out = static_cast<fftw_complex*>(fftw_malloc(sizeof(fftw_complex) * size_t(n_h) * nw2));
+    plan.p = n_h == 1 ? fftw_plan_dft_r2c_1d(n_w, plan.in, plan.out, FFTW_ESTIMATE)
+                      : fftw_plan_dft_r2c_2d(n_h, n_w, plan.in, plan.out, FFTW_ESTIMATE);
+    plan.n_h = n_h;
+    plan.n_w = n_w;
+  }
+  std::copy(plane.begin(), plane.end(), plan.in);
+  fftw_execute(plan.p);
   std::vector<cd> out(size_t(n_h) * nw2);
-  auto* o = reinterpret_cast<fftw_complex*>(out.data());
-  fftw_plan p = n_h == 1 ? fftw_plan_dft_r2c_1d(n_w, in.data(), o, FFTW_ESTIMATE)
-                         : fftw_plan_dft_r2c_2d(n_h, n_w, in.data(), o, FFTW_ESTIMATE);
-  fftw_execute(p);
-  fftw_destroy_plan(p);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = cd(plan.out[i][0], plan.out[i][1]);
   return out;
 }
 
@@ -121,16 +144,30 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
   return p;
 }
 
+// Extra settings of a check: the 1-D kernels' block shape, and whole contiguous planes (the kernels'
+// 16-byte copy paths) instead of a random placement.
+struct Extra {
+  fftconv::fbfft::Shape1d shape;
+  bool contiguous = false;
+};
+
 // Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
 // every spectrum element was written and nothing outside it (freq_major gaps stay NaN).
 // `kernel` picks the family; batches up to max_batch (large ones span several blocks and the
 // blocks' loop over groups of planes).
 // window: the input window is cut to at most kMaxWindow × kMaxWindow and forward_window runs.
 double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
-                     bool window = false, int min_batch = 1) {
+                     bool window = false, int min_batch = 1, const Extra& extra = {}) {
   const int64_t batch = uniform_int(min_batch, max_batch);
   ForwardArgs a = random_forward_args(n_h, n_w, batch, layout);
   a.kernel = kernel;
+  a.shape_1d = extra.shape;
+  if (extra.contiguous) {
+    a.in_h = n_h;
+    a.in_w = a.in_ld = n_w;
+    a.off_h = a.off_w = 0;
+    a.in_plane_stride = int64_t(n_h) * n_w;
+  }
   if (window) {
     a.in_h = std::min<int64_t>(a.in_h, fftconv::fbfft::kMaxWindow);
     a.in_w = std::min<int64_t>(a.in_w, fftconv::fbfft::kMaxWindow);
@@ -178,7 +215,7 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel ker
 // is the plane. Runs inverse on a random window and compares with the plane's window.
 // window: the output window is cut to at most kMaxWindow × kMaxWindow and inverse_window runs.
 double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel kernel = Kernel::automatic, int max_batch = 9,
-                     bool window = false, int min_batch = 1) {
+                     bool window = false, int min_batch = 1, const Extra& extra = {}) {
   const int64_t batch = uniform_int(min_batch, max_batch);
   const int nw2 = n_w / 2 + 1;
   InverseArgs a;
@@ -198,6 +235,13 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   }
   a.out_ld = a.out_w + uniform_int(0, 3);
   a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
+  a.shape_1d = extra.shape;
+  if (extra.contiguous) {
+    a.out_off_h = a.out_off_w = 0;
+    a.out_h = n_h;
+    a.out_w = a.out_ld = n_w;
+    a.out_plane_stride = int64_t(n_h) * n_w;
+  }
   a.scale = float(1.0 / (double(n_h) * n_w));
   const size_t n_spec = spectrum_elems(layout, batch, n_h, n_w, a.ld_batch);
   std::vector<float2> spec(n_spec, make_float2(0.f, 0.f));
@@ -264,6 +308,20 @@ std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   return k;
 }
 
+// The block shapes of the 1-D kernels for size n: pairs 8, 16, 32 with and without prefetch for
+// the four-step kind (n >= 64), prefetch and fill for the register kind.
+std::vector<Shape1d> shapes_1d(int n) {
+  std::vector<Shape1d> v;
+  for (bool prefetch : {false, true}) {
+    if (n >= 64) {
+      for (int pairs : {8, 16, 32}) v.push_back(Shape1d{pairs, prefetch, false});
+    } else {
+      for (bool fill : {false, true}) v.push_back(Shape1d{0, prefetch, fill});
+    }
+  }
+  return v;
+}
+
 // The pruned transforms (forward_window or inverse_window through `check`) at every 2-D size and
 // every 1-D size 2..256 in the freq_major layout, batches of up to 9 and 300, three draws each.
 template <class Check>
@@ -274,7 +332,7 @@ void check_window_sizes(Check&& check) {
   for (const auto& s : sizes)
     for (int rep = 0; rep < 3; ++rep) {
       INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
-      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1);
+      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1, Extra{});
       CHECK(e <= fft_tolerance(s.n_h, s.n_w));
       worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
     }
@@ -318,6 +376,52 @@ TEST_SUITE("gpu") {
         INFO(size_name(n, n, Layout::freq_major) << " window, batch " << lo << ".." << hi);
         CHECK(check_inverse(n, n, Layout::freq_major, false, Kernel::automatic, hi, true, lo) <= fft_tolerance(n, n));
       }
+  }
+
+  // Every block shape of the 1-D register / four-step kernels (Note [1-D register kernels]): batches
+  // of up to 300 planes at random placements in every layout, contiguous planes (the 16-byte copy
+  // paths), and for the prefetching shapes batches of about 4M points, where the blocks (one wave on
+  // an H100) loop over groups and the second buffer is used, placed and contiguous.
+  TEST_CASE("fbfft 1-D block shapes match FFTW at every size") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    double worst = 0;
+    for (int n = 4; n <= 256; n *= 2) {
+      const Kernel k = n <= 32 ? Kernel::registers : Kernel::fourstep;
+      const double tol = fft_tolerance(1, n);
+      const int big = (1 << 22) / n;
+      for (const Shape1d& shape : shapes_1d(n)) {
+        INFO("n=" << n << " shape " << fftconv::fbfft::to_string(shape));
+        auto check = [&](Layout l, int lo, int hi, bool contiguous) {
+          INFO(fftconv::fbfft::to_string(l) << " batch " << lo << ".." << hi << (contiguous ? " contiguous" : " placed"));
+          const double ef = check_forward(1, n, l, false, k, hi, false, lo, {shape, contiguous});
+          const double ei = check_inverse(1, n, l, false, k, hi, false, lo, {shape, contiguous});
+          CHECK(ef <= tol);
+          CHECK(ei <= tol);
+          worst = std::max({worst, ef / tol, ei / tol});
+        };
+        for (Layout l : kLayouts) check(l, 1, 300, false);
+        check(Layout::standard, 2000, 2100, true);
+        if (shape.prefetch) {
+          check(Layout::standard, big, big + 100, true);
+          check(Layout::standard, big, big + 100, false);
+        }
+      }
+    }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
+  // The prefetching 1-D kernels where blocks loop over groups on an H100 (one block per SM at 256
+  // points and 32 pairs; three per SM at 32 points), for the sanitizer runs (`*launch shapes*`).
+  TEST_CASE("fbfft 1-D prefetch launch shapes that loop over groups") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    const std::pair<int, Shape1d> cases[] = {{256, Shape1d{32, true, false}}, {32, Shape1d{0, true, false}}};
+    for (const auto& [n, shape] : cases) {
+      const int lo = n == 256 ? 9000 : 110000;
+      INFO("n=" << n << " shape " << fftconv::fbfft::to_string(shape) << " batch " << lo);
+      const Kernel k = n <= 32 ? Kernel::registers : Kernel::fourstep;
+      CHECK(check_forward(1, n, Layout::standard, false, k, lo + 50, false, lo, {shape, true}) <= fft_tolerance(1, n));
+      CHECK(check_inverse(1, n, Layout::standard, false, k, lo + 50, false, lo, {shape, true}) <= fft_tolerance(1, n));
+    }
   }
 
   TEST_CASE("fbfft forward_window (pruned DFT of windows up to 8x8) matches FFTW at every size and placement") {
@@ -573,5 +677,25 @@ TEST_SUITE("gpu") {
     b.out_off_h = 5;  // 5 + 4 > 8
     b.out_ld = 4;
     CHECK_THROWS_AS(fftconv::fbfft::validate(b), fftconv::InvalidArgument);
+    b.out_off_h = 0;
+    CHECK_NOTHROW(fftconv::fbfft::validate(b));
+    b.shape_1d.pairs = 12;
+    CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains("shape_1d.pairs=12"), fftconv::InvalidArgument);
+    a.n_h = 8;
+    a.shape_1d.pairs = 64;
+    CHECK_THROWS_AS(fftconv::fbfft::validate(a), fftconv::InvalidArgument);
+  }
+
+  TEST_CASE("fbfft 1-D block shapes parse, print and reject bad text") {
+    using fftconv::fbfft::parse_shape_1d;
+    CHECK(parse_shape_1d("default", "f") == Shape1d{});
+    CHECK(parse_shape_1d("pairs=16,prefetch", "f") == Shape1d{16, true, false});
+    CHECK(parse_shape_1d("fill,prefetch,pairs=8", "f") == Shape1d{8, true, true});
+    for (const Shape1d& s : {Shape1d{}, Shape1d{8, false, false}, Shape1d{32, true, true}, Shape1d{0, false, true}})
+      CHECK(parse_shape_1d(fftconv::fbfft::to_string(s), "f") == s);
+    CHECK(fftconv::fbfft::to_string(Shape1d{16, true, false}) == "pairs=16,prefetch");
+    for (const char* bad : {"", "pairs=12", "pairs=", "prefetch,prefetch", "pairs=8,pairs=16", "fast", "prefetch,", "default,fill"})
+      CHECK_THROWS_WITH_AS(parse_shape_1d(bad, "--shapes-1d"), doctest::Contains("--shapes-1d: bad 1-D block shape part"),
+                           fftconv::InvalidArgument);
   }
 }
