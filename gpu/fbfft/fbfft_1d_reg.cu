@@ -180,15 +180,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
   auto group = [&](int64_t first) {
     return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
   };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
-  int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
-  if constexpr (T::kPipe)
+  if constexpr (T::kPipe) {
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
     if (first < a.batch) load_real<T>(a, reinterpret_cast<float*>(smem), group(first), pairs, whole);
-  for (; first < a.batch; first += step) {
+  }
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
+       first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
+    const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
     const Group g = group(first);
     float2* data = smem + cur * buf;
     float* real = reinterpret_cast<float*>(data);
@@ -278,15 +280,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) inverse_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
   auto group = [&](int64_t first) {
     return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
   };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
-  int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
-  if constexpr (T::kPipe)
+  if constexpr (T::kPipe) {
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
     if (first < a.batch) load_spectra<T>(a, smem, group(first), pairs);
-  for (; first < a.batch; first += step) {
+  }
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
+       first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
+    const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
     const Group g = group(first);
     float2* data = smem + cur * buf;
     float* real = reinterpret_cast<float*>(data);
