@@ -102,7 +102,8 @@ void validate_common(int64_t batch, int n_h, int n_w, Layout layout, int64_t ld_
 }
 
 void validate_shape(const Shape1d& s) {
-  if (s.pairs != 0 && s.pairs != 8 && s.pairs != 16 && s.pairs != 32) bad("shape_1d.pairs", s.pairs, "must be 0, 8, 16 or 32");
+  if (s.pairs != 0 && s.pairs != 4 && s.pairs != 8 && s.pairs != 16 && s.pairs != 32)
+    bad("shape_1d.pairs", s.pairs, "must be 0, 4, 8, 16 or 32");
 }
 
 }  // namespace

@@ -98,7 +98,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout
 inline constexpr int kMaxSide2d = 128;
 
 // Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
-// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 8, 16 or 32) or Unsupported for a size without a kernel.
+// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32) or Unsupported for a size without a kernel.
 void validate(const ForwardArgs& a);
 void validate(const InverseArgs& a);
 

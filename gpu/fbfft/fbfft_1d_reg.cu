@@ -31,7 +31,7 @@ namespace {
 // The inverse is the same with swapped data (Note [four-step 2-D kernels]); the imaginary parts of
 // X[0] and X[n/2] are ignored (the C2R contract). An odd batch's last pair has a zero partner.
 // Block shape (Shape1d, shape_1d.hpp; a knob for experiments, the default being the shape above):
-// the four-step kind takes 8, 16 or 32 pairs per block (8 lanes per pair in pass 1, so 64..256
+// the four-step kind takes 4, 8, 16 or 32 pairs per block (8 lanes per pair in pass 1, so 32..256
 // threads; the launch bounds keep the register cap of the 32-pair block); `prefetch` gives either
 // kind two buffers of pair regions, and a block that loops over groups (the grid is at most one
 // wave) issues the next group's cp.async loads before it computes the current one, so its loads
@@ -418,6 +418,7 @@ template <int LN, class F>
 void with_tile(const Shape1d& s, F&& f) {
   if constexpr (Tile1<LN>::kFour) {
     switch (s.pairs) {
+      case 4: return s.prefetch ? f(Tile1<LN, 4, true>{}) : f(Tile1<LN, 4, false>{});
       case 8: return s.prefetch ? f(Tile1<LN, 8, true>{}) : f(Tile1<LN, 8, false>{});
       case 16: return s.prefetch ? f(Tile1<LN, 16, true>{}) : f(Tile1<LN, 16, false>{});
       default: return s.prefetch ? f(Tile1<LN, 32, true>{}) : f(Tile1<LN, 32, false>{});

@@ -308,13 +308,13 @@ std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   return k;
 }
 
-// The block shapes of the 1-D kernels for size n: pairs 8, 16, 32 with and without prefetch for
+// The block shapes of the 1-D kernels for size n: pairs 4, 8, 16, 32 with and without prefetch for
 // the four-step kind (n >= 64), prefetch and fill for the register kind.
 std::vector<Shape1d> shapes_1d(int n) {
   std::vector<Shape1d> v;
   for (bool prefetch : {false, true}) {
     if (n >= 64) {
-      for (int pairs : {8, 16, 32}) v.push_back(Shape1d{pairs, prefetch, false});
+      for (int pairs : {4, 8, 16, 32}) v.push_back(Shape1d{pairs, prefetch, false});
     } else {
       for (bool fill : {false, true}) v.push_back(Shape1d{0, prefetch, fill});
     }

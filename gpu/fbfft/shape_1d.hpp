@@ -10,7 +10,7 @@
 namespace fftconv::fbfft {
 
 struct Shape1d {
-  int pairs = 0;          // four-step kind (n = 64..256): plane pairs per block, 8, 16 or 32 (0: 32)
+  int pairs = 0;          // four-step kind (n = 64..256): plane pairs per block, 4, 8, 16 or 32 (0: 32)
   bool prefetch = false;  // both kinds: a block loads its next group of planes while it computes
                           // this one (two shared-memory buffers)
   bool fill = false;      // register kind (n <= 32): blocks are halved (down to 32 pairs) while the
@@ -28,14 +28,14 @@ inline std::string to_string(const Shape1d& s) {
   return r.empty() ? "default" : r;
 }
 
-// The inverse of to_string: "default" or comma-separated "pairs=8|16|32", "prefetch", "fill", each
+// The inverse of to_string: "default" or comma-separated "pairs=4|8|16|32", "prefetch", "fill", each
 // at most once. Throws InvalidArgument naming `field` and the bad part.
 inline Shape1d parse_shape_1d(std::string_view text, const std::string& field) {
   Shape1d s;
   if (text == "default") return s;
   auto bad = [&](std::string_view part, const std::string& why) {
     throw InvalidArgument(field + ": bad 1-D block shape part '" + std::string(part) + "' in '" + std::string(text) +
-                          "' (" + why + "; expected 'default' or comma-separated pairs=8|16|32, prefetch, fill)");
+                          "' (" + why + "; expected 'default' or comma-separated pairs=4|8|16|32, prefetch, fill)");
   };
   bool seen_pairs = false;
   std::size_t start = 0;
@@ -49,8 +49,8 @@ inline Shape1d parse_shape_1d(std::string_view text, const std::string& field) {
     } else if (part.substr(0, 6) == "pairs=") {
       const std::string_view v = part.substr(6);
       if (seen_pairs) bad(part, "given twice");
-      if (v != "8" && v != "16" && v != "32") bad(part, "pairs must be 8, 16 or 32");
-      s.pairs = v == "8" ? 8 : (v == "16" ? 16 : 32);
+      if (v != "4" && v != "8" && v != "16" && v != "32") bad(part, "pairs must be 4, 8, 16 or 32");
+      s.pairs = v == "4" ? 4 : (v == "8" ? 8 : (v == "16" ? 16 : 32));
       seen_pairs = true;
     } else {
       bad(part, part.empty() ? "empty part" : "unknown setting");
