@@ -263,46 +263,48 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   if (c.inverse)  // the spectra cuFFT may have overwritten, for the other families' verification
     FFTCONV_CUDA_CHECK(cudaMemcpyAsync(cplx[0].get(), check_cplx.get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
   const double bytes = double(real_bytes + cplx_bytes);
-  // The other kernel families of the same size, where there are, are verified and timed too (same
-  // buffers, same run): the measurements behind the automatic choice (find_launcher in fbfft.cu).
+  // fbfft by family k in a 1-D block shape, verified and timed like the automatic family above (same
+  // buffers, same run): one JSON row, to which the caller adds its label.
+  auto measure = [&](fbfft::Kernel k, const fbfft::Shape1d& shape) -> nlohmann::json {
+    fa.shape_1d = ia.shape_1d = shape;
+    double rel_k = 0;
+    int64_t nf_k = 0;
+    const bool ok_k = verify(k, &rel_k, &nf_k);
+    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream, o.timer, per_sample);
+    fa.shape_1d = ia.shape_1d = fbfft::Shape1d{};
+    const double gbps = bytes / (st.median_ms * 1e6);
+    return {{"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps}, {"copy_fraction", gbps / copy_gbps},
+            {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", rel_k}, {"non_finite", nf_k}, {"verified", ok_k},
+            {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k, fbfft::Layout::standard, shape)}};
+  };
+  // The other kernel families of the same size, where there are: the measurements behind the
+  // automatic choice (find_launcher in fbfft.cu).
   nlohmann::json others = nlohmann::json::array();
   std::string others_line;
   for (fbfft::Kernel k : {fbfft::Kernel::shuffle, fbfft::Kernel::registers, fbfft::Kernel::fourstep}) {
     if (k == family || !fbfft::supported(c.n_h, c.n_w, k)) continue;
-    double k_rel = 0;
-    int64_t k_nf = 0;
-    const bool k_ok = verify(k, &k_rel, &k_nf);
-    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream, o.timer, per_sample);
+    nlohmann::json row = measure(k, {});
+    row["family"] = fbfft::to_string(k);
     char buf[160];
-    std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), st.median_ms, cu.median_ms / st.median_ms,
-                  k_ok ? "" : ", FAILED");
+    std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), row["median_ms"].get<double>(),
+                  row["speedup"].get<double>(), row["verified"].get<bool>() ? "" : ", FAILED");
     others_line += buf;
-    others.push_back({{"family", fbfft::to_string(k)}, {"median_ms", st.median_ms}, {"min_ms", st.min_ms},
-                      {"gbps", bytes / (st.median_ms * 1e6)}, {"copy_fraction", bytes / (st.median_ms * 1e6) / copy_gbps},
-                      {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", k_rel}, {"non_finite", k_nf},
-                      {"verified", k_ok}, {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k)}});
+    others.push_back(std::move(row));
   }
-  // The requested 1-D block shapes of the automatic family (Note [1-D register kernels]), same
-  // buffers and run: the measurements behind the default shape.
+  // The requested 1-D block shapes of the automatic family (Note [1-D register kernels]): the
+  // measurements behind the default shape.
   nlohmann::json shapes = nlohmann::json::array();
   std::string shapes_line;
   for (const fbfft::Shape1d& shape : o.shapes_1d) {
-    fa.shape_1d = ia.shape_1d = shape;
-    double s_rel = 0;
-    int64_t s_nf = 0;
-    const bool s_ok = verify(fbfft::Kernel::automatic, &s_rel, &s_nf);
-    const Stats st = time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream, o.timer, per_sample);
-    const double gbps = bytes / (st.median_ms * 1e6);
+    nlohmann::json row = measure(family, shape);
+    row["shape"] = fbfft::to_string(shape);
     char buf[160];
-    std::snprintf(buf, sizeof buf, " {%s %.4f ms, %.1f%%, %.2fx cuFFT%s}", fbfft::to_string(shape).c_str(), st.median_ms,
-                  100 * gbps / copy_gbps, cu.median_ms / st.median_ms, s_ok ? "" : ", FAILED");
+    std::snprintf(buf, sizeof buf, " {%s %.4f ms, %.1f%%, %.2fx cuFFT%s}", fbfft::to_string(shape).c_str(),
+                  row["median_ms"].get<double>(), 100 * row["copy_fraction"].get<double>(), row["speedup"].get<double>(),
+                  row["verified"].get<bool>() ? "" : ", FAILED");
     shapes_line += buf;
-    shapes.push_back({{"shape", fbfft::to_string(shape)}, {"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps},
-                      {"copy_fraction", gbps / copy_gbps}, {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", s_rel},
-                      {"non_finite", s_nf}, {"verified", s_ok}, {"timer", st.timer},
-                      {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family, fbfft::Layout::standard, shape)}});
+    shapes.push_back(std::move(row));
   }
-  fa.shape_1d = ia.shape_1d = fbfft::Shape1d{};
   // A copy kernel that reads and writes as many bytes as the transform, timed the same way: how
   // close to the (large-copy) copy bandwidth a kernel of this size gets at all. It writes half the
   // rotation ahead of what it reads, so that neither side is still in L2; it runs last because it

@@ -62,6 +62,10 @@ struct Group {
   int64_t first;
   int planes;
 };
+// The group that starts at plane `first` of `batch` for blocks of `pairs` pairs.
+__device__ __forceinline__ Group group_at(int64_t first, int64_t batch, int pairs) {
+  return Group{first, static_cast<int>(batch - first < 2 * pairs ? batch - first : 2 * pairs)};
+}
 
 // Loads of the input planes into the pair regions (plane 2j at float 2 base(j), 2j+1 after it),
 // zero outside each plane's window and for a missing partner: asynchronous copies committed as one
@@ -170,6 +174,32 @@ __device__ __forceinline__ void store_real(const InverseArgs& a, const float* re
 // Pairs per block of the small kind: fewer for small batches, so that the blocks cover the SMs.
 __device__ __forceinline__ int block_pairs(int max_pairs) { return static_cast<int>(blockDim.x) < max_pairs ? blockDim.x : max_pairs; }
 
+// The loads of a block's loop over groups (Note [1-D register kernels]); load(buffer, first) issues
+// the committed copies of the group at `first` into a buffer. first_group() starts the loop (under
+// Pipe it issues the first group into buffer 0); group_ready() leaves the group at `first` in
+// buffer `cur`, published after the caller's barrier: without Pipe it loads it now, with Pipe it
+// first issues the next group (first + step) into the other buffer, then waits for the earlier one.
+template <class T, class Load>
+__device__ __forceinline__ void first_group(Load&& load, float2* smem, int64_t first, int64_t batch) {
+  if constexpr (T::kPipe)
+    if (first < batch) load(smem, first);
+}
+template <class T, class Load>
+__device__ __forceinline__ void group_ready(Load&& load, float2* smem, int buf, int cur, int64_t first, int64_t step,
+                                            int64_t batch) {
+  if constexpr (T::kPipe) {
+    if (first + step < batch) {
+      load(smem + (cur ^ 1) * buf, first + step);
+      cp_async_wait_group<1>();
+    } else {
+      cp_async_wait_group<0>();
+    }
+  } else {
+    load(smem + cur * buf, first);
+    cp_async_wait_group<0>();
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_kernel(ForwardArgs a) {
   constexpr int kN = T::kN, kHalf = T::kHalf, kNh2 = T::kNh2, LN = ilog2(kN);
@@ -180,31 +210,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  auto group = [&](int64_t first) {
-    return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
+  auto load = [&](float2* dst, int64_t first) {
+    load_real<T>(a, reinterpret_cast<float*>(dst), group_at(first, a.batch, pairs), pairs, whole);
   };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
-  if constexpr (T::kPipe) {
-    const int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
-    if (first < a.batch) load_real<T>(a, reinterpret_cast<float*>(smem), group(first), pairs, whole);
-  }
+  first_group<T>(load, smem, static_cast<int64_t>(blockIdx.x) * 2 * pairs, a.batch);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
-    const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
-    const Group g = group(first);
+    const Group g = group_at(first, a.batch, pairs);
     float2* data = smem + cur * buf;
     float* real = reinterpret_cast<float*>(data);
-    if constexpr (T::kPipe) {
-      if (first + step < a.batch) {
-        load_real<T>(a, reinterpret_cast<float*>(smem + (cur ^ 1) * buf), group(first + step), pairs, whole);
-        cp_async_wait_group<1>();
-      } else {
-        cp_async_wait_group<0>();
-      }
-    } else {
-      load_real<T>(a, real, g, pairs, whole);
-      cp_async_wait_group<0>();
-    }
+    group_ready<T>(load, smem, buf, cur, first, static_cast<int64_t>(gridDim.x) * 2 * pairs, a.batch);
     __syncthreads();
     if constexpr (!T::kFour) {
       if (t < pairs) {
@@ -280,31 +296,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) inverse_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
-  auto group = [&](int64_t first) {
-    return Group{first, static_cast<int>(a.batch - first < 2 * pairs ? a.batch - first : 2 * pairs)};
-  };
+  auto load = [&](float2* dst, int64_t first) { load_spectra<T>(a, dst, group_at(first, a.batch, pairs), pairs); };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
-  if constexpr (T::kPipe) {
-    const int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs;
-    if (first < a.batch) load_spectra<T>(a, smem, group(first), pairs);
-  }
+  first_group<T>(load, smem, static_cast<int64_t>(blockIdx.x) * 2 * pairs, a.batch);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
-    const int64_t step = static_cast<int64_t>(gridDim.x) * 2 * pairs;
-    const Group g = group(first);
+    const Group g = group_at(first, a.batch, pairs);
     float2* data = smem + cur * buf;
     float* real = reinterpret_cast<float*>(data);
-    if constexpr (T::kPipe) {
-      if (first + step < a.batch) {
-        load_spectra<T>(a, smem + (cur ^ 1) * buf, group(first + step), pairs);
-        cp_async_wait_group<1>();
-      } else {
-        cp_async_wait_group<0>();
-      }
-    } else {
-      load_spectra<T>(a, data, g, pairs);
-      cp_async_wait_group<0>();
-    }
+    group_ready<T>(load, smem, buf, cur, first, static_cast<int64_t>(gridDim.x) * 2 * pairs, a.batch);
     __syncthreads();
     if constexpr (!T::kFour) {
       if (t < pairs) {
@@ -406,11 +406,8 @@ void launch_tile(const Args& a, cudaStream_t stream) {
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
   const int64_t pairs = T::kFour ? T::kPairs : threads;
   const int blocks = grid_blocks(k, threads, smem, (a.batch + 2 * pairs - 1) / (2 * pairs));
-  if constexpr (std::is_same_v<Args, ForwardArgs>)
-    forward_1d_reg_kernel<T><<<blocks, threads, smem, stream>>>(a);
-  else
-    inverse_1d_reg_kernel<T><<<blocks, threads, smem, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  void* args[] = {const_cast<Args*>(&a)};
+  FFTCONV_CUDA_CHECK(cudaLaunchKernel(k, dim3(blocks), dim3(threads), args, smem, stream));
 }
 
 // f(T{}) for the tile that a shape selects (every instance exists; validate() has checked pairs).
