@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -265,13 +266,13 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   const double bytes = double(real_bytes + cplx_bytes);
   // fbfft by family k in a 1-D block shape, verified and timed like the automatic family above (same
   // buffers, same run): one JSON row, to which the caller adds its label.
-  auto measure = [&](fbfft::Kernel k, const fbfft::Shape1d& shape) -> nlohmann::json {
+  auto measure = [&](fbfft::Kernel k, const std::optional<fbfft::Shape1d>& shape) -> nlohmann::json {
     fa.shape_1d = ia.shape_1d = shape;
     double rel_k = 0;
     int64_t nf_k = 0;
     const bool ok_k = verify(k, &rel_k, &nf_k);
     const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream, o.timer, per_sample);
-    fa.shape_1d = ia.shape_1d = fbfft::Shape1d{};
+    fa.shape_1d = ia.shape_1d = std::nullopt;
     const double gbps = bytes / (st.median_ms * 1e6);
     return {{"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps}, {"copy_fraction", gbps / copy_gbps},
             {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", rel_k}, {"non_finite", nf_k}, {"verified", ok_k},
@@ -283,7 +284,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   std::string others_line;
   for (fbfft::Kernel k : {fbfft::Kernel::shuffle, fbfft::Kernel::registers, fbfft::Kernel::fourstep}) {
     if (k == family || !fbfft::supported(c.n_h, c.n_w, k)) continue;
-    nlohmann::json row = measure(k, {});
+    nlohmann::json row = measure(k, std::nullopt);
     row["family"] = fbfft::to_string(k);
     char buf[160];
     std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), row["median_ms"].get<double>(),
@@ -292,7 +293,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     others.push_back(std::move(row));
   }
   // The requested 1-D block shapes of the automatic family (Note [1-D register kernels]): the
-  // measurements behind the default shape.
+  // measurements behind the automatic shape.
   nlohmann::json shapes = nlohmann::json::array();
   std::string shapes_line;
   for (const fbfft::Shape1d& shape : o.shapes_1d) {

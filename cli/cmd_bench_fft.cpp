@@ -87,9 +87,9 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   add_timer_option(cmd, args->timer);
   cmd->add_option("--shapes-1d", args->shapes_1d,
                   "with --dims 1, also verify and time these block shapes of fbfft's 1-D register / four-step kernels "
-                  "(an experiment knob): 'default' or comma-separated pairs=4|8|16|32 (four-step pairs per block), prefetch "
+                  "(an experiment knob; the fbfft columns use the automatic shape): 'plain' (32 pairs, no prefetch, no fill) or comma-separated pairs=4|8|16|32 (four-step pairs per block), prefetch "
                   "(load the next group while computing), fill (small sizes: shrink blocks until one full wave); "
-                  "e.g. --shapes-1d default pairs=16,prefetch");
+                  "e.g. --shapes-1d plain pairs=16,prefetch");
   cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
   cmd->callback([args, exit_code]() {
     std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";

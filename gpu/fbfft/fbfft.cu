@@ -101,7 +101,9 @@ void validate_common(int64_t batch, int n_h, int n_w, Layout layout, int64_t ld_
   if (batch > 0 && null_data) bad("batch", batch, "needs non-null input and output pointers");
 }
 
-void validate_shape(const Shape1d& s) {
+void validate_shape(const std::optional<Shape1d>& shape) {
+  if (!shape) return;
+  const Shape1d& s = *shape;
   if (s.pairs != 0 && s.pairs != 4 && s.pairs != 8 && s.pairs != 16 && s.pairs != 32)
     bad("shape_1d.pairs", s.pairs, "must be 0, 4, 8, 16 or 32");
 }
@@ -188,7 +190,7 @@ void inverse(const InverseArgs& a, cudaStream_t stream) {
   l.inverse(a, stream);
 }
 
-std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout, const Shape1d& shape) {
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout, const std::optional<Shape1d>& shape) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel, layout, inverse);
   const void* fn = inverse ? l.inverse_kernel() : l.forward_kernel();
   int threads = l.threads, smem_bytes = l.smem_bytes;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,7 +63,9 @@ struct ForwardArgs {
   Layout layout = Layout::standard;
   int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
   Kernel kernel = Kernel::automatic;
-  Shape1d shape_1d;  // block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp)
+  // Block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp); none: the
+  // measured automatic shape (Note [1-D register kernels]).
+  std::optional<Shape1d> shape_1d;
 };
 
 // Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
@@ -81,7 +84,7 @@ struct InverseArgs {
   int64_t out_h = 0, out_w = 0, out_off_h = 0, out_off_w = 0, out_ld = 0, out_plane_stride = 0;
   float scale = 1.f;
   Kernel kernel = Kernel::automatic;
-  Shape1d shape_1d;  // as in ForwardArgs
+  std::optional<Shape1d> shape_1d;  // as in ForwardArgs
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
@@ -125,8 +128,8 @@ void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
 
 // Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..";
-// `shape` selects the 1-D register / four-step instance (at its largest block).
+// `shape` selects the 1-D register / four-step instance (at its largest block; none: the automatic one).
 std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic,
-                              Layout layout = Layout::standard, const Shape1d& shape = {});
+                              Layout layout = Layout::standard, const std::optional<Shape1d>& shape = std::nullopt);
 
 }  // namespace fftconv::fbfft

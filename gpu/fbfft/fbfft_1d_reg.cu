@@ -3,6 +3,7 @@
 // from 64 points the four-step split of the 2-D kernels' rows. See Note [1-D register kernels].
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -30,13 +31,18 @@ namespace {
 //   at base(j) + k (plane 2j) and base(j) + n/2 + 1 + k (plane 2j+1).
 // The inverse is the same with swapped data (Note [four-step 2-D kernels]); the imaginary parts of
 // X[0] and X[n/2] are ignored (the C2R contract). An odd batch's last pair has a zero partner.
-// Block shape (Shape1d, shape_1d.hpp; a knob for experiments, the default being the shape above):
+// Block shape (Shape1d, shape_1d.hpp; a knob for experiments, "plain" being the shape above):
 // the four-step kind takes 4, 8, 16 or 32 pairs per block (8 lanes per pair in pass 1, so 32..256
 // threads; the launch bounds keep the register cap of the 32-pair block); `prefetch` gives either
 // kind two buffers of pair regions, and a block that loops over groups (the grid is at most one
 // wave) issues the next group's cp.async loads before it computes the current one, so its loads
 // overlap its compute and stores; `fill` lets the small kind halve its block until the grid fills
-// one wave of resident blocks instead of two blocks per SM.
+// one wave of resident blocks instead of two blocks per SM. Without a shape the kernels launch the
+// automatic one, measured on the H100 (`fftconv bench fft --dims 1 --shapes-1d …`, graph timer,
+// batches 16,384-262,144): 4 pairs without prefetch for the four-step kind (the plain shape's time
+// x 0.93 geomean, 0.88 at 16,384 where one wave of 32-pair blocks leaves each SM two blocks that
+// load, compute and store in lockstep; never slower), prefetch and fill for the register kind
+// (x 0.97, at most 1.005).
 template <int LN, int P = 32, bool Pipe = false>
 struct Tile1 {
   static constexpr int kN = 1 << LN, kHalf = kN / 2, kNh2 = kHalf + 1;
@@ -387,9 +393,9 @@ const void* tile_kernel() {
 }
 
 // Small kind: pairs per block halved (down to 32) while the batch would fill fewer blocks than two
-// per SM (shape.fill: than one full wave of resident blocks); the four-step kind has T::kPairs pairs.
+// per SM (fill: than one full wave of resident blocks); the four-step kind has T::kPairs pairs.
 template <class T, class Args>
-void launch_tile(const Args& a, cudaStream_t stream) {
+void launch_tile(const Args& a, bool fill, cudaStream_t stream) {
   const void* k = tile_kernel<T, Args>();
   if constexpr (T::kSmemBytes > 48 * 1024)  // the largest block's; before any occupancy query
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
@@ -397,7 +403,7 @@ void launch_tile(const Args& a, cudaStream_t stream) {
   if constexpr (!T::kFour) {
     auto blocks_for = [&](int th) { return (a.batch + 2 * th - 1) / (2 * th); };
     while (threads > 32) {
-      const int64_t enough = a.shape_1d.fill ? grid_blocks(k, threads, T::smem_bytes(threads), INT64_MAX)
+      const int64_t enough = fill ? grid_blocks(k, threads, T::smem_bytes(threads), INT64_MAX)
                                              : 2 * static_cast<int64_t>(sm_count());
       if (blocks_for(threads) >= enough) break;
       threads /= 2;
@@ -408,6 +414,14 @@ void launch_tile(const Args& a, cudaStream_t stream) {
   const int blocks = grid_blocks(k, threads, smem, (a.batch + 2 * pairs - 1) / (2 * pairs));
   void* args[] = {const_cast<Args*>(&a)};
   FFTCONV_CUDA_CHECK(cudaLaunchKernel(k, dim3(blocks), dim3(threads), args, smem, stream));
+}
+
+// The automatic shape (Note [1-D register kernels]) and the shape to launch: the one given, or it.
+template <int LN>
+constexpr Shape1d kAutoShape = Tile1<LN>::kFour ? Shape1d{4, false, false} : Shape1d{0, true, true};
+template <int LN>
+Shape1d resolve_shape(const std::optional<Shape1d>& s) {
+  return s ? *s : kAutoShape<LN>;
 }
 
 // f(T{}) for the tile that a shape selects (every instance exists; validate() has checked pairs).
@@ -425,21 +439,29 @@ void with_tile(const Shape1d& s, F&& f) {
   }
 }
 
+template <int LN, class Args>
+void launch_1d(const Args& a, cudaStream_t stream) {
+  const Shape1d s = resolve_shape<LN>(a.shape_1d);
+  with_tile<LN>(s, [&](auto tile) { launch_tile<decltype(tile)>(a, s.fill, stream); });
+}
 template <int LN>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  with_tile<LN>(a.shape_1d, [&](auto tile) { launch_tile<decltype(tile)>(a, stream); });
+  launch_1d<LN>(a, stream);
 }
 template <int LN>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  with_tile<LN>(a.shape_1d, [&](auto tile) { launch_tile<decltype(tile)>(a, stream); });
+  launch_1d<LN>(a, stream);
 }
+// The automatic shape's tile (what the Launcher's fixed fields describe).
 template <int LN>
-const void* forward_kernel() { return tile_kernel<Tile1<LN>, ForwardArgs>(); }
+using AutoTile = Tile1<LN, kAutoShape<LN>.pairs ? kAutoShape<LN>.pairs : 32, kAutoShape<LN>.prefetch>;
 template <int LN>
-const void* inverse_kernel() { return tile_kernel<Tile1<LN>, InverseArgs>(); }
+const void* forward_kernel() { return tile_kernel<AutoTile<LN>, ForwardArgs>(); }
 template <int LN>
-void shaped(const Shape1d& s, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
-  with_tile<LN>(s, [&](auto tile) {
+const void* inverse_kernel() { return tile_kernel<AutoTile<LN>, InverseArgs>(); }
+template <int LN>
+void shaped(const std::optional<Shape1d>& s, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
+  with_tile<LN>(resolve_shape<LN>(s), [&](auto tile) {
     using T = decltype(tile);
     *kernel = inverse ? tile_kernel<T, InverseArgs>() : tile_kernel<T, ForwardArgs>();
     *threads = T::kThreads;
@@ -453,7 +475,7 @@ constexpr Launcher make_launcher() {
     return Launcher{};
   } else {
     return Launcher{&launch_forward<LN>, &launch_inverse<LN>, &forward_kernel<LN>, &inverse_kernel<LN>,
-                    Tile1<LN>::kSmemBytes, Tile1<LN>::kThreads, &shaped<LN>};
+                    AutoTile<LN>::kSmemBytes, AutoTile<LN>::kThreads, &shaped<LN>};
   }
 }
 

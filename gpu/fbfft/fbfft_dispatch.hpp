@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <optional>
+
 #include "gpu/fbfft/fbfft.hpp"
 
 namespace fftconv::fbfft::detail {
@@ -18,9 +20,9 @@ struct Launcher {
   const void* (*inverse_kernel)() = nullptr;
   int smem_bytes = 0;                         // dynamic shared memory per block
   int threads = kThreads;                     // threads per block
-  // The 1-D register / four-step table only: the instance a Shape1d launches (its kernel, threads
-  // and dynamic shared memory at the largest block), which the fields above give for the default.
-  void (*shaped)(const Shape1d&, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
+  // The 1-D register / four-step table only: the instance a shape launches (none: the automatic
+  // one, which the fields above describe): its kernel, threads and shared memory at the largest block.
+  void (*shaped)(const std::optional<Shape1d>&, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
 };
 
 // launchers_1d()[log2 n] for n = 2..256 (entry 0 empty).

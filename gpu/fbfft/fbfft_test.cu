@@ -8,6 +8,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -73,7 +74,10 @@ std::vector<cd> fftw_r2c(const std::vector<double>& plane, int n_h, int n_w) {
       if (p) fftw_destroy_plan(p);
       fftw_free(in);
       fftw_free(out);
-      *this = Plan{};
+      n_h = n_w = 0;
+      in = nullptr;
+      out = nullptr;
+      p = nullptr;
     }
     ~Plan() { reset(); }
   };
@@ -147,7 +151,7 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
 // Extra settings of a check: the 1-D kernels' block shape, and whole contiguous planes (the kernels'
 // 16-byte copy paths) instead of a random placement.
 struct Extra {
-  fftconv::fbfft::Shape1d shape;
+  std::optional<fftconv::fbfft::Shape1d> shape;  // none: the automatic shape
   bool contiguous = false;
 };
 
@@ -679,22 +683,22 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fftconv::fbfft::validate(b), fftconv::InvalidArgument);
     b.out_off_h = 0;
     CHECK_NOTHROW(fftconv::fbfft::validate(b));
-    b.shape_1d.pairs = 12;
+    b.shape_1d = Shape1d{12, false, false};
     CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains("shape_1d.pairs=12"), fftconv::InvalidArgument);
     a.n_h = 8;
-    a.shape_1d.pairs = 64;
+    a.shape_1d = Shape1d{64, false, false};
     CHECK_THROWS_AS(fftconv::fbfft::validate(a), fftconv::InvalidArgument);
   }
 
   TEST_CASE("fbfft 1-D block shapes parse, print and reject bad text") {
     using fftconv::fbfft::parse_shape_1d;
-    CHECK(parse_shape_1d("default", "f") == Shape1d{});
+    CHECK(parse_shape_1d("plain", "f") == Shape1d{});
     CHECK(parse_shape_1d("pairs=16,prefetch", "f") == Shape1d{16, true, false});
     CHECK(parse_shape_1d("fill,prefetch,pairs=8", "f") == Shape1d{8, true, true});
     for (const Shape1d& s : {Shape1d{}, Shape1d{8, false, false}, Shape1d{32, true, true}, Shape1d{0, false, true}})
       CHECK(parse_shape_1d(fftconv::fbfft::to_string(s), "f") == s);
     CHECK(fftconv::fbfft::to_string(Shape1d{16, true, false}) == "pairs=16,prefetch");
-    for (const char* bad : {"", "pairs=12", "pairs=", "prefetch,prefetch", "pairs=8,pairs=16", "fast", "prefetch,", "default,fill"})
+    for (const char* bad : {"", "pairs=12", "pairs=", "prefetch,prefetch", "pairs=8,pairs=16", "fast", "prefetch,", "plain,fill", "default"})
       CHECK_THROWS_WITH_AS(parse_shape_1d(bad, "--shapes-1d"), doctest::Contains("--shapes-1d: bad 1-D block shape part"),
                            fftconv::InvalidArgument);
   }

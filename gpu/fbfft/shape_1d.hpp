@@ -1,5 +1,6 @@
 // The block shape of fbfft's 1-D register and four-step kernels (Note [1-D register kernels]), a
-// knob for experiments: a default Shape1d is the shape fbfft launches without one. Host-only and
+// knob for experiments: fbfft launches the measured automatic shape unless it is given one; a
+// default Shape1d ("plain") is the shape before the knob existed. Host-only and
 // free of CUDA headers, so that front ends parse it (and report bad values) in any build.
 #pragma once
 #include <string>
@@ -18,24 +19,24 @@ struct Shape1d {
   bool operator==(const Shape1d&) const = default;
 };
 
-// "default", or the settings that differ from it joined by commas: "pairs=16,prefetch,fill".
+// "plain", or the settings that differ from it joined by commas: "pairs=16,prefetch,fill".
 inline std::string to_string(const Shape1d& s) {
   std::string r;
   auto add = [&r](const std::string& part) { r += (r.empty() ? "" : ",") + part; };
   if (s.pairs != 0) add("pairs=" + std::to_string(s.pairs));
   if (s.prefetch) add("prefetch");
   if (s.fill) add("fill");
-  return r.empty() ? "default" : r;
+  return r.empty() ? "plain" : r;
 }
 
-// The inverse of to_string: "default" or comma-separated "pairs=4|8|16|32", "prefetch", "fill", each
+// The inverse of to_string: "plain" or comma-separated "pairs=4|8|16|32", "prefetch", "fill", each
 // at most once. Throws InvalidArgument naming `field` and the bad part.
 inline Shape1d parse_shape_1d(std::string_view text, const std::string& field) {
   Shape1d s;
-  if (text == "default") return s;
+  if (text == "plain") return s;
   auto bad = [&](std::string_view part, const std::string& why) {
     throw InvalidArgument(field + ": bad 1-D block shape part '" + std::string(part) + "' in '" + std::string(text) +
-                          "' (" + why + "; expected 'default' or comma-separated pairs=4|8|16|32, prefetch, fill)");
+                          "' (" + why + "; expected 'plain' or comma-separated pairs=4|8|16|32, prefetch, fill)");
   };
   bool seen_pairs = false;
   std::size_t start = 0;
