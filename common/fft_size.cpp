@@ -9,12 +9,14 @@ namespace fftconv {
 
 bool is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
 
-bool is_smooth7(int64_t n) {
+bool is_smooth(int64_t n, int64_t max_prime) {
   if (n < 1) return false;
-  for (int64_t p : {2, 3, 5, 7})
+  for (int64_t p = 2; p <= max_prime && n > 1; ++p)  // composite p never divide what is left
     while (n % p == 0) n /= p;
   return n == 1;
 }
+
+bool is_smooth7(int64_t n) { return is_smooth(n, 7); }
 
 int64_t next_pow2(int64_t n) {
   if (n < 1) throw InvalidArgument("fft size: must be >= 1, got " + std::to_string(n));
@@ -30,13 +32,16 @@ int64_t next_smooth7(int64_t n) {
   return m;
 }
 
-std::vector<int64_t> smooth7_candidates(int64_t n) {
+std::vector<int64_t> smooth_candidates(int64_t n, int64_t max_prime) {
+  if (max_prime < 2) throw InvalidArgument("max_prime: must be >= 2, got " + std::to_string(max_prime));
   std::vector<int64_t> out;
   const int64_t hi = next_pow2(n);
   for (int64_t m = n; m <= hi; ++m)
-    if (is_smooth7(m)) out.push_back(m);
+    if (is_smooth(m, max_prime)) out.push_back(m);
   return out;
 }
+
+std::vector<int64_t> smooth7_candidates(int64_t n) { return smooth_candidates(n, 7); }
 
 double fft_flops_1d(int64_t n) {
   if (n <= 1) return 0.0;
@@ -44,7 +49,7 @@ double fft_flops_1d(int64_t n) {
   int64_t m = n;
   int factors = 0;
   double weight = 0.0;
-  for (auto [p, c] : {std::pair<int64_t, double>{2, 1.0}, {3, 1.1}, {5, 1.25}, {7, 1.4}}) {
+  for (auto [p, c] : {std::pair<int64_t, double>{2, 1.0}, {3, 1.1}, {5, 1.25}, {7, 1.4}, {11, 1.6}, {13, 1.7}}) {
     while (m % p == 0) { m /= p; weight += c * std::log2(double(p)); ++factors; }
   }
   if (m != 1) weight += 4.0 * std::log2(double(m));  // Bluestein-like cost for other primes

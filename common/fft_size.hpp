@@ -12,8 +12,13 @@ int64_t next_pow2(int64_t n);          // smallest power of two >= n (n >= 1)
 int64_t next_smooth7(int64_t n);       // smallest 2,3,5,7-smooth size >= n
 // Every 2,3,5,7-smooth size in [n, next_pow2(n)], ascending (the paper's autotuning space).
 std::vector<int64_t> smooth7_candidates(int64_t n);
+// Whether every prime factor of n is <= max_prime (n >= 1; max_prime >= 2).
+bool is_smooth(int64_t n, int64_t max_prime);
+// Every max_prime-smooth size in [n, next_pow2(n)], ascending (max_prime 7: smooth7_candidates).
+std::vector<int64_t> smooth_candidates(int64_t n, int64_t max_prime);
 // Rough flop count of one complex 1-D FFT of length n: 5 n log2 n scaled by a radix penalty
-// (radix 2/4 = 1.0, 3 = 1.1, 5 = 1.25, 7 = 1.4) — used by cost models, not for timing claims.
+// (radix 2/4 = 1.0, 3 = 1.1, 5 = 1.25, 7 = 1.4, 11 = 1.6, 13 = 1.7; other primes 4, as for a
+// Bluestein transform) — used by cost models, not for timing claims.
 double fft_flops_1d(int64_t n);
 // Flops of one real-to-complex 2-D transform of nh×nw (about half the complex one).
 double rfft2_flops(int64_t nh, int64_t nw);

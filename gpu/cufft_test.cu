@@ -188,6 +188,45 @@ TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache roun
   std::filesystem::remove(path);
 }
 
+TEST_CASE("cufft autotunes over 13-smooth bases by default and over the paper's 7-smooth ones on request") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  // Padded 13x11: the default space has 13 and 11 (cuFFT's prime kernels); max_prime=7 starts at 14 and 12.
+  const ConvProblem p = ConvProblem::parse("S=6,f=5,fo=7,h=11,w=9,kh=3,kw=3,ph=1,pw=1,pad=zero");
+  for (Pass pass : kPasses) {
+    for (const char* max_prime : {"13", "7"}) {
+      PlanOptions opts;
+      opts.extra["max_prime"] = max_prime;
+      auto plan = backend().plan(p, pass, opts);
+      const std::string why = plan->describe();
+      INFO(to_string(pass), " max_prime=", max_prime, " ", why);
+      const bool smooth13 = std::string(max_prime) == "13";
+      CHECK((why.find("13x11:") != std::string::npos) == smooth13);  // timed candidate
+      if (!smooth13) CHECK(why.find("13x") == std::string::npos);
+      for (int rep = 0; rep < 2; ++rep) {
+        const Outcome o = run_and_compare(p, pass, *plan, rng);
+        CHECK(o.non_finite == 0);
+        CHECK(o.rel_l2 <= tol(p, pass, 13, 11));
+      }
+    }
+    PlanOptions pinned;  // the 13x11 basis itself, every pass, both paddings, against the reference
+    pinned.autotune = false;
+    pinned.basis_h = 13, pinned.basis_w = 11;
+    for (const char* edges : {"copy", "callback"}) {
+      pinned.extra["edges"] = edges;
+      for (const char* pad : {"zero", "mirror"}) {
+        const ConvProblem q = ConvProblem::parse(std::string("S=3,f=4,fo=2,h=11,w=9,kh=3,kw=3,ph=1,pw=1,pad=") + pad);
+        auto plan = backend().plan(q, pass, pinned);
+        INFO(plan->describe());
+        CHECK(plan->describe().find("basis 13x11") != std::string::npos);
+        const Outcome o = run_and_compare(q, pass, *plan, rng);
+        CHECK(o.non_finite == 0);
+        CHECK(o.rel_l2 <= tol(q, pass, 13, 11));
+      }
+    }
+  }
+}
+
 TEST_CASE("cufft honours the workspace limit by chunking the batch, and says Unsupported below it") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());
@@ -324,6 +363,10 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
   opts.extra = {{"colour", "blue"}};
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  for (const char* v : {"17", "4", "", "seven"}) {
+    opts.extra = {{"max_prime", v}};
+    CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  }
   opts.extra.clear();
   auto plan = backend().plan(p, Pass::fprop, opts);
   std::vector<float> host(size_t(p.input_elems()));

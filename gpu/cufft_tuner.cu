@@ -25,7 +25,7 @@ namespace fftconv {
 namespace {
 
 constexpr int kTimedReps = 3;          // timed runs per candidate (after one warm-up); the min counts
-constexpr std::size_t kMaxTimedBases = 6;
+constexpr std::size_t kMaxTimedBases = 8;  // L5 (13x13 needed): 16 pairs of 13..16
 
 std::string fmt_ms(double ms) {
   char buf[32];
@@ -81,8 +81,8 @@ const TilePlan* tiles(const CufftPins& pins) { return pins.tiles ? &*pins.tiles 
 // Basis pairs to consider, ranked by a flop model (FFTs of all planes + the complex products).
 std::vector<std::pair<int64_t, int64_t>> basis_candidates(const ConvProblem& p, Pass pass, const CufftPins& pins) {
   if (pins.tiles) return {{pins.tiles->fft_h, pins.tiles->fft_w}};
-  const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth7_candidates(p.padded_h());
-  const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth7_candidates(p.padded_w());
+  const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth_candidates(p.padded_h(), pins.max_prime);
+  const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth_candidates(p.padded_w(), pins.max_prime);
   const double planes = pass == Pass::fprop   ? double(p.S * p.f + p.fo * p.f + p.S * p.fo)
                         : pass == Pass::bprop ? double(p.S * p.fo + p.fo * p.f + p.S * p.f)
                                               : double(p.S * p.f + p.S * p.fo + p.fo * p.f);
@@ -152,10 +152,10 @@ struct TuningBench {
 
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
-  os << "v2|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+  os << "v3|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
-     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
+     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto") << "|max_prime=" << pins.max_prime
      << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
   return os.str();
 }
@@ -187,8 +187,9 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   for (const auto& [nh, nw] : bases)
     if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, opts.workspace_limit, &smallest, tiles(pins)))
-      return {std::move(pl), "heuristic (autotune off): smallest smooth basis that fits, " +
-                                 std::string(to_string(gemm)) + " CGEMM" + (pins.gemm ? " (pinned)" : "")};
+      return {std::move(pl), "heuristic (autotune off): smallest " + std::to_string(pins.max_prime) +
+                                 "-smooth basis that fits, " + std::string(to_string(gemm)) + " CGEMM" +
+                                 (pins.gemm ? " (pinned)" : "")};
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
 }
 
@@ -326,12 +327,18 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
     if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
     else if (key == "layout") pins.layout = parse_spectrum_layout(value);
     else if (key == "edges") pins.edges = parse_edge_mode(value);
+    else if (key == "max_prime") {
+      if (value != "2" && value != "3" && value != "5" && value != "7" && value != "11" && value != "13")
+        throw InvalidArgument("extra[\"max_prime\"]: expected 2, 3, 5, 7, 11 or 13, got '" + value + "'");
+      pins.max_prime = std::stoi(value);
+    }
     else if (key == "naive") {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
     } else if (!is_known_extra_key(key)) {
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (cufft knows gemm, layout, edges, naive)");
+      throw InvalidArgument("extra[\"" + key +
+                            "\"]: unknown option (cufft knows gemm, layout, edges, max_prime, naive)");
     }
   }
   return pins;

@@ -1,5 +1,7 @@
 // Choosing a cufft configuration (paper Sections 3.2-3.4): Fourier basis per dimension among the
-// 2,3,5,7-smooth sizes up to the next power of two, CGEMM strategy, and a batch chunk that keeps
+// smooth sizes up to the next power of two (prime factors up to 13 by default: cuFFT has radix-11
+// and radix-13 kernels, and the exact 13-point basis of L5 saves 19% of the products; the paper's
+// 2,3,5,7-smooth space with extra["max_prime"]="7"), CGEMM strategy, and a batch chunk that keeps
 // the workspace under PlanOptions::workspace_limit — by hand (pins), from the tune cache, by timing
 // candidates (autotune), or by a heuristic (autotune off).
 #pragma once
@@ -12,12 +14,17 @@
 
 namespace fftconv {
 
-// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["naive"]).
+// Largest prime factor of the bases the tuner and the heuristic consider (2, 3, 5, 7, 11 or 13).
+inline constexpr int64_t kDefaultMaxPrime = 13;
+
+// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["max_prime"],
+// ["naive"]).
 struct CufftPins {
   int64_t nh = 0, nw = 0;  // 0 = choose
   std::optional<GemmStrategy> gemm;
   std::optional<SpectrumLayout> layout;
   std::optional<EdgeMode> edges;  // extra["edges"]
+  int64_t max_prime = kDefaultMaxPrime;  // extra["max_prime"]: largest prime factor of a chosen basis
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
   // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold
   // at most its tiles_in_flight items, and basis_h/basis_w are not used.
