@@ -28,6 +28,13 @@
 // with a one-thread kernel on the run's stream (tensor pointers change between runs and chunks).
 // Linking the callbacks makes plan creation slower (tens to hundreds of ms per plan), so the untuned
 // heuristic keeps copies and the autotuner times callbacks only on pipelines that take long enough.
+// Note [pruned weight transforms]
+// The weight side of every pass is a kh×kw window in an nh×nw basis (L5: 3×3 in 13×13, 147,456 planes,
+// three times the input's): Table 1 pads it, runs a full R2C and transposes (accGrad: transposes back,
+// runs a full C2R and keeps kh×kw of the nh×nw points). With WeightTransform::dft the forward is fbfft's
+// pruned DFT of the window, written straight in the products' [freq][plane] layout, and accGrad's
+// inverse is evaluated at the window's points only, reading that layout (fbfft_window.cu, whose twiddle
+// indices take any basis up to 256). The same sums, so the tuner times it as one more variant.
 // Note [cufft tiles]
 // A tiled plan (tiling/tile_plan.hpp, Note [tile geometry]) runs as the same pipeline with the
 // (image, tile) items in place of the samples: PAD becomes a gather of each item's window into the
@@ -52,6 +59,7 @@
 #include "gpu/cufft_callbacks.hpp"
 #include "gpu/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
 #include "gpu/device_arena.hpp"
+#include "gpu/fbfft/fbfft.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
 #include "gpu/tile_kernels.cuh"
 
@@ -101,10 +109,29 @@ EdgeMode parse_edge_mode(std::string_view s) {
   throw InvalidArgument("extra[\"edges\"]: unknown edge mode '" + std::string(s) + "' (expected copy or callback)");
 }
 
+std::string_view to_string(WeightTransform w) { return w == WeightTransform::dft ? "dft" : "fft"; }
+
+WeightTransform parse_weight_transform(std::string_view s) {
+  if (s == "fft") return WeightTransform::fft;
+  if (s == "dft") return WeightTransform::dft;
+  throw InvalidArgument("extra[\"weights\"]: unknown weight transform '" + std::string(s) + "' (expected fft or dft)");
+}
+
+bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::string* why) {
+  const bool ok = p.kh <= fbfft::kMaxWindow && p.kw <= fbfft::kMaxWindow && nh <= fbfft::kMaxWindowSide &&
+                  nw >= 2 && nw <= fbfft::kMaxWindowSide;
+  if (!ok && why)
+    *why = "cufft: weights=dft needs a kernel of at most " + std::to_string(fbfft::kMaxWindow) + "x" +
+           std::to_string(fbfft::kMaxWindow) + " (kh=" + std::to_string(p.kh) + ", kw=" + std::to_string(p.kw) +
+           ") and a basis of at most " + std::to_string(fbfft::kMaxWindowSide) + " per side, width >= 2 (basis " +
+           std::to_string(nh) + "x" + std::to_string(nw) + ")";
+  return ok;
+}
+
 std::string PipelineConfig::to_string() const {
   return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
          ", layout " + std::string(fftconv::to_string(layout)) + ", edges " + std::string(fftconv::to_string(edges)) +
-         ", chunk " + std::to_string(chunk) +
+         (weights == WeightTransform::dft ? ", weights dft" : "") + ", chunk " + std::to_string(chunk) +
          ", cublas workspace " + std::to_string(cublas_workspace);
 }
 
@@ -258,11 +285,19 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
   freqs_ = checked_mul(cfg_.nh, fw_, "cufft frequencies");
 
   const Roles r = roles(p_, pass_, nullptr);
+  weight_dft_ = cfg_.weights == WeightTransform::dft;
+  if (weight_dft_) {
+    if (tiled_)
+      throw InvalidArgument("cufft: weights=dft runs untiled plans only (extra[\"weights\"]=dft with a tile plan)");
+    if (std::string why; !weight_dft_supported(p_, cfg_.nh, cfg_.nw, &why)) throw Unsupported(why);
+  }
+  // The role whose cuFFT transform the pruned DFT replaces (Note [pruned weight transforms]).
+  const bool dft_b = weight_dft_ && pass_ != Pass::accgrad, dft_c = weight_dft_ && pass_ == Pass::accgrad;
   edge_callbacks_ = cfg_.edges == EdgeMode::callback;
   if (edge_callbacks_ && tiled_)
     throw InvalidArgument("cufft: edges=callback pads and clips untiled plans only (tiles are gathered and scattered)");
-  clip_callback_ = edge_callbacks_ && !r.clip.mirror_fold;
-  gather_callback_ = cfg_.layout == SpectrumLayout::gather;
+  clip_callback_ = edge_callbacks_ && !r.clip.mirror_fold && !dft_c;
+  gather_callback_ = cfg_.layout == SpectrumLayout::gather && !dft_c;
   auto fills_basis = [&](const Operand& o) {
     return !tiled_ && o.h == cfg_.nh && o.w == cfg_.nw && o.ph == 0 && o.pw == 0;
   };
@@ -275,9 +310,9 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
     const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
     const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
     make_fft_plan(pa, kOperandA);
-    make_fft_plan(pb, kOperandB);
-    make_fft_plan(pc, kResult);
-    max_scratch = std::max({max_scratch, pa, pb, pc});
+    if (!dft_b) make_fft_plan(pb, kOperandB);
+    if (!dft_c) make_fft_plan(pc, kResult);
+    max_scratch = std::max({max_scratch, pa, dft_b ? 0 : pb, dft_c ? 0 : pc});
     max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
   }
   scratch_bytes_ = complex_bytes(max_scratch, freqs_);
@@ -359,11 +394,15 @@ std::string CufftPipeline::edges_summary() const {
   for (int k = 0; k < 2; ++k) {
     const Role role = k == 0 ? kOperandA : kOperandB;
     out += std::string(k ? ", " : "") + names[k] +
-           (reads_in_place(role) ? " read in place (it fills the basis)"
+           (role == kOperandB && weight_dft_ && pass_ != Pass::accgrad
+                ? " transformed by the direct DFT of its window into the frequency-major layout"
+            : reads_in_place(role) ? " read in place (it fills the basis)"
             : tiled_ && (role == kOperandA || pass_ == Pass::accgrad) ? " gathered per tile"
             : edge_callbacks_ ? " padded by the R2C load callback"
                               : " padded by a copy");
   }
+  if (weight_dft_ && pass_ == Pass::accgrad)
+    return out + ", weight gradient evaluated at its window from the frequency-major products (no C2R)";
   out += gather_callback_ ? ", products read frequency-major by the C2R load callback" : "";
   out += clip_callback_ ? ", result clipped by the C2R store callback" : tiled_ ? "" : ", result clipped by a kernel";
   return out;
@@ -528,7 +567,15 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
   if (!r.b.batched) {
     params(0, std::min(cfg_.chunk, units_));
-    forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+    if (weight_dft_) {  // Note [pruned weight transforms]
+      fbfft::ForwardArgs w;
+      w.batch = pb_fixed, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
+      w.input = r.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
+      w.output = reinterpret_cast<float2*>(bt), w.layout = fbfft::Layout::freq_major;
+      step("DFT B", [&] { fbfft::forward_window(w, stream); });
+    } else {
+      forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+    }
   }
   if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
@@ -587,7 +634,16 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     });
     if (pass_ != Pass::accgrad) inverse(r.c_planes_per_sample * sc, s0, sc);
   }
-  if (pass_ == Pass::accgrad) inverse(r.c_planes_per_sample, 0, 0);
+  if (pass_ == Pass::accgrad && weight_dft_) {  // Note [pruned weight transforms]
+    fbfft::InverseArgs g;
+    g.batch = r.c_planes_per_sample, g.n_h = int(cfg_.nh), g.n_w = int(cfg_.nw);
+    g.input = reinterpret_cast<const float2*>(ct), g.layout = fbfft::Layout::freq_major;
+    g.output = static_cast<float*>(args.result), g.out_h = p_.kh, g.out_w = p_.kw, g.out_ld = p_.kw;
+    g.out_plane_stride = p_.kh * p_.kw, g.scale = inverse_scale();
+    step("IDFT C", [&] { fbfft::inverse_window(g, stream); });
+  } else if (pass_ == Pass::accgrad) {
+    inverse(r.c_planes_per_sample, 0, 0);
+  }
 }
 
 }  // namespace fftconv

@@ -53,6 +53,17 @@ enum class EdgeMode { copy, callback };
 std::string_view to_string(EdgeMode e);                     // "copy" | "callback"
 EdgeMode parse_edge_mode(std::string_view s);               // throws InvalidArgument naming extra["edges"]
 
+// How the weight side reaches or leaves the frequency domain (Note [pruned weight transforms]):
+//   fft — like the other operands (pad, R2C, transposition; accGrad: C2R and clip): Table 1;
+//   dft — the direct DFT of the kh×kw window straight into the frequency-major layout (fprop, bprop),
+//         and accGrad's gradient evaluated only at its kh×kw window from the frequency-major products:
+//         fbfft's pruned window kernels, for kernels of at most fbfft::kMaxWindow per side, untiled.
+enum class WeightTransform { fft, dft };
+std::string_view to_string(WeightTransform w);              // "fft" | "dft"
+WeightTransform parse_weight_transform(std::string_view s); // throws InvalidArgument naming extra["weights"]
+// Whether WeightTransform::dft can run (p, pass) untiled; otherwise *why (when given) says why not.
+bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::string* why = nullptr);
+
 // cuBLAS workspace handed to cublasSetWorkspace: the 32 MiB NVIDIA recommends on Hopper, or a
 // small one when a workspace limit is tight.
 inline constexpr std::size_t kCublasWorkspaceLarge = std::size_t(32) << 20;
@@ -65,6 +76,7 @@ struct PipelineConfig {
   std::size_t cublas_workspace = kCublasWorkspaceLarge;
   SpectrumLayout layout = SpectrumLayout::transposed;
   EdgeMode edges = EdgeMode::copy;
+  WeightTransform weights = WeightTransform::fft;
   std::string to_string() const;
 };
 
@@ -142,6 +154,7 @@ class CufftPipeline {
   bool in_place_a_ = false, in_place_b_ = false;  // R2C reads the operand's tensor itself
   bool clip_callback_ = false;     // C2R clips through a store callback
   bool gather_callback_ = false;   // C2R reads [freq][plane] through a load callback
+  bool weight_dft_ = false;        // WeightTransform::dft: no cuFFT plan for the weight side
   DeviceBuffer callback_params_;   // device: cufft_cb::Params[3], one per Role
   std::size_t fft_work_bytes_ = 0;
   std::size_t scratch_bytes_ = 0, a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, ptr_bytes_ = 0;

@@ -138,10 +138,13 @@ TEST_CASE("cufft matches a double direct convolution on random problems, all pas
         opts.basis_h = p.padded_h() + (t % 3);
         opts.basis_w = p.padded_w() + (t % 4);
       }
+      if (t % 4 == 3) opts.extra["weights"] = "dft";  // the pruned weight transforms with every layout
       if (t % 11 == 0) opts.extra = {{"naive", "1"}}, opts.basis_h = opts.basis_w = 0;
       INFO(p.to_string(), " ", to_string(pass), " gemm=", opts.extra.count("gemm") ? opts.extra["gemm"] : "-",
            " layout=", opts.extra.count("layout") ? opts.extra["layout"] : "-",
-           " edges=", opts.extra.count("edges") ? opts.extra["edges"] : "-", " basis=", opts.basis_h, "x", opts.basis_w);
+           " edges=", opts.extra.count("edges") ? opts.extra["edges"] : "-",
+           " weights=", opts.extra.count("weights") ? opts.extra["weights"] : "-", " basis=", opts.basis_h, "x",
+           opts.basis_w);
       auto plan = backend().plan(p, pass, opts);
       INFO(plan->describe());
       const Outcome o = run_and_compare(p, pass, *plan, rng);
@@ -202,6 +205,8 @@ TEST_CASE("cufft autotunes over 13-smooth bases by default and over the paper's 
       INFO(to_string(pass), " max_prime=", max_prime, " ", why);
       const bool smooth13 = std::string(max_prime) == "13";
       CHECK((why.find("13x11:") != std::string::npos) == smooth13);  // timed candidate
+      CHECK(why.find("weights dft:") != std::string::npos);           // the pruned weight variant timed
+      CHECK(why.find("weights dft: failed") == std::string::npos);
       if (!smooth13) CHECK(why.find("13x") == std::string::npos);
       for (int rep = 0; rep < 2; ++rep) {
         const Outcome o = run_and_compare(p, pass, *plan, rng);
@@ -212,8 +217,9 @@ TEST_CASE("cufft autotunes over 13-smooth bases by default and over the paper's 
     PlanOptions pinned;  // the 13x11 basis itself, every pass, both paddings, against the reference
     pinned.autotune = false;
     pinned.basis_h = 13, pinned.basis_w = 11;
-    for (const char* edges : {"copy", "callback"}) {
-      pinned.extra["edges"] = edges;
+    for (const char* edges : {"copy", "callback", "dft"}) {  // dft: weights=dft with copies
+      pinned.extra["edges"] = std::string(edges) == "dft" ? "copy" : edges;
+      if (std::string(edges) == "dft") pinned.extra["weights"] = "dft";
       for (const char* pad : {"zero", "mirror"}) {
         const ConvProblem q = ConvProblem::parse(std::string("S=3,f=4,fo=2,h=11,w=9,kh=3,kw=3,ph=1,pw=1,pad=") + pad);
         auto plan = backend().plan(q, pass, pinned);
@@ -367,6 +373,15 @@ TEST_CASE("cufft raises typed errors for impossible or malformed requests") {
     opts.extra = {{"max_prime", v}};
     CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
   }
+  opts.extra = {{"weights", "winograd"}};
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.extra = {{"weights", "dft"}};  // pruned weight transforms: untiled, kernels up to 8x8
+  opts.tile = TileSpec::parse("16");
+  CHECK_THROWS_AS(backend().plan(p, Pass::fprop, opts), InvalidArgument);
+  opts.tile = TileSpec{};
+  CHECK_NOTHROW(backend().plan(p, Pass::fprop, opts));
+  const ConvProblem big_kernel = ConvProblem::parse("S=2,f=2,fo=3,n=12,k=9,p=0");
+  CHECK_THROWS_AS(backend().plan(big_kernel, Pass::accgrad, opts), Unsupported);
   opts.extra.clear();
   auto plan = backend().plan(p, Pass::fprop, opts);
   std::vector<float> host(size_t(p.input_elems()));

@@ -26,7 +26,8 @@ std::map<std::string, TuneRecord>& memory() {
 
 nlohmann::json to_json(const TuneRecord& r) {
   return {{"nh", r.nh}, {"nw", r.nw}, {"gemm", r.gemm}, {"chunk", r.chunk},
-          {"cublas_workspace", r.cublas_workspace}, {"layout", r.layout}, {"edges", r.edges}, {"ms", r.ms}};
+          {"cublas_workspace", r.cublas_workspace}, {"layout", r.layout}, {"edges", r.edges}, {"weights", r.weights},
+          {"ms", r.ms}};
 }
 
 TuneRecord from_json(const nlohmann::json& j) {
@@ -38,6 +39,7 @@ TuneRecord from_json(const nlohmann::json& j) {
   r.cublas_workspace = j.at("cublas_workspace").get<std::size_t>();
   if (j.contains("layout")) r.layout = j.at("layout").get<std::string>();
   if (j.contains("edges")) r.edges = j.at("edges").get<std::string>();
+  if (j.contains("weights")) r.weights = j.at("weights").get<std::string>();
   r.ms = j.at("ms").get<double>();
   return r;
 }

@@ -16,6 +16,7 @@ struct TuneRecord {
   std::size_t cublas_workspace = 0;
   std::string layout = "transposed";  // SpectrumLayout; files written before it existed mean transposed
   std::string edges = "copy";         // EdgeMode; likewise
+  std::string weights = "fft";        // WeightTransform; likewise
   double ms = 0.0;                  // the winner's time when it was tuned
   bool operator==(const TuneRecord&) const = default;
 };

@@ -56,12 +56,12 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 // Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
 // Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
-                                   SpectrumLayout layout, EdgeMode edges, std::size_t limit, std::size_t* smallest,
-                                   const TilePlan* tiles) {
+                                   SpectrumLayout layout, EdgeMode edges, WeightTransform weights, std::size_t limit,
+                                   std::size_t* smallest, const TilePlan* tiles) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
-      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges};
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
@@ -155,7 +155,8 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   os << "v3|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
-     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto") << "|max_prime=" << pins.max_prime
+     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
+     << "|weights=" << (pins.weights ? to_string(*pins.weights) : "auto") << "|max_prime=" << pins.max_prime
      << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
   return os.str();
 }
@@ -168,7 +169,7 @@ std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, cons
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
                                                              r.cublas_workspace, parse_spectrum_layout(r.layout),
-                                                             parse_edge_mode(r.edges)},
+                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights)},
                                               tiles);
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
@@ -184,9 +185,10 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   const GemmStrategy gemm = pins.gemm.value_or(GemmStrategy::strided);
   const SpectrumLayout layout = pins.layout.value_or(SpectrumLayout::transposed);
   const EdgeMode edges = pins.edges.value_or(EdgeMode::copy);
+  const WeightTransform weights = pins.weights.value_or(WeightTransform::fft);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, opts.workspace_limit, &smallest, tiles(pins)))
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins)))
       return {std::move(pl), "heuristic (autotune off): smallest " + std::to_string(pins.max_prime) +
                                  "-smooth basis that fits, " + std::string(to_string(gemm)) + " CGEMM" +
                                  (pins.gemm ? " (pinned)" : "")};
@@ -199,6 +201,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   const GemmStrategy first_gemm = pins.gemm.value_or(GemmStrategy::strided);
   const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
   const EdgeMode first_edges = pins.edges.value_or(EdgeMode::copy);
+  const WeightTransform first_weights = pins.weights.value_or(WeightTransform::fft);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   TuningBench bench(p, pass);
   std::ostringstream why;
@@ -213,7 +216,8 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     std::unique_ptr<CufftPipeline> pl;
     double ms = 0;
     try {  // a library refusing one candidate must not sink the others
-      pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, opts.workspace_limit, &smallest, tiles(pins));
+      pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, first_weights, opts.workspace_limit, &smallest,
+               tiles(pins));
       if (!pl) continue;
       ms = bench.time(*pl, bench.result.get());
     } catch (const CudaError& e) {
@@ -241,7 +245,8 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {
-        pl = fit(p, pass, nh, nw, g, first_layout, first_edges, opts.workspace_limit, nullptr, tiles(pins));
+        pl = fit(p, pass, nh, nw, g, first_layout, first_edges, first_weights, opts.workspace_limit, nullptr,
+                 tiles(pins));
         if (!pl) {
           why << ", " << to_string(g) << ": does not fit";
           continue;
@@ -266,11 +271,11 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   // The callback variants and the other spectrum layouts on the winning basis and CGEMM (the same
   // products, so no accuracy check): each is kept when it is faster.
   auto try_variant = [&](const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0,
-                         int64_t nw = 0) {
+                         int64_t nw = 0, std::optional<WeightTransform> weights = std::nullopt) {
     const PipelineConfig& c = best->config();
     try {
-      auto pl = fit(p, pass, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, opts.workspace_limit, nullptr,
-                    tiles(pins));
+      auto pl = fit(p, pass, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
+                    opts.workspace_limit, nullptr, tiles(pins));
       if (!pl) {
         why << ", " << what << ": does not fit";
         return;
@@ -278,7 +283,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       const double ms = bench.time(*pl, bench.result2.get());
       why << ", " << what << ": " << fmt_ms(ms);
       if (ms < best_ms) best_ms = ms, best = std::move(pl);
-    } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded
+    } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
       why << ", " << what << ": failed (" << e.what() << ")";
     }
   };
@@ -300,13 +305,18 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     if (callbacks)
       try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
   }
+  // The pruned weight transforms (Note [pruned weight transforms]) on the winner.
+  if (!pins.weights && !pins.tiles && best->config().weights == WeightTransform::fft &&
+      weight_dft_supported(p, best->config().nh, best->config().nw))
+    try_variant("weights dft", best->config().layout, best->config().edges, 0, 0, WeightTransform::dft);
   why << "}";
   if (!callbacks && (!pins.edges || !pins.layout))
     why << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
   TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
                  best->config().chunk, best->config().cublas_workspace,
-                 std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)), best_ms};
+                 std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)),
+                 std::string(to_string(best->config().weights)), best_ms};
   TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
   return {std::move(best), why.str()};
 }
@@ -327,6 +337,13 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
     if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
     else if (key == "layout") pins.layout = parse_spectrum_layout(value);
     else if (key == "edges") pins.edges = parse_edge_mode(value);
+    else if (key == "weights") {
+      pins.weights = parse_weight_transform(value);
+      std::string why;
+      if (*pins.weights == WeightTransform::dft &&
+          !weight_dft_supported(p, pins.nh ? pins.nh : p.padded_h(), pins.nw ? pins.nw : p.padded_w(), &why))
+        throw Unsupported(why);
+    }
     else if (key == "max_prime") {
       if (value != "2" && value != "3" && value != "5" && value != "7" && value != "11" && value != "13")
         throw InvalidArgument("extra[\"max_prime\"]: expected 2, 3, 5, 7, 11 or 13, got '" + value + "'");
@@ -338,7 +355,7 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
       pins.naive = value == "1";
     } else if (!is_known_extra_key(key)) {
       throw InvalidArgument("extra[\"" + key +
-                            "\"]: unknown option (cufft knows gemm, layout, edges, max_prime, naive)");
+                            "\"]: unknown option (cufft knows gemm, layout, edges, weights, max_prime, naive)");
     }
   }
   return pins;
@@ -363,7 +380,8 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
 CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop,
-                SpectrumLayout::transposed, EdgeMode::copy, opts.workspace_limit, &smallest, nullptr);
+                SpectrumLayout::transposed, EdgeMode::copy, WeightTransform::fft, opts.workspace_limit, &smallest,
+                nullptr);
   if (!pl) throw_no_fit(p, pass, opts.workspace_limit, smallest);
   return {std::move(pl),
           "naive: power-of-two basis, one cublasCgemm per frequency, buffers and cuFFT plans made and freed in "

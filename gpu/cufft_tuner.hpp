@@ -17,13 +17,14 @@ namespace fftconv {
 // Largest prime factor of the bases the tuner and the heuristic consider (2, 3, 5, 7, 11 or 13).
 inline constexpr int64_t kDefaultMaxPrime = 13;
 
-// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["max_prime"],
+// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["weights"], ["max_prime"],
 // ["naive"]).
 struct CufftPins {
   int64_t nh = 0, nw = 0;  // 0 = choose
   std::optional<GemmStrategy> gemm;
   std::optional<SpectrumLayout> layout;
   std::optional<EdgeMode> edges;  // extra["edges"]
+  std::optional<WeightTransform> weights;  // extra["weights"]
   int64_t max_prime = kDefaultMaxPrime;  // extra["max_prime"]: largest prime factor of a chosen basis
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
   // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold

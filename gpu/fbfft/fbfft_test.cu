@@ -327,11 +327,16 @@ std::vector<Shape1d> shapes_1d(int n) {
 }
 
 // The pruned transforms (forward_window or inverse_window through `check`) at every 2-D size and
-// every 1-D size 2..256 in the freq_major layout, batches of up to 9 and 300, three draws each.
+// every 1-D size 2..256 in the freq_major layout, and at sizes that are not powers of two (the
+// cufft backend's smooth bases, Note [window twiddle indices]), batches of up to 9 and 300, three
+// draws each.
 template <class Check>
 void check_window_sizes(Check&& check) {
   auto sizes = all_sizes();
   for (int n = 2; n <= 256; n *= 2) sizes.push_back({1, n});
+  for (Size2 odd : {Size2{13, 13}, Size2{13, 11}, Size2{14, 15}, Size2{7, 10}, Size2{3, 2}, Size2{1, 13},
+                    Size2{27, 28}, Size2{120, 250}})
+    sizes.push_back(odd);
   double worst = 0;
   for (const auto& s : sizes)
     for (int rep = 0; rep < 3; ++rep) {

@@ -26,16 +26,45 @@ namespace {
 // threads own consecutive planes, so every store of a warp is one 256-byte run of a frequency row
 // of the freq_major layout: the kernel is bound by writing the spectra, which any forward must do.
 // Blocks split the kh rows when the batch alone would leave SMs idle. Window points that fall
-// outside the transform are ignored, as in forward().
+// outside the transform are ignored, as in forward(). The sides need not be powers of two (the
+// cufft backend's 13-point bases): twiddle indices are reduced modulo n_h and n_w, incrementally in
+// the kh loop (Note [window twiddle indices]).
+//
+// Note [window twiddle indices]
+// The exponent of W_N in a term is (k j) mod N for a frequency k and a point j. Per frequency
+// column kw the K indices (kw (x + off_w)) mod n_w are computed once (K remainders); along the kh
+// loop each row's index (kh (y + off_h)) mod n_h advances by (step (y + off_h)) mod n_h with one
+// conditional subtraction instead of a remainder, and the inverse walks its kh sum the same way.
+// Tables of W_nh and W_nw (n_h + n_w entries, at most 256 each) sit in shared memory.
 constexpr int kWindowThreads = 128;
+
+// Fills table[0 .. n_h) with W_nh^m and table[n_h .. n_h + n_w) with W_nw^m (block-wide).
+__device__ void window_tables(float2* table, int n_h, int n_w) {
+  for (int m = threadIdx.x; m < n_h + n_w; m += blockDim.x)
+    table[m] = m < n_h ? detail::twiddle(2 * m, n_h) : detail::twiddle(2 * (m - n_h), n_w);
+}
+
+// Twiddle-index walker along a frequency axis of size n: index = (k j) mod n for k = k0, k0 + step, ...
+struct IndexWalk {
+  int index = 0, advance = 0, n = 1;
+  IndexWalk() = default;
+  __device__ IndexWalk(int k0, int step, int j, int n_) : n(n_) {
+    const int jm = j % n;
+    index = (k0 % n) * jm % n;
+    advance = (step % n) * jm % n;
+  }
+  __device__ void next() {
+    index += advance;
+    if (index >= n) index -= n;
+  }
+};
 
 template <int K>
 __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardArgs a, int rows_per_block) {
-  extern __shared__ float2 table[];  // table[m] = W_N^m, N = max(n_h, n_w)
-  const int big = a.n_h > a.n_w ? a.n_h : a.n_w;
-  for (int m = threadIdx.x; m < big; m += blockDim.x) table[m] = detail::twiddle(2 * m, big);
+  extern __shared__ float2 table[];  // W_nh^m, then W_nw^m
+  window_tables(table, a.n_h, a.n_w);
   __syncthreads();
-  const int step_h = big / a.n_h, step_w = big / a.n_w;  // W_nh^j = W_N^(j step_h)
+  const float2* table_w = table + a.n_h;
   const int nw2 = a.n_w / 2 + 1;
   const int64_t plane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool live = plane < a.batch;
@@ -53,20 +82,24 @@ __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardA
 #pragma unroll 1
   for (int kw = 0; kw < nw2; ++kw) {
     float2 r[K];
+    float2 tw[K];
+    detail::static_for<K>([&](auto x) { tw[x] = table_w[(kw * (x + static_cast<int>(a.off_w))) % a.n_w]; });
     detail::static_for<K>([&](auto y) {
       float2 acc = make_float2(0.f, 0.f);
       detail::static_for<K>([&](auto x) {
-        const float2 t = table[((kw * (x + static_cast<int>(a.off_w))) & (a.n_w - 1)) * step_w];
-        acc.x += w[y][x] * t.x;
-        acc.y += w[y][x] * t.y;
+        acc.x += w[y][x] * tw[x].x;
+        acc.y += w[y][x] * tw[x].y;
       });
       r[y] = acc;
     });
+    IndexWalk idx[K];
+    detail::static_for<K>([&](auto y) { idx[y] = IndexWalk(kh0, 1, y + static_cast<int>(a.off_h), a.n_h); });
 #pragma unroll 2
     for (int kh = kh0; kh < kh1; ++kh) {
       float2 acc = make_float2(0.f, 0.f);
       detail::static_for<K>([&](auto y) {
-        const float2 t = table[((kh * (y + static_cast<int>(a.off_h))) & (a.n_h - 1)) * step_h];
+        const float2 t = table[idx[y].index];
+        idx[y].next();
         acc.x += r[y].x * t.x - r[y].y * t.y;
         acc.y += r[y].x * t.y + r[y].y * t.x;
       });
@@ -83,8 +116,7 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
   const int splits = static_cast<int>(std::clamp<int64_t>((want + plane_blocks - 1) / plane_blocks, 1, a.n_h));
   const int rows = (a.n_h + splits - 1) / splits;
   const dim3 grid(static_cast<unsigned>(plane_blocks), static_cast<unsigned>((a.n_h + rows - 1) / rows));
-  const int big = std::max(a.n_h, a.n_w);
-  forward_window_kernel<K><<<grid, kWindowThreads, big * sizeof(float2), stream>>>(a, rows);
+  forward_window_kernel<K><<<grid, kWindowThreads, (a.n_h + a.n_w) * sizeof(float2), stream>>>(a, rows);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -107,13 +139,12 @@ constexpr int kWindowWarps = 8;
 template <int K, int Split>
 __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
   constexpr int kPlanes = 32 / Split;               // planes per block (and per warp)
-  __shared__ float2 table[256];                     // table[m] = W_N^m, N = max(n_h, n_w)
+  __shared__ float2 table[512];                     // W_nh^m, then W_nw^m (Note [window twiddle indices])
   constexpr int kChunk = K * K < 16 ? K * K : 16;   // outputs reduced per round
   __shared__ float part[kWindowWarps][kChunk][33];  // per warp, per output of the round, per lane
-  const int big = a.n_h > a.n_w ? a.n_h : a.n_w;
-  for (int m = threadIdx.x; m < big; m += blockDim.x) table[m] = detail::twiddle(2 * m, big);
+  window_tables(table, a.n_h, a.n_w);
   __syncthreads();
-  const int step_h = big / a.n_h, step_w = big / a.n_w;
+  const float2* table_w = table + a.n_h;
   const int nw2 = a.n_w / 2 + 1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int slot = lane % kPlanes, share = lane / kPlanes;  // plane of the block, share of its kh sum
@@ -125,11 +156,14 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
 #pragma unroll 1
   for (int kw = warp; kw < nw2; kw += kWindowWarps) {
     float2 b[K] = {};
+    IndexWalk idx[K];
+    detail::static_for<K>([&](auto y) { idx[y] = IndexWalk(share, Split, y + static_cast<int>(a.out_off_h), a.n_h); });
 #pragma unroll 4
     for (int kh = share; kh < a.n_h; kh += Split) {
       const float2 v = live ? __ldcs(in + (static_cast<int64_t>(kh) * nw2 + kw) * ldb) : make_float2(0.f, 0.f);
       detail::static_for<K>([&](auto y) {
-        const float2 t = table[((kh * (y + static_cast<int>(a.out_off_h))) & (a.n_h - 1)) * step_h];  // conj: W^-
+        const float2 t = table[idx[y].index];  // conj: W^-
+        idx[y].next();
         b[y].x += v.x * t.x + v.y * t.y;
         b[y].y += v.y * t.x - v.x * t.y;
       });
@@ -142,7 +176,7 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
         });
     const float c = (kw == 0 || 2 * kw == a.n_w) ? 1.f : 2.f;
     detail::static_for<K>([&](auto x) {
-      const float2 t = table[((kw * (x + static_cast<int>(a.out_off_w))) & (a.n_w - 1)) * step_w];
+      const float2 t = table_w[(kw * (x + static_cast<int>(a.out_off_w))) % a.n_w];
       detail::static_for<K>([&](auto y) { acc[y][x] += c * (b[y].x * t.x + b[y].y * t.y); });  // Re(b conj(t))
     });
   }
@@ -184,11 +218,10 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
 namespace {
 
 // The layout and sizes both pruned transforms take: freq_major, a window of at most kMaxWindow ×
-// kMaxWindow and power-of-two sides up to 256 (n_w >= 2).
+// kMaxWindow and sides n_h in 1..256, n_w in 2..256 (any sizes: Note [window twiddle indices]).
 bool window_shape_ok(Layout layout, int n_h, int n_w, int64_t win_h, int64_t win_w) {
-  auto pow2 = [](int n) { return n >= 1 && (n & (n - 1)) == 0; };
-  return layout == Layout::freq_major && win_h <= kMaxWindow && win_w <= kMaxWindow && pow2(n_h) && pow2(n_w) &&
-         n_w >= 2 && n_h <= 256 && n_w <= 256;
+  return layout == Layout::freq_major && win_h <= kMaxWindow && win_w <= kMaxWindow && n_h >= 1 && n_w >= 2 &&
+         n_h <= kMaxWindowSide && n_w <= kMaxWindowSide;
 }
 
 // Throws Unsupported for `fn` when window_shape_ok fails; the window's fields are named.
@@ -198,7 +231,7 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
   throw Unsupported(std::string("fbfft: ") + fn + " needs the freq_major layout, " + window + " of at most " +
                     std::to_string(kMaxWindow) + "x" + std::to_string(kMaxWindow) + " (" + fh + "=" +
                     std::to_string(win_h) + ", " + fw + "=" + std::to_string(win_w) +
-                    ") and power-of-two sizes up to 256 (n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + ")");
+                    ") and sizes n_h <= 256, 2 <= n_w <= 256 (n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + ")");
 }
 
 // f(std::integral_constant<int, K>) with K = 2, 4 or 8, the smallest bound of a window side k.
