@@ -109,12 +109,12 @@ void validate(const InverseArgs& a);
 void forward(const ForwardArgs& a, cudaStream_t stream = nullptr);
 void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
 
-// The forward of small input windows (in_h, in_w <= kMaxWindow) in the freq_major layout, as a
+// The forward of small input windows (in_h, in_w <= kMaxWindow, 12) in the freq_major layout, as a
 // direct DFT of the window (Note [pruned forward of small windows]): same contract as forward(),
 // any n_h <= 256 and 2 <= n_w <= 256 (not only powers of two: the cufft backend's smooth bases use
 // it too); for convolution weights. window_supported() says
 // whether it applies; forward_window() throws Unsupported when it does not.
-inline constexpr int kMaxWindow = 8;
+inline constexpr int kMaxWindow = 12;
 inline constexpr int kMaxWindowSide = 256;
 bool window_supported(const ForwardArgs& a);
 void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);

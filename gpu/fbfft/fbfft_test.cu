@@ -433,7 +433,7 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("fbfft forward_window (pruned DFT of windows up to 8x8) matches FFTW at every size and placement") {
+  TEST_CASE("fbfft forward_window (pruned DFT of windows up to 12x12) matches FFTW at every size and placement") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     check_window_sizes(check_forward);
     ForwardArgs a = random_forward_args(16, 16, 4, Layout::standard);
@@ -441,9 +441,9 @@ TEST_SUITE("gpu") {
     CHECK_FALSE(fftconv::fbfft::window_supported(a));
     a.layout = Layout::freq_major;
     CHECK(fftconv::fbfft::window_supported(a));
-    a.in_w = 9;
-    a.in_ld = 9;
-    a.in_plane_stride = 27;
+    a.in_w = 13;
+    a.in_ld = 13;
+    a.in_plane_stride = 39;
     CHECK_FALSE(fftconv::fbfft::window_supported(a));
     float dummy = 0;
     float2 dummy2{};
@@ -452,15 +452,15 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fftconv::fbfft::forward_window(a), fftconv::Unsupported);
   }
 
-  TEST_CASE("fbfft inverse_window (pruned inverse to windows up to 8x8) inverts FFTW spectra at every size") {
+  TEST_CASE("fbfft inverse_window (pruned inverse to windows up to 12x12) inverts FFTW spectra at every size") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     check_window_sizes(check_inverse);
     InverseArgs b;
     b.batch = 1;
     b.n_h = b.n_w = 16;
     b.layout = Layout::freq_major;
-    b.out_h = b.out_w = 9;
-    b.out_ld = 9;
+    b.out_h = b.out_w = 13;
+    b.out_ld = 13;
     float dummy = 0;
     float2 dummy2{};
     b.input = &dummy2;

@@ -36,7 +36,18 @@ namespace {
 // loop each row's index (kh (y + off_h)) mod n_h advances by (step (y + off_h)) mod n_h with one
 // conditional subtraction instead of a remainder, and the inverse walks its kh sum the same way.
 // Tables of W_nh and W_nw (n_h + n_w entries, at most 256 each) sit in shared memory.
+//
+// Note [large windows]
+// Up to 8×8 a thread keeps its window in registers (K = 2, 4, 8). Windows of 9..12 per side (the
+// 9×9 and 11×11 kernels of L1-L3) take K = 12: the forward stages each thread's window in shared
+// memory as [point][thread] (every read of a warp is conflict-free) with 64 threads per block
+// (37 KB), and the inverse evaluates its outputs in two passes of K/2 rows each (reading the spectra
+// twice) so that its accumulators stay in registers.
 constexpr int kWindowThreads = 128;
+constexpr int kStagedThreads = 64;  // forward blocks with a staged (K = 12) window
+
+template <int K>
+constexpr bool kStagedWindow = K > 8;
 
 // Fills table[0 .. n_h) with W_nh^m and table[n_h .. n_h + n_w) with W_nw^m (block-wide).
 __device__ void window_tables(float2* table, int n_h, int n_w) {
@@ -61,37 +72,59 @@ struct IndexWalk {
 
 template <int K>
 __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardArgs a, int rows_per_block) {
-  extern __shared__ float2 table[];  // W_nh^m, then W_nw^m
+  extern __shared__ float2 table[];  // W_nh^m, then W_nw^m; staged windows after them (Note [large windows])
   window_tables(table, a.n_h, a.n_w);
-  __syncthreads();
   const float2* table_w = table + a.n_h;
   const int nw2 = a.n_w / 2 + 1;
   const int64_t plane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool live = plane < a.batch;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  float w[K][K];
+  constexpr bool kStaged = kStagedWindow<K>;
+  float wr[kStaged ? 1 : K][kStaged ? 1 : K];
+  float* staged = reinterpret_cast<float*>(table + a.n_h + a.n_w) + threadIdx.x;  // [point][thread]
   const float* src = a.input + (live ? plane : 0) * a.in_plane_stride;
-  detail::static_for<K>([&](auto y) {
-    detail::static_for<K>([&](auto x) {
-      const bool inside = live && y < a.in_h && x < a.in_w && y + a.off_h < a.n_h && x + a.off_w < a.n_w;
-      w[y][x] = inside ? __ldg(src + y * a.in_ld + x) : 0.f;
-    });
-  });
+  auto load = [&](int y, int x) {
+    const bool inside = live && y < a.in_h && x < a.in_w && y + a.off_h < a.n_h && x + a.off_w < a.n_w;
+    return inside ? __ldg(src + y * a.in_ld + x) : 0.f;
+  };
+  if constexpr (kStaged) {
+#pragma unroll 4
+    for (int i = 0; i < K * K; ++i) staged[i * blockDim.x] = load(i / K, i % K);  // not all in flight at once
+  } else {
+    detail::static_for<K>([&](auto y) { detail::static_for<K>([&](auto x) { wr[y][x] = load(y, x); }); });
+  }
+  __syncthreads();
+  auto w = [&](int y, int x) -> float {
+    // volatile: read per use; hoisted out of the kw loop, the K*K values would fill the registers
+    if constexpr (kStaged) return static_cast<volatile const float*>(staged)[(y * K + x) * blockDim.x];
+    else return wr[y][x];
+  };
   const int kh0 = blockIdx.y * rows_per_block, kh1 = min(a.n_h, kh0 + rows_per_block);
   float2* out = a.output + plane;
 #pragma unroll 1
   for (int kw = 0; kw < nw2; ++kw) {
-    float2 r[K];
-    float2 tw[K];
-    detail::static_for<K>([&](auto x) { tw[x] = table_w[(kw * (x + static_cast<int>(a.off_w))) % a.n_w]; });
-    detail::static_for<K>([&](auto y) {
-      float2 acc = make_float2(0.f, 0.f);
-      detail::static_for<K>([&](auto x) {
-        acc.x += w[y][x] * tw[x].x;
-        acc.y += w[y][x] * tw[x].y;
+    float2 r[K] = {};
+    if constexpr (kStaged) {  // one window column at a time, read from shared memory
+#pragma unroll 1
+      for (int x = 0; x < K; ++x) {
+        const float2 t = table_w[(kw * (x + static_cast<int>(a.off_w))) % a.n_w];
+        detail::static_for<K>([&](auto y) {
+          const float v = w(y, x);
+          r[y].x += v * t.x;
+          r[y].y += v * t.y;
+        });
+      }
+    } else {
+      float2 tw[K];
+      detail::static_for<K>([&](auto x) { tw[x] = table_w[(kw * (x + static_cast<int>(a.off_w))) % a.n_w]; });
+      detail::static_for<K>([&](auto y) {
+        detail::static_for<K>([&](auto x) {
+          const float v = w(y, x);
+          r[y].x += v * tw[x].x;
+          r[y].y += v * tw[x].y;
+        });
       });
-      r[y] = acc;
-    });
+    }
     IndexWalk idx[K];
     detail::static_for<K>([&](auto y) { idx[y] = IndexWalk(kh0, 1, y + static_cast<int>(a.off_h), a.n_h); });
 #pragma unroll 2
@@ -110,13 +143,16 @@ __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardA
 
 template <int K>
 void launch_window(const ForwardArgs& a, cudaStream_t stream) {
-  const int64_t plane_blocks = (a.batch + kWindowThreads - 1) / kWindowThreads;
+  constexpr int threads = kStagedWindow<K> ? kStagedThreads : kWindowThreads;
+  const int64_t plane_blocks = (a.batch + threads - 1) / threads;
   // Split the rows until there are about four blocks per SM (or one row per block).
   const int64_t want = 4 * static_cast<int64_t>(detail::sm_count());
   const int splits = static_cast<int>(std::clamp<int64_t>((want + plane_blocks - 1) / plane_blocks, 1, a.n_h));
   const int rows = (a.n_h + splits - 1) / splits;
   const dim3 grid(static_cast<unsigned>(plane_blocks), static_cast<unsigned>((a.n_h + rows - 1) / rows));
-  forward_window_kernel<K><<<grid, kWindowThreads, (a.n_h + a.n_w) * sizeof(float2), stream>>>(a, rows);
+  const std::size_t smem =
+      (a.n_h + a.n_w) * sizeof(float2) + (kStagedWindow<K> ? std::size_t(K) * K * threads * sizeof(float) : 0);
+  forward_window_kernel<K><<<grid, threads, smem, stream>>>(a, rows);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -136,11 +172,15 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
 // sums B[y] are added with a fixed butterfly of shuffles, so the result is still deterministic.
 constexpr int kWindowWarps = 8;
 
+// Outputs of a pass reduced per round of the warps' partial sums: a divisor of n, at most 16.
+constexpr int reduce_chunk(int n) { return n < 16 ? n : n % 16 == 0 ? 16 : n % 8 == 0 ? 8 : 4; }
+
 template <int K, int Split>
 __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
   constexpr int kPlanes = 32 / Split;               // planes per block (and per warp)
+  constexpr int R = kStagedWindow<K> ? K / 2 : K;   // output rows per pass (Note [large windows])
+  constexpr int kChunk = reduce_chunk(R * K);       // outputs reduced per round
   __shared__ float2 table[512];                     // W_nh^m, then W_nw^m (Note [window twiddle indices])
-  constexpr int kChunk = K * K < 16 ? K * K : 16;   // outputs reduced per round
   __shared__ float part[kWindowWarps][kChunk][33];  // per warp, per output of the round, per lane
   window_tables(table, a.n_h, a.n_w);
   __syncthreads();
@@ -152,51 +192,56 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
   const bool live = plane < a.batch;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   const float2* in = a.input + (live ? plane : 0);
-  float acc[K][K] = {};
 #pragma unroll 1
-  for (int kw = warp; kw < nw2; kw += kWindowWarps) {
-    float2 b[K] = {};
-    IndexWalk idx[K];
-    detail::static_for<K>([&](auto y) { idx[y] = IndexWalk(share, Split, y + static_cast<int>(a.out_off_h), a.n_h); });
+  for (int y0 = 0; y0 < a.out_h; y0 += R) {  // the same for every thread of the block
+    float acc[R][K] = {};
+#pragma unroll 1
+    for (int kw = warp; kw < nw2; kw += kWindowWarps) {
+      float2 b[R] = {};
+      IndexWalk idx[R];
+      detail::static_for<R>([&](auto y) {
+        idx[y] = IndexWalk(share, Split, y0 + y + static_cast<int>(a.out_off_h), a.n_h);
+      });
 #pragma unroll 4
-    for (int kh = share; kh < a.n_h; kh += Split) {
-      const float2 v = live ? __ldcs(in + (static_cast<int64_t>(kh) * nw2 + kw) * ldb) : make_float2(0.f, 0.f);
-      detail::static_for<K>([&](auto y) {
-        const float2 t = table[idx[y].index];  // conj: W^-
-        idx[y].next();
-        b[y].x += v.x * t.x + v.y * t.y;
-        b[y].y += v.y * t.x - v.x * t.y;
+      for (int kh = share; kh < a.n_h; kh += Split) {
+        const float2 v = live ? __ldcs(in + (static_cast<int64_t>(kh) * nw2 + kw) * ldb) : make_float2(0.f, 0.f);
+        detail::static_for<R>([&](auto y) {
+          const float2 t = table[idx[y].index];  // conj: W^-
+          idx[y].next();
+          b[y].x += v.x * t.x + v.y * t.y;
+          b[y].y += v.y * t.x - v.x * t.y;
+        });
+      }
+      if constexpr (Split > 1)
+        for (int o = kPlanes; o < 32; o <<= 1)
+          detail::static_for<R>([&](auto y) {
+            b[y].x += __shfl_xor_sync(0xffffffffu, b[y].x, o);
+            b[y].y += __shfl_xor_sync(0xffffffffu, b[y].y, o);
+          });
+      const float c = (kw == 0 || 2 * kw == a.n_w) ? 1.f : 2.f;
+      detail::static_for<K>([&](auto x) {
+        const float2 t = table_w[(kw * (x + static_cast<int>(a.out_off_w))) % a.n_w];
+        detail::static_for<R>([&](auto y) { acc[y][x] += c * (b[y].x * t.x + b[y].y * t.y); });  // Re(b conj(t))
       });
     }
-    if constexpr (Split > 1)
-      for (int o = kPlanes; o < 32; o <<= 1)
-        detail::static_for<K>([&](auto y) {
-          b[y].x += __shfl_xor_sync(0xffffffffu, b[y].x, o);
-          b[y].y += __shfl_xor_sync(0xffffffffu, b[y].y, o);
-        });
-    const float c = (kw == 0 || 2 * kw == a.n_w) ? 1.f : 2.f;
-    detail::static_for<K>([&](auto x) {
-      const float2 t = table_w[(kw * (x + static_cast<int>(a.out_off_w))) % a.n_w];
-      detail::static_for<K>([&](auto y) { acc[y][x] += c * (b[y].x * t.x + b[y].y * t.y); });  // Re(b conj(t))
+    // The warps' partial sums, kChunk outputs per round; warp w adds up outputs w, w + kWindowWarps, ..
+    // of the round; lanes of the first share store (the others hold the same sums).
+    detail::static_for<R * K / kChunk>([&](auto round) {
+      detail::static_for<kChunk>([&](auto i) {
+        constexpr int o = round * kChunk + i;
+        part[warp][i][lane] = acc[o / K][o % K];
+      });
+      __syncthreads();
+      for (int i = warp; i < kChunk; i += kWindowWarps) {
+        float sum = 0.f;
+        for (int w = 0; w < kWindowWarps; ++w) sum += part[w][i][lane];
+        const int o = round * kChunk + i, y = y0 + o / K, x = o % K;
+        if (live && share == 0 && y < a.out_h && x < a.out_w)
+          a.output[plane * a.out_plane_stride + y * a.out_ld + x] = sum * a.scale;
+      }
+      __syncthreads();
     });
   }
-  // The warps' partial sums, kChunk outputs per round; warp w adds up outputs w, w + kWindowWarps, ..
-  // of the round; lanes of the first share store (the others hold the same sums).
-  detail::static_for<K * K / kChunk>([&](auto round) {
-    detail::static_for<kChunk>([&](auto i) {
-      constexpr int o = round * kChunk + i;
-      part[warp][i][lane] = acc[o / K][o % K];
-    });
-    __syncthreads();
-    for (int i = warp; i < kChunk; i += kWindowWarps) {
-      float sum = 0.f;
-      for (int w = 0; w < kWindowWarps; ++w) sum += part[w][i][lane];
-      const int o = round * kChunk + i, y = o / K, x = o % K;
-      if (live && share == 0 && y < a.out_h && x < a.out_w)
-        a.output[plane * a.out_plane_stride + y * a.out_ld + x] = sum * a.scale;
-    }
-    __syncthreads();
-  });
 }
 
 template <int K>
@@ -234,15 +279,17 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
                     ") and sizes n_h <= 256, 2 <= n_w <= 256 (n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + ")");
 }
 
-// f(std::integral_constant<int, K>) with K = 2, 4 or 8, the smallest bound of a window side k.
+// f(std::integral_constant<int, K>) with K = 2, 4, 8 or 12, the smallest bound of a window side k.
 template <class F>
 void with_window_bound(int64_t k, F&& f) {
   if (k <= 2)
     f(std::integral_constant<int, 2>{});
   else if (k <= 4)
     f(std::integral_constant<int, 4>{});
-  else
+  else if (k <= 8)
     f(std::integral_constant<int, 8>{});
+  else
+    f(std::integral_constant<int, 12>{});
 }
 
 }  // namespace
