@@ -118,8 +118,12 @@ WeightTransform parse_weight_transform(std::string_view s) {
 }
 
 bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::string* why) {
-  const bool ok = p.kh <= fbfft::kMaxWindow && p.kw <= fbfft::kMaxWindow && nh <= fbfft::kMaxWindowSide &&
-                  nw >= 2 && nw <= fbfft::kMaxWindowSide;
+  // fbfft's window kernels own the limits; the forward and inverse windows share them.
+  fbfft::ForwardArgs w;
+  w.layout = fbfft::Layout::freq_major, w.in_h = p.kh, w.in_w = p.kw;
+  const bool fits_int = nh <= INT_MAX && nw <= INT_MAX;
+  if (fits_int) w.n_h = int(nh), w.n_w = int(nw);
+  const bool ok = fits_int && fbfft::window_supported(w);
   if (!ok && why)
     *why = "cufft: weights=dft needs a kernel of at most " + std::to_string(fbfft::kMaxWindow) + "x" +
            std::to_string(fbfft::kMaxWindow) + " (kh=" + std::to_string(p.kh) + ", kw=" + std::to_string(p.kw) +

@@ -337,13 +337,7 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
     if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
     else if (key == "layout") pins.layout = parse_spectrum_layout(value);
     else if (key == "edges") pins.edges = parse_edge_mode(value);
-    else if (key == "weights") {
-      pins.weights = parse_weight_transform(value);
-      std::string why;
-      if (*pins.weights == WeightTransform::dft &&
-          !weight_dft_supported(p, pins.nh ? pins.nh : p.padded_h(), pins.nw ? pins.nw : p.padded_w(), &why))
-        throw Unsupported(why);
-    }
+    else if (key == "weights") pins.weights = parse_weight_transform(value);  // CufftPipeline checks dft's limits
     else if (key == "max_prime") {
       if (value != "2" && value != "3" && value != "5" && value != "7" && value != "11" && value != "13")
         throw InvalidArgument("extra[\"max_prime\"]: expected 2, 3, 5, 7, 11 or 13, got '" + value + "'");
