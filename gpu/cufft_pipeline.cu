@@ -297,6 +297,7 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
   }
   // The role whose cuFFT transform the pruned DFT replaces (Note [pruned weight transforms]).
   const bool dft_b = weight_dft_ && pass_ != Pass::accgrad, dft_c = weight_dft_ && pass_ == Pass::accgrad;
+  if (dft_b) fork_ = std::make_unique<StreamFork>();
   edge_callbacks_ = cfg_.edges == EdgeMode::callback;
   if (edge_callbacks_ && tiled_)
     throw InvalidArgument("cufft: edges=callback pads and clips untiled plans only (tiles are gathered and scattered)");
@@ -399,7 +400,7 @@ std::string CufftPipeline::edges_summary() const {
     const Role role = k == 0 ? kOperandA : kOperandB;
     out += std::string(k ? ", " : "") + names[k] +
            (role == kOperandB && weight_dft_ && pass_ != Pass::accgrad
-                ? " transformed by the direct DFT of its window into the frequency-major layout"
+                ? " transformed by the direct DFT of its window into the frequency-major layout on a second stream beside the other operand's transform"
             : reads_in_place(role) ? " read in place (it fills the basis)"
             : tiled_ && (role == kOperandA || pass_ == Pass::accgrad) ? " gathered per tile"
             : edge_callbacks_ ? " padded by the R2C load callback"
@@ -569,6 +570,9 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     if (callbacks) step("CALLBACK ARGS", [&] { write_callback_params(args, s0, sc, ct, stream); });
   };
   const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
+  // The pruned weight DFT runs beside operand A's transform on the fork's stream, joined before the
+  // first CGEMM (Note [forked transforms]); not with the breakdown, which times the steps one by one.
+  const bool forked = fork_ && !timer;
   if (!r.b.batched) {
     params(0, std::min(cfg_.chunk, units_));
     if (weight_dft_) {  // Note [pruned weight transforms]
@@ -576,7 +580,8 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
       w.batch = pb_fixed, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
       w.input = r.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
       w.output = reinterpret_cast<float2*>(bt), w.layout = fbfft::Layout::freq_major;
-      step("DFT B", [&] { fbfft::forward_window(w, stream); });
+      const cudaStream_t ws = forked ? fork_->fork(stream) : stream;
+      step("DFT B", [&] { fbfft::forward_window(w, ws); });
     } else {
       forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
     }
@@ -591,6 +596,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
     forward(r.a, kOperandA, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
     if (r.b.batched)
       forward(r.b, kOperandB, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
+    if (forked && s0 == 0) fork_->join(stream);
 
     // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
     cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;

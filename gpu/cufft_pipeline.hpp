@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "common/backend.hpp"
 #include "common/problem.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/stream_fork.hpp"
 #include "tiling/tile_plan.hpp"
 
 namespace fftconv {
@@ -155,6 +157,7 @@ class CufftPipeline {
   bool clip_callback_ = false;     // C2R clips through a store callback
   bool gather_callback_ = false;   // C2R reads [freq][plane] through a load callback
   bool weight_dft_ = false;        // WeightTransform::dft: no cuFFT plan for the weight side
+  std::unique_ptr<StreamFork> fork_;  // fprop/bprop with weights=dft: the DFT's stream (Note [forked transforms])
   DeviceBuffer callback_params_;   // device: cufft_cb::Params[3], one per Role
   std::size_t fft_work_bytes_ = 0;
   std::size_t scratch_bytes_ = 0, a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, ptr_bytes_ = 0;

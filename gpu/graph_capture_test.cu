@@ -115,6 +115,17 @@ TEST_SUITE("gpu") {
             CAPTURE(p.to_string());
             check_capture(backend, p, pass, o);
           }
+    // cufft's pruned weight DFT on its second stream (Note [forked transforms]), both edge modes
+    for (Pass pass : {Pass::fprop, Pass::bprop})
+      for (const char* edges : {"copy", "callback"}) {
+        const ConvProblem p = problem(27, 5, 2, Padding::zero);
+        PlanOptions o;
+        o.extra["weights"] = "dft";
+        o.extra["edges"] = edges;
+        CAPTURE(edges);
+        CAPTURE(to_string(pass));
+        check_capture("cufft", p, pass, o);
+      }
   }
 
   TEST_CASE("CUDA graph capture: plans that cannot be captured throw Unsupported") {

@@ -7,9 +7,11 @@
 #include <array>
 #include <climits>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <vector>
 #include <sstream>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
@@ -18,6 +20,7 @@
 #include "gpu/device_arena.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/stream_fork.hpp"
 #include "gpu/tuning_timer.hpp"
 #include "gpu/tile_kernels.cuh"
 
@@ -65,14 +68,21 @@ fbfft::Kernel transform_kernel(const PlanOptions& o) {
     else if (key == "window") {
       if (value != "auto" && value != "off")
         throw InvalidArgument("extra[\"window\"]: expected auto or off, got '" + value + "'");
+    } else if (key == "fork") {
+      if (value != "auto" && value != "on" && value != "off")
+        throw InvalidArgument("extra[\"fork\"]: expected auto, on or off, got '" + value + "'");
     } else if (!is_known_extra_key(key))
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window)");
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window, fork)");
   }
   return k;
 }
 bool windows_allowed(const PlanOptions& o) {
   auto it = o.extra.find("window");
   return it == o.extra.end() || it->second != "off";
+}
+std::string fork_mode(const PlanOptions& o) {
+  auto it = o.extra.find("fork");
+  return it == o.extra.end() ? "auto" : it->second;
 }
 
 class FbfftConvPlan final : public Plan {
@@ -102,10 +112,22 @@ class FbfftConvPlan final : public Plan {
       cublasDestroy(handle_);
       FFTCONV_CUDA_CHECK(e);
     }
+    // Note [forked transforms]: pinned by extra["fork"], else timed (autotune) or accGrad only.
+    const std::string fork = fork_mode(opts_);
+    if (fork == "on" || (fork == "auto" && (opts_.autotune || pass_ == Pass::accgrad))) {
+      try {
+        fork_ = std::make_unique<StreamFork>();
+      } catch (...) {
+        cudaEventDestroy(done_);
+        cublasDestroy(handle_);
+        throw;
+      }
+    }
     fwd_kernel_ = inv_kernel_ = kernel_;
     inv_window_ = inverse_window_possible();
     weight_window_ = weight_window_possible();
     if (opts_.autotune) tune_transforms();
+    if (opts_.autotune && fork == "auto") tune_fork();
   }
 
   ~FbfftConvPlan() override {
@@ -152,6 +174,9 @@ class FbfftConvPlan final : public Plan {
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
     if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
     if (inv_window_) s << "; result by the pruned inverse to its window";
+    if (fork_)
+      s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
+        << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
@@ -186,11 +211,7 @@ class FbfftConvPlan final : public Plan {
     const auto* w = static_cast<const float*>(a.weight);
     const auto* g = static_cast<const float*>(a.grad_output);
     auto* r = static_cast<float*>(a.result);
-    switch (pass_) {
-      case Pass::fprop: tiled_ ? fprop_tiled(x, w, r, b, stream) : fprop(x, w, r, b, stream); break;
-      case Pass::bprop: tiled_ ? bprop_tiled(g, w, r, b, stream) : bprop(g, w, r, b, stream); break;
-      case Pass::accgrad: tiled_ ? accgrad_tiled(x, g, r, b, stream) : accgrad(x, g, r, b, stream); break;
-    }
+    run_pass(x, w, g, r, b, stream);
     if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
   }
 
@@ -540,14 +561,90 @@ class FbfftConvPlan final : public Plan {
     forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st);
   }
 
+  // The stream of the branch that runs beside the caller's stream until merge() (Note [forked
+  // transforms]): the plan's second stream, or `st` itself with fork=off.
+  cudaStream_t branch(cudaStream_t st) const { return fork_ ? fork_->fork(st) : st; }
+  void merge(cudaStream_t st) const {
+    if (fork_) fork_->join(st);
+  }
+
+  void run_pass(const float* x, const float* w, const float* g, float* r, const Buffers& b, cudaStream_t st) const {
+    switch (pass_) {
+      case Pass::fprop: tiled_ ? fprop_tiled(x, w, r, b, st) : fprop(x, w, r, b, st); break;
+      case Pass::bprop: tiled_ ? bprop_tiled(g, w, r, b, st) : bprop(g, w, r, b, st); break;
+      case Pass::accgrad: tiled_ ? accgrad_tiled(x, g, r, b, st) : accgrad(x, g, r, b, st); break;
+    }
+  }
+
+  // Whether the second stream pays (Note [forked transforms], fbfft): the whole pass, captured in a
+  // CUDA graph and replayed (device time with the shortest launch gaps, as `bench conv` times it),
+  // on zeroed operands, with the fork and on one stream; the faster stays (ties keep one stream).
+  void tune_fork() {
+    const ConvProblem& p = p_;
+    DeviceBuffer x, w, g, r;
+    try {
+      arena_.reserve(workspace_);
+      if (pass_ != Pass::bprop) x.allocate(std::size_t(p.input_elems()) * sizeof(float));
+      if (pass_ != Pass::accgrad) w.allocate(std::size_t(p.weight_elems()) * sizeof(float));
+      if (pass_ != Pass::fprop) g.allocate(std::size_t(p.output_elems()) * sizeof(float));
+      r.allocate(std::size_t(p.result_elems(pass_)) * sizeof(float));
+    } catch (const OutOfMemory&) {
+      tune_note_ += std::string(tune_note_.empty() ? "" : "; ") + "fork not tuned: no memory for the operands";
+      return;
+    }
+    struct Owned {
+      cudaStream_t s = nullptr;
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      void drop_graph() {
+        if (exec) cudaGraphExecDestroy(std::exchange(exec, nullptr));
+        if (graph) cudaGraphDestroy(std::exchange(graph, nullptr));
+      }
+      ~Owned() {
+        drop_graph();
+        if (s) cudaStreamDestroy(s);
+      }
+    } o;
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&o.s, cudaStreamNonBlocking));
+    for (DeviceBuffer* d : {&x, &w, &g, &r})
+      if (d->bytes()) FFTCONV_CUDA_CHECK(cudaMemsetAsync(d->get(), 0, d->bytes(), o.s));
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, o.s));
+    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, o.s));
+    const Buffers b = carve(arena_.base());
+    auto time_graph = [&] {
+      FFTCONV_CUDA_CHECK(cudaStreamBeginCapture(o.s, cudaStreamCaptureModeThreadLocal));
+      try {
+        run_pass(x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>(), b, o.s);
+      } catch (...) {
+        cudaStreamEndCapture(o.s, &o.graph);
+        (void)cudaGetLastError();
+        throw;
+      }
+      FFTCONV_CUDA_CHECK(cudaStreamEndCapture(o.s, &o.graph));
+      FFTCONV_CUDA_CHECK(cudaGraphInstantiate(&o.exec, o.graph, 0));
+      const double ms = min_time_ms(o.s, 3, [&] { FFTCONV_CUDA_CHECK(cudaGraphLaunch(o.exec, o.s)); });
+      o.drop_graph();
+      return ms;
+    };
+    const double forked = time_graph();
+    std::unique_ptr<StreamFork> keep = std::move(fork_);
+    const double serial = time_graph();
+    FFTCONV_CUDA_CHECK(cudaStreamSynchronize(o.s));
+    if (forked < serial) fork_ = std::move(keep);
+    std::ostringstream note;
+    note << (tune_note_.empty() ? "" : "; ") << "pass forked " << forked << " ms, one stream " << serial << " ms";
+    tune_note_ += note.str();
+  }
+
   // --- untiled passes --------------------------------------------------------------------------
   void fprop(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
     const int64_t oh = p.out_h(), ow = p.out_w();
-    transform_weight(w, b.spec_w, st);
+    transform_weight(w, b.spec_w, branch(st));
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
+      if (s0 == 0) merge(st);
       gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, sc, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
            b.spec_c, p.fo, chunk_ * p.fo);
       inverse(b.spec_c, sc * p.fo, chunk_ * p.fo, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st);
@@ -556,10 +653,11 @@ class FbfftConvPlan final : public Plan {
 
   void bprop(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, st);
+    transform_weight(w, b.spec_w, branch(st));
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_grad(g, s0, sc, b.spec_a, st);
+      if (s0 == 0) merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
            b.spec_c, p.f, chunk_ * p.f);
       float* out = gx + s0 * p.f * p.h * p.w;
@@ -576,8 +674,9 @@ class FbfftConvPlan final : public Plan {
     const ConvProblem& p = p_;
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
+      transform_grad(g, s0, sc, b.spec_b, branch(st));
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
-      transform_grad(g, s0, sc, b.spec_b, st);
+      merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, sc, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo,
            s0 > 0, b.spec_c, p.f, p.fo * p.f);
     }
@@ -597,11 +696,12 @@ class FbfftConvPlan final : public Plan {
 
   void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, st);
+    transform_weight(w, b.spec_w, branch(st));
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
       gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
       forward(b.real_a, ic * p.f, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.f, st);
+      if (i0 == 0) merge(st);
       gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, ic, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
            b.spec_c, p.fo, chunk_ * p.fo);
       inverse(b.spec_c, ic * p.fo, chunk_ * p.fo, b.real_c, rows_.step, cols_.step, 0, 0, st);
@@ -612,12 +712,13 @@ class FbfftConvPlan final : public Plan {
 
   void bprop_tiled(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, st);
+    transform_weight(w, b.spec_w, branch(st));
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(gx, 0, std::size_t(p.input_elems()) * sizeof(float), st));
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
       gather(grad_grid(g), GatherRect::grad_full, i0, ic, b.real_a, st);
       forward(b.real_a, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.fo, st);
+      if (i0 == 0) merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, ic, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
            b.spec_c, p.f, chunk_ * p.f);
       // keep [kh-1, kh-1+step) × [kw-1, kw-1+step): the g_pad window of each tile
@@ -630,10 +731,12 @@ class FbfftConvPlan final : public Plan {
     const ConvProblem& p = p_;
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
+      const cudaStream_t side = branch(st);
+      gather(grad_grid(g), GatherRect::grad_window, i0, ic, b.real_b, side);
+      forward(b.real_b, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_b, chunk_ * p.fo, side);
       gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
-      gather(grad_grid(g), GatherRect::grad_window, i0, ic, b.real_b, st);
       forward(b.real_a, ic * p.f, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.f, st);
-      forward(b.real_b, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_b, chunk_ * p.fo, st);
+      merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, ic, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo, i0 > 0,
            b.spec_c, p.f, p.fo * p.f);
     }
@@ -660,6 +763,7 @@ class FbfftConvPlan final : public Plan {
   int device_ = 0;
   cublasHandle_t handle_ = nullptr;
   cudaEvent_t done_ = nullptr;
+  std::unique_ptr<StreamFork> fork_;  // fork=on (default): the second stream
   mutable DeviceArena arena_;
   mutable std::mutex mutex_;
 };

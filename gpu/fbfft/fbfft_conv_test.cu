@@ -266,6 +266,64 @@ TEST_SUITE("gpu") {
     CHECK_NOTHROW(fbfft_backend().plan(small, Pass::fprop, o));
   }
 
+  TEST_CASE("fbfft conv: the forked transforms (fork=on) give the result of one stream (fork=off) bit for bit; fork=auto") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    // Untiled in one chunk and in several (a workspace limit), tiled with several chunks; mirror
+    // padding for the padded-copy branch. Untuned, so that both plans run the same kernels.
+    const ConvProblem p = ConvProblem::parse("S=6,f=5,fo=4,h=27,w=25,kh=3,kw=5,ph=1,pw=2,pad=mirror");
+    for (const char* mode : {"one chunk", "chunks", "tiled"}) {
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(mode);
+        CAPTURE(to_string(pass));
+        PlanOptions o;
+        o.autotune = false;
+        if (std::string(mode) == "chunks")
+          o.workspace_limit = fbfft_backend().plan(p, pass, o)->workspace_bytes() * 2 / 3;
+        if (std::string(mode) == "tiled") {
+          o.tile = TileSpec::parse("16");
+          o.extra["tiles_in_flight"] = "5";
+        }
+        o.extra["fork"] = "on";
+        const auto forked = fbfft_backend().plan(p, pass, o);
+        o.extra["fork"] = "off";
+        const auto serial = fbfft_backend().plan(p, pass, o);
+        CHECK(forked->describe().find("second stream") != std::string::npos);
+        CHECK(serial->describe().find("second stream") == std::string::npos);
+        const PassData d = make_pass_data(p, pass, fresh_seed());
+        DeviceBuffer dx = upload(d.input), dw = upload(d.weight), dg = upload(d.grad_output);
+        std::vector<float> out[2];
+        int i = 0;
+        for (const Plan* plan : {forked.get(), serial.get()}) {
+          DeviceBuffer dr = upload(d.result);  // NaN poison
+          Args a;
+          a.input = d.input.empty() ? nullptr : dx.get();
+          a.weight = d.weight.empty() ? nullptr : dw.get();
+          a.grad_output = d.grad_output.empty() ? nullptr : dg.get();
+          a.result = dr.get();
+          plan->execute(a);
+          FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+          out[i++] = download<float>(dr, std::size_t(p.result_elems(pass)));
+        }
+        CHECK(count_nan(out[0]) == 0);
+        CHECK(out[0] == out[1]);
+      }
+    }
+    // fork=auto: timed with autotune (both times in the note), else accGrad only
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      CAPTURE(to_string(pass));
+      const auto tuned = fbfft_backend().plan(p, pass, PlanOptions{});
+      CHECK(tuned->describe().find("pass forked ") != std::string::npos);
+      check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+      PlanOptions fixed;
+      fixed.autotune = false;
+      const bool forks = fbfft_backend().plan(p, pass, fixed)->describe().find("second stream") != std::string::npos;
+      CHECK(forks == (pass == Pass::accgrad));
+    }
+    PlanOptions bad;
+    bad.extra["fork"] = "2";
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, bad), InvalidArgument);
+  }
+
   TEST_CASE("fbfft conv runs on a user stream") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     cudaStream_t stream = nullptr;
