@@ -27,10 +27,10 @@ namespace fftconv {
 // --baseline-opt fork=on|off` (the paper's grid, graph timer): accGrad 1.02–1.25× faster with the
 // fork (its two forwards are alike), fprop/bprop 1.10–1.17× at S = 16 but 0.69–0.71× at S = 32
 // with a 16×16 basis and 0.93–0.98× on the large rows (the weights' pruned DFT and the input's
-// transform slow each other down). So the fbfft plan times its whole pass both ways when it is
-// autotuned (fork=auto, the default: the median of 9 graph replays each way) and keeps the faster;
-// untuned, only accGrad forks;
-// extra["fork"]=on|off pins it. cufft forks its pruned weight DFT (weights=dft, fprop/bprop) and its
+// transform slow each other down). So with fork=auto (the default) an fbfft accGrad plan forks, and
+// an autotuned fprop/bprop plan times its whole pass both ways (the median of 9 graph replays
+// each) and forks only when that is at least 8% faster (FbfftConvPlan::tune_fork says why the
+// margin); extra["fork"]=on|off pins it. cufft forks its pruned weight DFT (weights=dft, fprop/bprop) and its
 // tuner times that variant with the fork.
 class StreamFork {
  public:
