@@ -24,8 +24,8 @@ namespace fftconv {
 // touch a buffer that the caller's stream uses between fork() and join().
 //
 // Whether it pays depends on the problem. H100, `bench conv --backend fbfft --baseline fbfft
-// --baseline-opt fork=on|off` (the paper's grid, graph timer): accGrad 1.02–1.25× faster with the
-// fork (its two forwards are alike), fprop/bprop 1.10–1.17× at S = 16 but 0.69–0.71× at S = 32
+// --baseline-opt fork=on|off` (the paper's grid, graph timer): accGrad 1.10× faster in geometric mean
+// with the fork (0.98–1.25× by row; its two forwards are alike), fprop/bprop 1.10–1.17× at S = 16 but 0.69–0.71× at S = 32
 // with a 16×16 basis and 0.93–0.98× on the large rows (the weights' pruned DFT and the input's
 // transform slow each other down). So with fork=auto (the default) an fbfft accGrad plan forks, and
 // an autotuned fprop/bprop plan times its whole pass both ways (the median of 9 graph replays
