@@ -400,7 +400,8 @@ std::string CufftPipeline::edges_summary() const {
     const Role role = k == 0 ? kOperandA : kOperandB;
     out += std::string(k ? ", " : "") + names[k] +
            (role == kOperandB && weight_dft_ && pass_ != Pass::accgrad
-                ? " transformed by the direct DFT of its window into the frequency-major layout on a second stream beside the other operand's transform"
+                ? " transformed by the direct DFT of its window into the frequency-major layout on a second stream beside "
+                  "the other operand's transform (on one stream under --breakdown)"
             : reads_in_place(role) ? " read in place (it fills the basis)"
             : tiled_ && (role == kOperandA || pass_ == Pass::accgrad) ? " gathered per tile"
             : edge_callbacks_ ? " padded by the R2C load callback"

@@ -638,8 +638,7 @@ class FbfftConvPlan final : public Plan {
     };
     const double forked = time_graph();
     std::unique_ptr<StreamFork> keep = std::move(fork_);
-    const double serial = time_graph();
-    FFTCONV_CUDA_CHECK(cudaStreamSynchronize(o.s));
+    const double serial = time_graph();  // (its last sample synchronized o.s)
     if (forked < kForkMargin * serial) fork_ = std::move(keep);
     std::ostringstream note;
     note << (tune_note_.empty() ? "" : "; ") << "pass forked " << forked << " ms, one stream " << serial << " ms";
@@ -773,7 +772,7 @@ class FbfftConvPlan final : public Plan {
   int device_ = 0;
   cublasHandle_t handle_ = nullptr;
   cudaEvent_t done_ = nullptr;
-  std::unique_ptr<StreamFork> fork_;  // fork=on (default): the second stream
+  std::unique_ptr<StreamFork> fork_;  // the second stream, where the plan forks (Note [forked transforms])
   mutable DeviceArena arena_;
   mutable std::mutex mutex_;
 };
