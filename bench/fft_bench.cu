@@ -22,6 +22,7 @@
 #include "bench/timing.hpp"
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cuda_graph.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 
 namespace fftconv::bench {
@@ -63,9 +64,9 @@ Stats time_events(Fn&& fn, int warmup, int repeat, cudaStream_t stream, GpuTimer
   if (mode == GpuTimer::calls) per_sample = 1;
   Stats out;
   out.timer = to_string(mode);
-  std::unique_ptr<GpuGraph> graph;
+  std::unique_ptr<CudaGraph> graph;
   if (mode == GpuTimer::graph) {
-    graph = std::make_unique<GpuGraph>([&] { for (int j = 0; j < per_sample; ++j) fn(j); }, stream);
+    graph = std::make_unique<CudaGraph>([&] { for (int j = 0; j < per_sample; ++j) fn(j); }, stream);
     if (!graph->ok()) {
       out.timer = "stream (no graph: " + graph->why() + ")";
       graph.reset();

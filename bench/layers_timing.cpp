@@ -51,36 +51,5 @@ GpuTiming time_gpu(const std::function<void(int)>& fn, int warmup, int repeat, v
   return t;
 }
 
-GpuGraph::GpuGraph(const std::function<void()>& fn, void* stream_ptr) {
-  auto stream = static_cast<cudaStream_t>(stream_ptr);
-  FFTCONV_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    why_ = e.what();
-  }
-  cudaGraph_t g = nullptr;
-  const cudaError_t ec = cudaStreamEndCapture(stream, &g);  // always: leaves capture mode
-  if (why_.empty() && ec != cudaSuccess) why_ = std::string("capture: ") + cudaGetErrorString(ec);
-  if (why_.empty()) {
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t ei = cudaGraphInstantiate(&exec, g, 0);
-    if (ei != cudaSuccess)
-      why_ = std::string("instantiate: ") + cudaGetErrorString(ei);
-    else
-      exec_ = exec;
-  }
-  if (g) cudaGraphDestroy(g);
-  (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
-}
-
-GpuGraph::~GpuGraph() {
-  if (exec_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
-}
-
-void GpuGraph::launch(void* stream) const {
-  FFTCONV_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), static_cast<cudaStream_t>(stream)));
-}
-
 }  // namespace fftconv
 #endif

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "bench/layers_timing.hpp"
+#include "gpu/cuda_graph.hpp"
 #endif
 
 namespace fftconv {
@@ -73,7 +74,7 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
 #ifdef FFTCONV_HAVE_CUDA
   DevBuf x(d.input), w(d.weight), g(d.grad_output), out(d.result);  // result copied too: NaN poison
   TimingStream st;
-  std::unique_ptr<GpuGraph> graph;  // after st: destroyed before the stream
+  std::unique_ptr<CudaGraph> graph;  // after st: destroyed before the stream
   Args a;
   a.input = x.p; a.weight = w.p; a.grad_output = g.p; a.result = out.p; a.dtype = DType::f32; a.stream = st.stream;
   plan.execute(a);  // warm-up (autotuning happens at plan time or here)
@@ -81,7 +82,7 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   r.timer = to_string(timer);
   if (timer == GpuTimer::graph) {
     const std::vector<float> plain = download(out.p, out.n);
-    graph = std::make_unique<GpuGraph>([&] { plan.execute(a); }, st.stream);
+    graph = std::make_unique<CudaGraph>([&] { plan.execute(a); }, st.stream);
     if (!graph->ok()) {
       timer = GpuTimer::stream;
       r.timer = "stream (no graph: " + graph->why() + ")";

@@ -140,44 +140,6 @@ std::string PipelineConfig::to_string() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// StepTimer
-
-StepTimer::~StepTimer() {
-  for (cudaEvent_t e : pool_) cudaEventDestroy(e);
-}
-
-cudaEvent_t StepTimer::next_event() {
-  if (used_ == pool_.size()) {
-    cudaEvent_t e;
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&e));
-    pool_.push_back(e);
-  }
-  return pool_[used_++];
-}
-
-void StepTimer::begin(const char* name, cudaStream_t s) {
-  Record r{name, next_event(), next_event()};
-  FFTCONV_CUDA_CHECK(cudaEventRecord(r.start, s));
-  records_.push_back(r);
-}
-
-void StepTimer::end(cudaStream_t s) { FFTCONV_CUDA_CHECK(cudaEventRecord(records_.back().stop, s)); }
-
-StepTimes StepTimer::collect() {
-  StepTimes out;
-  if (records_.empty()) return out;
-  FFTCONV_CUDA_CHECK(cudaEventSynchronize(records_.back().stop));
-  for (const Record& r : records_) {
-    float ms = 0.0f;
-    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, r.start, r.stop));
-    auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == r.name; });
-    if (it == out.end()) out.emplace_back(r.name, double(ms));
-    else it->second += double(ms);
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Operand roles per pass (Note [frequency-major products]).
 
 namespace {
@@ -484,11 +446,7 @@ void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, 
   FFTCONV_CUBLAS_CHECK(cublasSetStream(blas_, stream));  // resets the workspace: set it after
   FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_work, cfg_.cublas_workspace));
 
-  auto step = [&](const char* name, auto&& fn) {
-    if (timer) timer->begin(name, stream);
-    fn();
-    if (timer) timer->end(stream);
-  };
+  auto step = [&](const char* name, auto&& fn) { timed_step(timer, name, stream, fn); };
   // Tiled: where the items' planes sit in the FFT buffer, and the tile grid.
   const tile_kernels::PlaneLayout fft_planes{ld_, cfg_.nh * ld_, 0, 0, 1.0f};
   tile_kernels::AxisGeom rows, cols;

@@ -22,6 +22,7 @@
 #include "common/backend.hpp"
 #include "common/problem.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/step_timer.hpp"
 #include "gpu/stream_fork.hpp"
 #include "tiling/tile_plan.hpp"
 
@@ -80,27 +81,6 @@ struct PipelineConfig {
   EdgeMode edges = EdgeMode::copy;
   WeightTransform weights = WeightTransform::fft;
   std::string to_string() const;
-};
-
-// Times each pipeline step with CUDA events (PlanOptions::breakdown); events are pooled.
-class StepTimer {
- public:
-  StepTimer() = default;
-  StepTimer(const StepTimer&) = delete;
-  StepTimer& operator=(const StepTimer&) = delete;
-  ~StepTimer();
-  void reset() { records_.clear(); used_ = 0; }
-  void begin(const char* name, cudaStream_t s);
-  void end(cudaStream_t s);
-  // Waits for the last recorded event and sums the times per step name (first-seen order).
-  StepTimes collect();
-
- private:
-  cudaEvent_t next_event();
-  struct Record { std::string name; cudaEvent_t start, stop; };
-  std::vector<cudaEvent_t> pool_;
-  std::size_t used_ = 0;
-  std::vector<Record> records_;
 };
 
 class CufftPipeline {

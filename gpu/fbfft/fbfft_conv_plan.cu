@@ -20,6 +20,8 @@
 #include "gpu/device_arena.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/cuda_graph.hpp"
+#include "gpu/step_timer.hpp"
 #include "gpu/stream_fork.hpp"
 #include "gpu/tuning_timer.hpp"
 #include "gpu/tile_kernels.cuh"
@@ -196,6 +198,8 @@ class FbfftConvPlan final : public Plan {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto stream = static_cast<cudaStream_t>(a.stream);
     const bool capturing = stream_capturing(stream);
+    if (capturing && opts_.breakdown)
+      throw Unsupported("fbfft: this plan cannot be captured in a CUDA graph (--breakdown synchronizes on its step events)");
     if (arena_.capacity() < workspace_) {
       if (capturing)
         throw Unsupported("fbfft: the workspace (" + std::to_string(workspace_) +
@@ -211,8 +215,22 @@ class FbfftConvPlan final : public Plan {
     const auto* w = static_cast<const float*>(a.weight);
     const auto* g = static_cast<const float*>(a.grad_output);
     auto* r = static_cast<float*>(a.result);
-    run_pass(x, w, g, r, b, stream);
+    timer_.reset();
+    timing_ = opts_.breakdown ? &timer_ : nullptr;  // one stream, step by step (branch())
+    try {
+      run_pass(x, w, g, r, b, stream);
+    } catch (...) {
+      timing_ = nullptr;
+      throw;
+    }
+    timing_ = nullptr;
     if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
+  }
+
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_breakdown_;
   }
 
  private:
@@ -494,9 +512,15 @@ class FbfftConvPlan final : public Plan {
     return f;
   }
 
+  // One step of the breakdown (PlanOptions::breakdown; timing_ is set only inside execute()).
+  template <class Fn>
+  void step(const char* name, cudaStream_t st, Fn&& fn) const {
+    timed_step(timing_, name, st, fn);
+  }
+
   void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
-               int64_t ld, cudaStream_t st) const {
-    fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld), st);
+               int64_t ld, cudaStream_t st, const char* name = "FFT A") const {
+    step(name, st, [&] { fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld), st); });
   }
 
   void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
@@ -518,9 +542,9 @@ class FbfftConvPlan final : public Plan {
     v.out_plane_stride = out_h * out_w;
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
     if (inv_window_ && fbfft::window_supported(v))
-      fbfft::inverse_window(v, st);
+      step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
     else
-      fbfft::inverse(v, st);
+      step("IFFT C", st, [&] { fbfft::inverse(v, st); });
   }
 
   // One strided-batched CGEMM over the frequencies (Note [fbfft CGEMM without transpositions]).
@@ -528,9 +552,13 @@ class FbfftConvPlan final : public Plan {
             int64_t stride_a, const float2* B, int64_t ldb, int64_t stride_b, bool accumulate, float2* C, int64_t ldc,
             int64_t stride_c) const {
     const cuComplex one = make_cuComplex(1.f, 0.f), beta = make_cuComplex(accumulate ? 1.f : 0.f, 0.f);
-    FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(handle_, ta, tb, int(m), int(n), int(k), &one, A, int(lda),
-                                                   stride_a, B, int(ldb), stride_b, &beta, C, int(ldc), stride_c,
-                                                   int(freqs_)));
+    cudaStream_t st = nullptr;  // the handle's: execute()'s stream
+    FFTCONV_CUBLAS_CHECK(cublasGetStream(handle_, &st));
+    step("CGEMM", st, [&] {
+      FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(handle_, ta, tb, int(m), int(n), int(k), &one, A, int(lda),
+                                                     stride_a, B, int(ldb), stride_b, &beta, C, int(ldc), stride_c,
+                                                     int(freqs_)));
+    });
   }
 
   // Weight spectra: the pruned direct DFT of the kh×kw window where it applies and is faster
@@ -538,9 +566,9 @@ class FbfftConvPlan final : public Plan {
   void transform_weight(const float* w, float2* spec_w, cudaStream_t st) const {
     const fbfft::ForwardArgs f = forward_args(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f);
     if (weight_window_)
-      fbfft::forward_window(f, st);
+      step("DFT B", st, [&] { fbfft::forward_window(f, st); });
     else
-      fbfft::forward(f, st);
+      step("FFT B", st, [&] { fbfft::forward(f, st); });
   }
 
   // Spectra of input images [s0, s0+sc) into dst (ld chunk*f): read in place with the padding as
@@ -551,21 +579,22 @@ class FbfftConvPlan final : public Plan {
     if (p.padding == Padding::zero) {
       forward(src, sc * p.f, p.h, p.w, p.ph, p.pw, dst, chunk_ * p.f, st);
     } else {
-      pad_planes(src, sc * p.f, p.h, p.w, p.ph, p.pw, p.padding, pad, st);
+      step("PAD A", st, [&] { pad_planes(src, sc * p.f, p.h, p.w, p.ph, p.pw, p.padding, pad, st); });
       forward(pad, sc * p.f, p.padded_h(), p.padded_w(), 0, 0, dst, chunk_ * p.f, st);
     }
   }
 
-  void transform_grad(const float* g, int64_t s0, int64_t sc, float2* dst, cudaStream_t st) const {
+  // (operand A of bprop, B of accGrad: `name` is its breakdown step)
+  void transform_grad(const float* g, int64_t s0, int64_t sc, float2* dst, cudaStream_t st, const char* name) const {
     const int64_t oh = p_.out_h(), ow = p_.out_w();
-    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st);
+    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st, name);
   }
 
   // The stream of the branch that runs beside the caller's stream until merge() (Note [forked
-  // transforms]): the plan's second stream, or `st` itself with fork=off.
-  cudaStream_t branch(cudaStream_t st) const { return fork_ ? fork_->fork(st) : st; }
+  // transforms]): the plan's second stream, or `st` itself with fork=off or a breakdown.
+  cudaStream_t branch(cudaStream_t st) const { return fork_ && !timing_ ? fork_->fork(st) : st; }
   void merge(cudaStream_t st) const {
-    if (fork_) fork_->join(st);
+    if (fork_ && !timing_) fork_->join(st);
   }
 
   void run_pass(const float* x, const float* w, const float* g, float* r, const Buffers& b, cudaStream_t st) const {
@@ -604,14 +633,7 @@ class FbfftConvPlan final : public Plan {
     }
     struct Owned {
       cudaStream_t s = nullptr;
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      void drop_graph() {
-        if (exec) cudaGraphExecDestroy(std::exchange(exec, nullptr));
-        if (graph) cudaGraphDestroy(std::exchange(graph, nullptr));
-      }
       ~Owned() {
-        drop_graph();
         if (s) cudaStreamDestroy(s);
       }
     } o;
@@ -622,19 +644,9 @@ class FbfftConvPlan final : public Plan {
     FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, o.s));
     const Buffers b = carve(arena_.base());
     auto time_graph = [&] {
-      FFTCONV_CUDA_CHECK(cudaStreamBeginCapture(o.s, cudaStreamCaptureModeThreadLocal));
-      try {
-        run_pass(x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>(), b, o.s);
-      } catch (...) {
-        cudaStreamEndCapture(o.s, &o.graph);
-        (void)cudaGetLastError();
-        throw;
-      }
-      FFTCONV_CUDA_CHECK(cudaStreamEndCapture(o.s, &o.graph));
-      FFTCONV_CUDA_CHECK(cudaGraphInstantiate(&o.exec, o.graph, 0));
-      const double ms = median_time_ms(o.s, 9, [&] { FFTCONV_CUDA_CHECK(cudaGraphLaunch(o.exec, o.s)); });
-      o.drop_graph();
-      return ms;
+      const CudaGraph graph([&] { run_pass(x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>(), b, o.s); }, o.s);
+      graph.rethrow_if_failed();
+      return median_time_ms(o.s, 9, [&] { graph.launch(o.s); });
     };
     const double forked = time_graph();
     std::unique_ptr<StreamFork> keep = std::move(fork_);
@@ -665,7 +677,7 @@ class FbfftConvPlan final : public Plan {
     transform_weight(w, b.spec_w, branch(st));
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
-      transform_grad(g, s0, sc, b.spec_a, st);
+      transform_grad(g, s0, sc, b.spec_a, st, "FFT A");
       if (s0 == 0) merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
            b.spec_c, p.f, chunk_ * p.f);
@@ -674,7 +686,7 @@ class FbfftConvPlan final : public Plan {
         inverse(b.spec_c, sc * p.f, chunk_ * p.f, out, p.h, p.w, p.ph, p.pw, st);
       } else {  // the padded grid, then the fold
         inverse(b.spec_c, sc * p.f, chunk_ * p.f, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st);
-        fold_planes(b.real_c, sc * p.f, p, out, st);
+        step("FOLD C", st, [&] { fold_planes(b.real_c, sc * p.f, p, out, st); });
       }
     }
   }
@@ -683,7 +695,7 @@ class FbfftConvPlan final : public Plan {
     const ConvProblem& p = p_;
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
-      transform_grad(g, s0, sc, b.spec_b, branch(st));
+      transform_grad(g, s0, sc, b.spec_b, branch(st), "FFT B");
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
       merge(st);
       gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, sc, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo,
@@ -698,9 +710,12 @@ class FbfftConvPlan final : public Plan {
   }
   SourceGrid grad_grid(const float* g) const { return {g, p_.out_h(), p_.out_w(), 0, 0, Padding::zero, p_.fo}; }
 
-  void gather(const SourceGrid& src, GatherRect rect, int64_t i0, int64_t ic, float* dst, cudaStream_t st) const {
-    gather_tiles(src, rect, p_.kh, p_.kw, rows_, cols_, p_.S, i0, ic, n_h_, n_w_, dst, PlaneLayout::dense(n_h_, n_w_),
-                 st);
+  void gather(const SourceGrid& src, GatherRect rect, int64_t i0, int64_t ic, float* dst, cudaStream_t st,
+              const char* name = "GATHER A") const {
+    step(name, st, [&] {
+      gather_tiles(src, rect, p_.kh, p_.kw, rows_, cols_, p_.S, i0, ic, n_h_, n_w_, dst, PlaneLayout::dense(n_h_, n_w_),
+                   st);
+    });
   }
 
   void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
@@ -714,8 +729,10 @@ class FbfftConvPlan final : public Plan {
       gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, ic, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
            b.spec_c, p.fo, chunk_ * p.fo);
       inverse(b.spec_c, ic * p.fo, chunk_ * p.fo, b.real_c, rows_.step, cols_.step, 0, 0, st);
-      scatter_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p.S, p.fo, i0, ic, y,
-                    p.out_h(), p.out_w(), st);
+      step("SCATTER C", st, [&] {
+        scatter_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p.S, p.fo, i0, ic, y,
+                      p.out_h(), p.out_w(), st);
+      });
     }
   }
 
@@ -732,7 +749,7 @@ class FbfftConvPlan final : public Plan {
            b.spec_c, p.f, chunk_ * p.f);
       // keep [kh-1, kh-1+step) × [kw-1, kw-1+step): the g_pad window of each tile
       inverse(b.spec_c, ic * p.f, chunk_ * p.f, b.real_c, rows_.step, cols_.step, p.kh - 1, p.kw - 1, st);
-      fold_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p, i0, ic, gx, st);
+      step("FOLD C", st, [&] { fold_tiles(b.real_c, PlaneLayout::dense(rows_.step, cols_.step), rows_, cols_, p, i0, ic, gx, st); });
     }
   }
 
@@ -741,8 +758,8 @@ class FbfftConvPlan final : public Plan {
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
       const cudaStream_t side = branch(st);
-      gather(grad_grid(g), GatherRect::grad_window, i0, ic, b.real_b, side);
-      forward(b.real_b, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_b, chunk_ * p.fo, side);
+      gather(grad_grid(g), GatherRect::grad_window, i0, ic, b.real_b, side, "GATHER B");
+      forward(b.real_b, ic * p.fo, n_h_, n_w_, 0, 0, b.spec_b, chunk_ * p.fo, side, "FFT B");
       gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
       forward(b.real_a, ic * p.f, n_h_, n_w_, 0, 0, b.spec_a, chunk_ * p.f, st);
       merge(st);
@@ -772,6 +789,9 @@ class FbfftConvPlan final : public Plan {
   int device_ = 0;
   cublasHandle_t handle_ = nullptr;
   cudaEvent_t done_ = nullptr;
+  mutable StepTimer timer_;             // the breakdown's events
+  mutable StepTimer* timing_ = nullptr;  // &timer_ inside an execute() with a breakdown (mutex_ held)
+  mutable StepTimes last_breakdown_;
   std::unique_ptr<StreamFork> fork_;  // the second stream, where the plan forks (Note [forked transforms])
   mutable DeviceArena arena_;
   mutable std::mutex mutex_;

@@ -325,6 +325,50 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, bad), InvalidArgument);
   }
 
+  TEST_CASE("fbfft conv breakdown times every step of every pass, untiled and tiled, on one stream") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    const ConvProblem p = ConvProblem::parse("S=5,f=3,fo=4,h=21,w=19,kh=3,kw=5,ph=1,pw=2,pad=mirror");
+    auto has = [](const StepTimes& t, const std::string& name) {
+      auto it = std::find_if(t.begin(), t.end(), [&](const auto& e) { return e.first == name; });
+      return it != t.end() && it->second >= 0.0;
+    };
+    for (const char* mode : {"untiled", "tiled"})
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(mode);
+        CAPTURE(to_string(pass));
+        PlanOptions o;
+        o.breakdown = true;
+        o.extra["fork"] = "on";  // a breakdown runs the steps one by one on one stream all the same
+        const bool tiled = std::string(mode) == "tiled";
+        if (tiled) {
+          o.tile = TileSpec::parse("16");
+          o.extra["tiles_in_flight"] = "4";
+        }
+        check_plan(p, pass, o, tiled ? 16 * 16 : untiled_basis_elems(p));
+        const auto plan = fbfft_backend().plan(p, pass, o);
+        (void)run_plan(p, pass, *plan);
+        const StepTimes t = plan->last_breakdown();
+        std::string names;
+        for (const auto& e : t) names += e.first + "; ";
+        INFO(names);
+        CHECK(has(t, "FFT A"));
+        CHECK((has(t, "FFT B") || has(t, "DFT B")));
+        CHECK(has(t, "CGEMM"));
+        CHECK((has(t, "IFFT C") || has(t, "IDFT C")));
+        if (tiled) {
+          CHECK(has(t, "GATHER A"));
+          if (pass == Pass::accgrad) CHECK(has(t, "GATHER B"));
+          if (pass == Pass::fprop) CHECK(has(t, "SCATTER C"));
+          if (pass == Pass::bprop) CHECK(has(t, "FOLD C"));
+        } else {
+          if (pass != Pass::bprop) CHECK(has(t, "PAD A"));  // mirror: the padded copy
+          if (pass == Pass::bprop) CHECK(has(t, "FOLD C"));
+        }
+      }
+    PlanOptions plain;
+    CHECK(fbfft_backend().plan(p, Pass::fprop, plain)->last_breakdown().empty());
+  }
+
   TEST_CASE("fbfft conv runs on a user stream") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     cudaStream_t stream = nullptr;
