@@ -25,8 +25,10 @@ namespace {
 //   down column c (c = 0 packs the real columns 0 and n_w/2) and stores it: in the freq_major layout
 //   straight to global memory, consecutive threads on consecutive planes of one frequency; in the
 //   other layouts through shared memory and a contiguous block store.
-//   inverse: the mirror image (column DIT with the Hermitian split of columns 0 and n_w/2, row DIT
-//   of packed row pairs with the Hermitian extension done in registers, window store).
+//   inverse: the mirror image ((0) the block's half spectra copied into shared memory with cp.async,
+//   in the freq_major layout consecutive threads on consecutive planes of one frequency; column DIT
+//   with the Hermitian split of columns 0 and n_w/2, row DIT of packed row pairs with the Hermitian
+//   extension done in registers, window store).
 // Thread t works on plane q = t mod P (P = kPlanes planes per block, fewer when the batch would
 // leave more than three quarters of the SMs idle: S=16, f=16 at 32x32 has 256 planes, 16 blocks
 // of 16; halving P until two blocks per SM made S=32 at 32x32 twice as slow), so in
@@ -252,29 +254,21 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kern
   const Job<ColFft::kG> cj(t, kHalf, log_p);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
-    // freq_major spectra are read straight from global memory in the full-size instance (large
-    // batches: every SM has blocks to switch between while loads are in flight); for small batches
-    // (the partial instance, few planes per block) they are first staged into shared memory with
-    // all copies in flight at once, so a thread's loads (four per value for the packed column 0)
-    // do not queue behind one another (Note [register 2-D kernels]).
-    const bool direct = a.layout == Layout::freq_major && Full;
-    if (a.layout == Layout::freq_major && !Full) {
+    // The block's spectra into shared memory first, every copy in flight at once (cp.async): in the
+    // freq_major layout consecutive threads on consecutive planes of one frequency. (Reading them
+    // straight from global memory in the column pass left the lanes of column 0 with four dependent
+    // loads per value and the conv pipeline's inverse at about a third of the copy bandwidth:
+    // Note [register 2-D kernels].)
+    if (a.layout == Layout::freq_major)
       stage_freq_major<T>(smem, a.input, first, a.batch, ldb, log_p, nthreads);
-      __syncthreads();
-    } else if (!direct) {
+    else
       copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch, kP, nthreads);
-      __syncthreads();
-    }
+    __syncthreads();
     // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
     {
-      const int64_t plane = first + cj.q;
-      const bool live = cj.live && plane < a.batch;
       float2* s = smem + cj.q * T::kSpecStride + cj.j;
-      const float2* in = a.input + plane + cj.j * ldb;
-      const int64_t row_step = kNw2 * ldb;
       // Column value at frequency kh (column 0, or n_w/2 when `upper`).
       auto load = [&](int kh, bool upper) {  // threads without a job read nothing
-        if (direct) return live ? in[kh * row_step + (upper ? kHalf * ldb : 0)] : make_float2(0.f, 0.f);
         return cj.live ? s[kh * kNw2 + (upper ? kHalf : 0)] : make_float2(0.f, 0.f);
       };
       float2 w[ColFft::kR];

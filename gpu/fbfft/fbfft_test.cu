@@ -153,6 +153,7 @@ std::vector<double> padded_plane(const std::vector<float>& in, const ForwardArgs
 struct Extra {
   std::optional<fftconv::fbfft::Shape1d> shape;  // none: the automatic shape
   bool contiguous = false;
+  int window_side = 0;  // > 0 (with window): the window's larger side is exactly this (an exact-K instance)
 };
 
 // Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
@@ -175,6 +176,13 @@ double check_forward(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   if (window) {
     a.in_h = std::min<int64_t>(a.in_h, fftconv::fbfft::kMaxWindow);
     a.in_w = std::min<int64_t>(a.in_w, fftconv::fbfft::kMaxWindow);
+    if (extra.window_side > 0) {
+      a.in_h = extra.window_side;
+      a.in_w = uniform_int(1, extra.window_side);
+      if (uniform_int(0, 1)) std::swap(a.in_h, a.in_w);
+      a.in_ld = a.in_w + uniform_int(0, 3);
+      a.in_plane_stride = a.in_h * a.in_ld + uniform_int(0, 5);
+    }
   }
   const auto in = random_floats(size_t(batch * a.in_plane_stride));
   DeviceBuffer d_in = upload(in);
@@ -236,6 +244,13 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
   if (window) {
     a.out_h = std::min<int64_t>(a.out_h, fftconv::fbfft::kMaxWindow);
     a.out_w = std::min<int64_t>(a.out_w, fftconv::fbfft::kMaxWindow);
+    if (extra.window_side > 0) {  // (n_h, n_w >= window_side)
+      a.out_h = extra.window_side;
+      a.out_w = uniform_int(1, extra.window_side);
+      if (uniform_int(0, 1)) std::swap(a.out_h, a.out_w);
+      a.out_off_h = uniform_int(0, n_h - int(a.out_h));
+      a.out_off_w = uniform_int(0, n_w - int(a.out_w));
+    }
   }
   a.out_ld = a.out_w + uniform_int(0, 3);
   a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
@@ -450,6 +465,22 @@ TEST_SUITE("gpu") {
     a.input = &dummy;
     a.output = &dummy2;
     CHECK_THROWS_AS(fftconv::fbfft::forward_window(a), fftconv::Unsupported);
+  }
+
+  TEST_CASE("fbfft pruned transforms: the exact 3x3 and 5x5 window instances at power-of-two and smooth sizes") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    for (int side : {3, 5})
+      for (Size2 s : {Size2{8, 8}, Size2{16, 16}, Size2{32, 32}, Size2{64, 64}, Size2{13, 13}, Size2{27, 28}, Size2{16, 8}})
+        for (int rep = 0; rep < 4; ++rep) {
+          INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window side " << side << ", draw " << rep);
+          Extra e;
+          e.window_side = side;
+          const int max_batch = rep % 2 == 0 ? 9 : 5000;  // the split and the one-plane-per-lane launches
+          CHECK(check_forward(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
+                fft_tolerance(s.n_h, s.n_w));
+          CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
+                fft_tolerance(s.n_h, s.n_w));
+        }
   }
 
   TEST_CASE("fbfft inverse_window (pruned inverse to windows up to 12x12) inverts FFTW spectra at every size") {
