@@ -85,6 +85,9 @@ struct InverseArgs {
   float scale = 1.f;
   Kernel kernel = Kernel::automatic;
   std::optional<Shape1d> shape_1d;  // as in ForwardArgs
+  // inverse_window() only: a 3×3 or 5×5 window by its exact-size instance (true) or by the padded
+  // bound 4 or 8 (false); which is faster depends on the batch (Note [window bounds]).
+  bool window_exact = true;
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256

@@ -175,7 +175,7 @@ class FbfftConvPlan final : public Plan {
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
     if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
-    if (inv_window_) s << "; result by the pruned inverse to its window";
+    if (inv_window_) s << "; result by the pruned inverse to its window" << (inv_window_exact_ ? "" : " (padded bound)");
     if (fork_)
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
@@ -351,9 +351,10 @@ class FbfftConvPlan final : public Plan {
   // (the input, or gradOutput in bprop) and the inverse of its result, on the first chunk's
   // geometry, from a zeroed scratch tensor into the (zeroed) workspace; the fastest of each
   // direction runs (ties go to the automatic choice). Weight spectra use the forward's family.
-  // When the result's window is at most 8×8 (accGrad's kh×kw, or a small output) the pruned inverse
+  // When the result's window is at most 12×12 (accGrad's kh×kw, or a small output) the pruned inverse
   // (Note [pruned inverse to small windows]) is a candidate too: it reads the spectra once but has
-  // few blocks on a small batch, so it is timed like the others (a pinned family still meets it);
+  // few blocks on a small batch, so it is timed like the others (a pinned family still meets it),
+  // a 3×3 or 5×5 window by its exact instance and by the padded bound (Note [window bounds]);
   // so is the pruned forward of the weights against the chosen family's transform of them.
   // Without autotune the automatic family runs, and the pruned kernels wherever they apply;
   // extra["window"]=off leaves them out.
@@ -471,8 +472,18 @@ class FbfftConvPlan final : public Plan {
       bool tuned_window = false;
       if (window) {
         inv_window_ = true;
-        const double tw = time_inverse();
+        inv_window_exact_ = true;
+        double tw = time_inverse();
         note << " window inverse " << tw << " ms";
+        // A 3×3 / 5×5 window also by the padded bound 4 / 8 (Note [window bounds])
+        const int64_t side = std::max(ig.out_h, ig.out_w);
+        if (side == 3 || side == 5) {
+          inv_window_exact_ = false;
+          const double padded = time_inverse();
+          note << " (padded bound " << padded << " ms)";
+          inv_window_exact_ = tw <= padded;
+          tw = std::min(tw, padded);
+        }
         tuned_window = tw < best_i;
       }
       note << (tune_fwd ? " (forward/inverse)" : " (inverse)");
@@ -541,6 +552,7 @@ class FbfftConvPlan final : public Plan {
     v.out_ld = out_w;
     v.out_plane_stride = out_h * out_w;
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
+    v.window_exact = inv_window_exact_;
     if (inv_window_ && fbfft::window_supported(v))
       step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
     else
@@ -777,6 +789,7 @@ class FbfftConvPlan final : public Plan {
   fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
   bool inv_window_ = false;     // the result by the pruned inverse (tuned)
+  bool inv_window_exact_ = true;  // ... by its exact 3×3 / 5×5 instance, else the padded bound (tuned)
   bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
   std::string tune_note_;
   int64_t freqs_ = 0;

@@ -154,6 +154,7 @@ struct Extra {
   std::optional<fftconv::fbfft::Shape1d> shape;  // none: the automatic shape
   bool contiguous = false;
   int window_side = 0;  // > 0 (with window): the window's larger side is exactly this (an exact-K instance)
+  bool window_exact = true;  // inverse_window: InverseArgs::window_exact
 };
 
 // Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
@@ -251,6 +252,7 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
       a.out_off_h = uniform_int(0, n_h - int(a.out_h));
       a.out_off_w = uniform_int(0, n_w - int(a.out_w));
     }
+    a.window_exact = extra.window_exact;
   }
   a.out_ld = a.out_w + uniform_int(0, 3);
   a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
@@ -467,7 +469,7 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fftconv::fbfft::forward_window(a), fftconv::Unsupported);
   }
 
-  TEST_CASE("fbfft pruned transforms: the exact 3x3 and 5x5 window instances at power-of-two and smooth sizes") {
+  TEST_CASE("fbfft pruned transforms: the exact 3x3 and 5x5 window instances (and the padded bounds) at power-of-two and smooth sizes") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     for (int side : {3, 5})
       for (Size2 s : {Size2{8, 8}, Size2{16, 16}, Size2{32, 32}, Size2{64, 64}, Size2{13, 13}, Size2{27, 28}, Size2{16, 8}})
@@ -478,6 +480,9 @@ TEST_SUITE("gpu") {
           const int max_batch = rep % 2 == 0 ? 9 : 5000;  // the split and the one-plane-per-lane launches
           CHECK(check_forward(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
                 fft_tolerance(s.n_h, s.n_w));
+          CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
+                fft_tolerance(s.n_h, s.n_w));
+          e.window_exact = false;  // the padded bound 4 / 8 (Note [window bounds])
           CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
                 fft_tolerance(s.n_h, s.n_w));
         }

@@ -284,17 +284,23 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
                     ") and sizes n_h <= 256, 2 <= n_w <= 256 (n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + ")");
 }
 
+// Note [window bounds]
 // f(std::integral_constant<int, K>) with K = 2, 3, 4, 5, 8 or 12, the smallest bound of a window
-// side k. The odd bounds are the common 3×3 and 5×5 kernels exactly: on the padded bound 4 a 3×3
-// window cost (4/3)^2 = 1.8 times the arithmetic, and these kernels are issue-bound (H100, Nsight
-// Compute, S=128 fprop 3×3 into 16×16: the forward at 58% compute throughput, 22% occupancy, 2% DRAM).
+// side k; with exact = false the odd bounds 3 and 5 are padded to 4 and 8. The exact instances do
+// the common 3×3 and 5×5 kernels without the (4/3)^2 = 1.8 times the arithmetic of the padded bound
+// (H100, Nsight Compute, S=128 fprop 3×3 into 16×16: the forward at 58% compute throughput, 22%
+// occupancy, 2% DRAM). Measured on the paper's grid (H100, the fbfft tuner's times of the 48
+// fprop/bprop plans): the forward of 3×3 weights got 0.88× the time exact (0.80–0.99×); so did the inverse to 3×3 windows at 256, 1,024 and 16,384 planes (16×16 at
+// 16,384: 15.5 → 12.3 µs), but at 4,096 planes it got slower (64×64: 61.5 → 89.6 µs; 32×32: 21.8 →
+// 31.6 µs), for a reason not found. So the forward always takes the exact bound and the fbfft plan
+// times the inverse both ways (InverseArgs::window_exact; Note [fbfft transform tuning]).
 template <class F>
-void with_window_bound(int64_t k, F&& f) {
+void with_window_bound(int64_t k, bool exact, F&& f) {
   if (k <= 2)
     f(std::integral_constant<int, 2>{});
-  else if (k == 3)
+  else if (k == 3 && exact)
     f(std::integral_constant<int, 3>{});
-  else if (k == 5)
+  else if (k == 5 && exact)
     f(std::integral_constant<int, 5>{});
   else if (k <= 4)
     f(std::integral_constant<int, 4>{});
@@ -312,7 +318,7 @@ void forward_window(const ForwardArgs& a, cudaStream_t stream) {
   validate(a);
   require_window_shape("forward_window", "a window", "in_h", "in_w", a.layout, a.n_h, a.n_w, a.in_h, a.in_w);
   if (a.batch == 0) return;
-  with_window_bound(std::max(a.in_h, a.in_w), [&](auto k) { launch_window<decltype(k)::value>(a, stream); });
+  with_window_bound(std::max(a.in_h, a.in_w), true, [&](auto k) { launch_window<decltype(k)::value>(a, stream); });
 }
 
 bool window_supported(const InverseArgs& a) { return window_shape_ok(a.layout, a.n_h, a.n_w, a.out_h, a.out_w); }
@@ -321,7 +327,7 @@ void inverse_window(const InverseArgs& a, cudaStream_t stream) {
   validate(a);
   require_window_shape("inverse_window", "an output window", "out_h", "out_w", a.layout, a.n_h, a.n_w, a.out_h, a.out_w);
   if (a.batch == 0) return;
-  with_window_bound(std::max(a.out_h, a.out_w), [&](auto k) { launch_inverse_window<decltype(k)::value>(a, stream); });
+  with_window_bound(std::max(a.out_h, a.out_w), a.window_exact, [&](auto k) { launch_inverse_window<decltype(k)::value>(a, stream); });
 }
 
 }  // namespace fftconv::fbfft
