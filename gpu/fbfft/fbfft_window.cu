@@ -181,7 +181,7 @@ constexpr int reduce_chunk(int n) {
 static_assert(reduce_chunk(9) == 9 && reduce_chunk(25) == 5 && reduce_chunk(64) == 16 && reduce_chunk(72) == 12);
 
 template <int K, int Split>
-__global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
+__device__ __forceinline__ void inverse_window_body(const InverseArgs& a) {
   constexpr int kPlanes = 32 / Split;               // planes per block (and per warp)
   constexpr int R = kStagedWindow<K> ? K / 2 : K;   // output rows per pass (Note [large windows])
   constexpr int kChunk = reduce_chunk(R * K);       // outputs reduced per round
@@ -249,12 +249,28 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
   }
 }
 
+// Up to K = 4 the blocks are held to 64 registers, four per SM: the exact 3×3 instance otherwise
+// took 74 and three blocks per SM, and at 4,096 planes (512 blocks, one wave of four per SM) ran in
+// two waves, 1.5× slower than the padded bound (H100, Note [window bounds]). The larger instances
+// keep the compiler's own register choice (a cap spills them).
+template <int K, int Split>
+__global__ void __launch_bounds__(32 * kWindowWarps, 4) inverse_window_kernel_small(InverseArgs a) {
+  inverse_window_body<K, Split>(a);
+}
+template <int K, int Split>
+__global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(InverseArgs a) {
+  inverse_window_body<K, Split>(a);
+}
+
 template <int K>
 void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
   auto launch = [&](auto split) {
     constexpr int kPlanes = 32 / decltype(split)::value;  // planes per block
     const auto blocks = static_cast<unsigned>((a.batch + kPlanes - 1) / kPlanes);
-    inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
+    if constexpr (K <= 4)
+      inverse_window_kernel_small<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
+    else
+      inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
   };
   if ((a.batch + 31) / 32 < detail::sm_count())  // one plane per lane would leave SMs idle
     launch(std::integral_constant<int, 4>{});
@@ -292,8 +308,10 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
 // occupancy, 2% DRAM). Measured on the paper's grid (H100, the fbfft tuner's times of the 48
 // fprop/bprop plans): the forward of 3×3 weights got 0.88× the time exact (0.80–0.99×); so did the inverse to 3×3 windows at 256, 1,024 and 16,384 planes (16×16 at
 // 16,384: 15.5 → 12.3 µs), but at 4,096 planes it got slower (64×64: 61.5 → 89.6 µs; 32×32: 21.8 →
-// 31.6 µs), for a reason not found. So the forward always takes the exact bound and the fbfft plan
-// times the inverse both ways (InverseArgs::window_exact; Note [fbfft transform tuning]).
+// 31.6 µs): 74 registers against the padded instance's 64, three blocks per SM instead of four,
+// two waves instead of one; the instances up to K = 4 are now held to 64 registers. The forward
+// always takes the exact bound; the fbfft plan times the inverse both ways (InverseArgs::window_exact;
+// Note [fbfft transform tuning]).
 template <class F>
 void with_window_bound(int64_t k, bool exact, F&& f) {
   if (k <= 2)
