@@ -309,9 +309,11 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
 // fprop/bprop plans): the forward of 3×3 weights got 0.88× the time exact (0.80–0.99×); so did the inverse to 3×3 windows at 256, 1,024 and 16,384 planes (16×16 at
 // 16,384: 15.5 → 12.3 µs), but at 4,096 planes it got slower (64×64: 61.5 → 89.6 µs; 32×32: 21.8 →
 // 31.6 µs): 74 registers against the padded instance's 64, three blocks per SM instead of four,
-// two waves instead of one; the instances up to K = 4 are now held to 64 registers. The forward
-// always takes the exact bound; the fbfft plan times the inverse both ways (InverseArgs::window_exact;
-// Note [fbfft transform tuning]).
+// two waves instead of one. With the instances up to K = 4 held to 64 registers the exact inverse
+// was the faster on all 18 accGrad rows of the grid at S = 16, 64, 128 (4,096 planes at 64×64:
+// 46 µs exact, 58 µs padded; 16,384 at 32×32: 33 / 37 µs). The forward always takes the exact
+// bound; the fbfft plan still times the inverse both ways (InverseArgs::window_exact; Note [fbfft
+// transform tuning]), a cheap guard on other GPUs.
 template <class F>
 void with_window_bound(int64_t k, bool exact, F&& f) {
   if (k <= 2)
