@@ -23,6 +23,7 @@
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_graph.hpp"
+#include "gpu/cuda_stream.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 
 namespace fftconv::bench {
@@ -372,12 +373,8 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   for (int64_t b : o.batches)
     if (b < 1 || b > (int64_t(1) << 30)) throw InvalidArgument("bench fft: batch " + std::to_string(b) + " out of range [1, 2^30]");
   *all_ok = true;
-  cudaStream_t stream = nullptr;
-  FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const CudaStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
   nlohmann::json doc;
   doc["benchmark"] = "fft";
   doc["command"] = o.command_line;

@@ -20,6 +20,7 @@
 #include "bench/layers_timing.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cuda_stream.hpp"
 #include "gpu/gpu_kernels_conv.cuh"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
@@ -180,12 +181,8 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
   const std::vector<Entry> entries = make_entries(o);
   *all_verified = true;
 
-  cudaStream_t stream;
-  FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const CudaStream owned_stream;
+  const cudaStream_t stream = owned_stream.get();
 
   json doc{{"benchmark", "layers"},   {"command", o.command_line}, {"device", device_json()},
            {"batch", o.batch},        {"verify_batch", o.verify_batch}, {"repeat", o.repeat},

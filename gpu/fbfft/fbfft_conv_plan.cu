@@ -21,6 +21,7 @@
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
 #include "gpu/cuda_graph.hpp"
+#include "gpu/cuda_stream.hpp"
 #include "gpu/step_timer.hpp"
 #include "gpu/stream_fork.hpp"
 #include "gpu/tuning_timer.hpp"
@@ -425,14 +426,8 @@ class FbfftConvPlan final : public Plan {
       tune_note_ = "not tuned: no memory for the scratch tensor";
       return;
     }
-    struct Stream {
-      cudaStream_t s = nullptr;
-      ~Stream() {
-        if (s) cudaStreamDestroy(s);
-      }
-    } stream;
-    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking));
-    const cudaStream_t st = stream.s;
+    const CudaStream stream;
+    const cudaStream_t st = stream.get();
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(scratch.get(), 0, scratch.bytes(), st));
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
     const Buffers b = carve(arena_.base());
@@ -643,26 +638,21 @@ class FbfftConvPlan final : public Plan {
       tune_note_ += std::string(tune_note_.empty() ? "" : "; ") + "fork not tuned (no memory for the operands): one stream";
       return;
     }
-    struct Owned {
-      cudaStream_t s = nullptr;
-      ~Owned() {
-        if (s) cudaStreamDestroy(s);
-      }
-    } o;
-    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&o.s, cudaStreamNonBlocking));
+    const CudaStream stream;
+    const cudaStream_t st = stream.get();
     for (DeviceBuffer* d : {&x, &w, &g, &r})
-      if (d->bytes()) FFTCONV_CUDA_CHECK(cudaMemsetAsync(d->get(), 0, d->bytes(), o.s));
-    FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, o.s));
-    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, o.s));
+      if (d->bytes()) FFTCONV_CUDA_CHECK(cudaMemsetAsync(d->get(), 0, d->bytes(), st));
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
+    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, st));
     const Buffers b = carve(arena_.base());
     auto time_graph = [&] {
-      const CudaGraph graph([&] { run_pass(x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>(), b, o.s); }, o.s);
+      const CudaGraph graph([&] { run_pass(x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>(), b, st); }, st);
       graph.rethrow_if_failed();
-      return median_time_ms(o.s, 9, [&] { graph.launch(o.s); });
+      return median_time_ms(st, 9, [&] { graph.launch(st); });
     };
     const double forked = time_graph();
     std::unique_ptr<StreamFork> keep = std::move(fork_);
-    const double serial = time_graph();  // (its last sample synchronized o.s)
+    const double serial = time_graph();  // (its last sample synchronized the stream)
     if (forked < kForkMargin * serial) fork_ = std::move(keep);
     std::ostringstream note;
     note << (tune_note_.empty() ? "" : "; ") << "pass forked " << forked << " ms, one stream " << serial << " ms";

@@ -384,7 +384,7 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("fbfft freq_major kernels match FFTW in their small-batch and full-size launch shapes") {
-    // The register kernels stage the spectra through shared memory and use fewer planes per block
+    // The register kernels use fewer planes per block (their spectra always staged in shared memory)
     // below about 33 blocks' worth of planes, the cluster kernels one plane per block below one
     // block per SM (batches up to 256 on an H100); batches of 1,100-1,300 take the full-size shapes.
     // (So that both shapes run on any GPU of up to 132 SMs.)
