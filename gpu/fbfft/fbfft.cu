@@ -38,6 +38,7 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     const detail::Launcher* fast = detail::launchers_1d_registers()[lw].forward ? &detail::launchers_1d_registers()[lw] : nullptr;
     const detail::Launcher* fast_kind = n_w <= 32 ? (kernel == Kernel::registers ? fast : nullptr)
                                                   : (kernel == Kernel::fourstep ? fast : nullptr);
+    if (kernel == Kernel::lanes) return nullptr;
     if (kernel == Kernel::registers || kernel == Kernel::fourstep) return fast_kind;
     if (kernel == Kernel::automatic && fast) return fast;
     return &detail::launchers_1d()[lw];
@@ -56,6 +57,7 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
     case Kernel::registers: return r;
+    case Kernel::lanes: return entry(detail::launchers_2d_lanes(), index);
     case Kernel::fourstep: return f;
     case Kernel::shuffle: return w;
     case Kernel::automatic: break;
@@ -76,6 +78,7 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
     std::string sizes;
     switch (kernel) {
       case Kernel::registers: sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two)"; break;
+      case Kernel::lanes: sizes = " (lanes kernels: 2-D, sides 16 and 32)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
                 " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 16x16 outside the freq_major layout)";
@@ -125,6 +128,7 @@ const char* to_string(Kernel k) {
     case Kernel::shuffle: return "shuffle";
     case Kernel::registers: return "registers";
     case Kernel::fourstep: return "fourstep";
+    case Kernel::lanes: return "lanes";
   }
   return "?";
 }
@@ -133,10 +137,10 @@ bool supported(int n_h, int n_w, Kernel kernel, Layout layout) { return find_lau
 
 Kernel parse_kernel(std::string_view s, const std::string& field) {
   if (s == "automatic" || s == "auto") return Kernel::automatic;
-  for (Kernel k : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
+  for (Kernel k : {Kernel::shuffle, Kernel::registers, Kernel::fourstep, Kernel::lanes})
     if (s == to_string(k)) return k;
   throw InvalidArgument(field + ": unknown fbfft kernel family '" + std::string(s) +
-                        "' (expected auto, shuffle, registers or fourstep)");
+                        "' (expected auto, shuffle, registers, lanes or fourstep)");
 }
 
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
@@ -145,6 +149,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;
   if (&l == &detail::launchers_2d_registers()[index] || &l == &detail::launchers_2d_plane()[index]) return Kernel::registers;
+  if (&l == &detail::launchers_2d_lanes()[index]) return Kernel::lanes;
   if (&l == &detail::launchers_2d_fourstep()[index] || &l == &detail::launchers_2d_fourstep_clusters()[index] ||
       &l == detail::launcher_2d_quad16())
     return Kernel::fourstep;

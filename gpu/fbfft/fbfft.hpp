@@ -29,13 +29,16 @@ const char* to_string(Layout l);
 //              2-D kernels]); elsewhere one thread per row pair and per column (four lanes at 64 and 128
 //              points), the transposition through shared memory (sides 2..64, 128; Note [register 2-D
 //              kernels]);
+//   lanes:     the 2-D register kernels with four lanes per 1-D transform, for small batches where
+//              the registers family is latency-bound (sides 16 and 32, every layout; Note [lane-split
+//              small batches]); never chosen by automatic, timed by the fbfft convolution plan;
 //   fourstep:  shared-memory exchange between threads: sides 32, 64 and 128 (square or not) split
 //              N = R1 x 8 over lanes, one plane per block (Note [four-step 2-D kernels]; in the
 //              freq_major layout clusters of blocks exchange their planes' spectra, Note [four-step
 //              freq_major clusters]), and 16x16 with four lanes per plane (Note [16x16 four-lane
 //              kernels]); every layout, but 16x16 in the standard and transposed layouts only;
 //   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
-enum class Kernel { automatic, shuffle, registers, fourstep };
+enum class Kernel { automatic, shuffle, registers, fourstep, lanes };
 const char* to_string(Kernel k);
 
 // Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).

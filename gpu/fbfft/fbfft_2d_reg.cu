@@ -37,19 +37,35 @@ namespace {
 // transform (Note [lane-split register FFT]). Twiddles are compile-time constants, no shuffles are needed. Each thread has at most
 // one row job and one column job per group of planes, which is what lets the spectra overwrite the
 // real planes in place after a barrier (shared memory = the larger of the two).
-template <int LH, int LW>
+// Note [lane-split small batches]
+// On a small batch these kernels are latency-bound, not bandwidth-bound: Nsight Compute at S = 16
+// (256 planes) found the 16x16 forward 7.5 us and the 32x32 forward / inverse 12 us on 64 blocks
+// of one or two warps (1.6-3% of the warp slots active), where each of cuFFT's kernels in the same
+// pipeline took 3.5-5 us: every thread runs two whole 16- or 32-point transforms one after the
+// other. The lanes family (Kernel::lanes, sides 16 and 32) is the same kernel with four lanes per
+// 1-D transform (LaneFft<n, 4>: each lane a quarter of the points, two shuffle stages), so a
+// thread's chain is about a quarter as long and a block has four times the threads; it halves the
+// planes per block until the batch fills half of the SMs (the registers family: a quarter). At
+// large batches the extra shuffles cost issue slots; the fbfft plan times both families (Note
+// [fbfft transform tuning]) and keeps the faster one per direction.
+// G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
+// (Note [lane-split small batches]).
+template <int LH, int LW, int G0 = 0>
 struct RegTile {
   static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1;
   static constexpr int kMaxSide = kNh > kNw ? kNh : kNw;
-  using RowFft = LaneFft<kNw, lanes_for(kNw)>;
-  using ColFft = LaneFft<kNh, lanes_for(kNh)>;
+  using RowFft = LaneFft<kNw, G0 ? G0 : lanes_for(kNw)>;
+  using ColFft = LaneFft<kNh, G0 ? G0 : lanes_for(kNh)>;
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
   // 512 / side planes per block (at most 64), and at most 100 KB of shared memory. Measured on the
   // H100 (batch 65536, before cp.async): 128 or 256 / side, and register caps for 2-4 blocks per
   // SM, all gave the same times within 2%.
   static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
-  static constexpr int kPlanes0 = 512 / kMaxSide > 64 ? 64 : 512 / kMaxSide;
+  // The lanes family (four times the threads per plane) half as many: at most 512 threads, so
+  // that the register cap of its launch bounds stays at 128 (at 1,024 threads the 32-point
+  // forward spilled).
+  static constexpr int kPlanes0 = (512 / kMaxSide > 64 ? 64 : 512 / kMaxSide) / (G0 == 4 ? 2 : 1);
   static constexpr int kPlanes = kPlanes0 <= kSmemCap ? kPlanes0 : (kSmemCap >= 4 ? 4 : (kSmemCap >= 2 ? 2 : 1));
   // Threads (whole warps) and shared memory of a block working on `planes` planes: one row-pair
   // job and one column job per thread group (Note [register 2-D kernels]).
@@ -128,9 +144,9 @@ __device__ __forceinline__ void stage_freq_major(float2* smem, const float2* glo
   cp_async_wait_all();
 }
 
-template <int LH, int LW, bool Full>
-__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
-  using T = RegTile<LH, LW>;
+template <int LH, int LW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
+  using T = RegTile<LH, LW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
   constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
@@ -235,9 +251,9 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) forward_2d_reg_kern
   }
 }
 
-template <int LH, int LW, bool Full>
-__global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
-  using T = RegTile<LH, LW>;
+template <int LH, int LW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
+  using T = RegTile<LH, LW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
   constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
@@ -340,12 +356,13 @@ __global__ void __launch_bounds__(RegTile<LH, LW>::kThreads) inverse_2d_reg_kern
 }
 
 // Planes per block: T::kPlanes, halved while the batch would fill fewer blocks than a quarter of
-// the SMs (a small batch then spreads over more SMs: Note [register 2-D kernels]); the block has
-// the threads and shared memory of that many planes.
-template <int LH, int LW, class Args>
+// the SMs (a small batch then spreads over more SMs: Note [register 2-D kernels]), or, in the lanes
+// family, fewer than half of them (Note [lane-split small batches]); the block has the threads and
+// shared memory of that many planes.
+template <int LH, int LW, int G0, class Args>
 void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args& a, cudaStream_t stream) {
-  using T = RegTile<LH, LW>;
-  const int64_t enough = sm_count() / 4;
+  using T = RegTile<LH, LW, G0>;
+  const int64_t enough = G0 ? sm_count() / 2 : sm_count() / 4;
   int log_p = ilog2(T::kPlanes);
   while (log_p > 0 && (a.batch + (int64_t(1) << log_p) - 1) >> log_p < enough) --log_p;
   const int planes = 1 << log_p;
@@ -359,18 +376,24 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-template <int LH, int LW>
+template <int LH, int LW, int G0>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW>(forward_2d_reg_kernel<LH, LW, true>, forward_2d_reg_kernel<LH, LW, false>, a, stream);
+  launch_reg<LH, LW, G0>(forward_2d_reg_kernel<LH, LW, G0, true>, forward_2d_reg_kernel<LH, LW, G0, false>, a, stream);
 }
-template <int LH, int LW>
+template <int LH, int LW, int G0>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW>(inverse_2d_reg_kernel<LH, LW, true>, inverse_2d_reg_kernel<LH, LW, false>, a, stream);
+  launch_reg<LH, LW, G0>(inverse_2d_reg_kernel<LH, LW, G0, true>, inverse_2d_reg_kernel<LH, LW, G0, false>, a, stream);
 }
-template <int LH, int LW>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<LH, LW, true>); }
-template <int LH, int LW>
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<LH, LW, true>); }
+template <int LH, int LW, int G0>
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<LH, LW, G0, true>); }
+template <int LH, int LW, int G0>
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<LH, LW, G0, true>); }
+
+template <int LH, int LW, int G0>
+constexpr Launcher reg_launcher() {
+  return Launcher{&launch_forward<LH, LW, G0>, &launch_inverse<LH, LW, G0>, &forward_kernel<LH, LW, G0>,
+                  &inverse_kernel<LH, LW, G0>, RegTile<LH, LW, G0>::kSmemBytes, RegTile<LH, LW, G0>::kThreads};
+}
 
 template <int LH, int LW>
 constexpr Launcher make_launcher() {
@@ -378,9 +401,17 @@ constexpr Launcher make_launcher() {
   if constexpr (LH < 1 || LW < 1 || ((LH > 6 || LW > 6) && !(LH == 7 && LW == 7)) || (LH >= 2 && LH <= 3 && LW >= 2 && LW <= 3)) {
     return Launcher{};
   } else {
-    return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &forward_kernel<LH, LW>,
-                    &inverse_kernel<LH, LW>, RegTile<LH, LW>::kSmemBytes, RegTile<LH, LW>::kThreads};
+    return reg_launcher<LH, LW, 0>();
   }
+}
+
+// The lanes family: sides 16 and 32 (square or not), four lanes per 1-D transform.
+template <int LH, int LW>
+constexpr Launcher make_lanes_launcher() {
+  if constexpr (LH >= 4 && LH <= 5 && LW >= 4 && LW <= 5)
+    return reg_launcher<LH, LW, 4>();
+  else
+    return Launcher{};
 }
 
 template <std::size_t... I>
@@ -388,11 +419,18 @@ constexpr std::array<Launcher, sizeof...(I)> make_table(std::index_sequence<I...
   constexpr int kSide = kMaxLog2d + 1;
   return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide>()...};
 }
+template <std::size_t... I>
+constexpr std::array<Launcher, sizeof...(I)> make_lanes_table(std::index_sequence<I...>) {
+  constexpr int kSide = kMaxLog2d + 1;
+  return {make_lanes_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide>()...};
+}
 
 constexpr auto kTable2dReg = make_table(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dLanes = make_lanes_table(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
 
 }  // namespace
 
 const Launcher* launchers_2d_registers() { return kTable2dReg.data(); }
+const Launcher* launchers_2d_lanes() { return kTable2dLanes.data(); }
 
 }  // namespace fftconv::fbfft::detail

@@ -61,7 +61,7 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
 // The backend's options, for experiments: extra["kernel"] pins the transforms' family (auto,
-// shuffle, registers, fourstep); extra["window"]=off turns the pruned small-window transforms off
+// shuffle, registers, lanes, fourstep); extra["window"]=off turns the pruned small-window transforms off
 // (auto: tuned). Other backends' keys are ignored, a key no backend knows is an error.
 fbfft::Kernel transform_kernel(const PlanOptions& o) {
   fbfft::Kernel k = fbfft::Kernel::automatic;
@@ -347,7 +347,8 @@ class FbfftConvPlan final : public Plan {
   // Note [fbfft transform tuning]
   // Which family transforms a basis fastest in the freq_major layout depends on the batch as well
   // as the size (H100, S=128 -> S=32 at 32x32: the register kernels' many planes per block win on
-  // large batches, the four-step clusters' one plane per block on small ones), so with autotune
+  // large batches, the four-step clusters' one plane per block on small ones; at sides 16 and 32 the
+  // lanes family's four lanes per transform on small ones, Note [lane-split small batches]), so with autotune
   // the plan times each family that has a kernel, once: the forward of the pass's main operand
   // (the input, or gradOutput in bprop) and the inverse of its result, on the first chunk's
   // geometry, from a zeroed scratch tensor into the (zeroed) workspace; the fastest of each
@@ -405,7 +406,7 @@ class FbfftConvPlan final : public Plan {
   void tune_transforms() {
     std::vector<fbfft::Kernel> cands;
     if (kernel_ == fbfft::Kernel::automatic) {
-      for (fbfft::Kernel k : {fbfft::Kernel::registers, fbfft::Kernel::fourstep})
+      for (fbfft::Kernel k : {fbfft::Kernel::registers, fbfft::Kernel::lanes, fbfft::Kernel::fourstep})
         if (fbfft::supported(n_h_, n_w_, k, fbfft::Layout::freq_major)) cands.push_back(k);
     } else {
       cands.push_back(kernel_);

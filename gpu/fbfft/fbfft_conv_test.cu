@@ -232,10 +232,16 @@ TEST_SUITE("gpu") {
         const std::string text = tuned->describe();
         CHECK(text.find("tuned: registers") != std::string::npos);
         CHECK(text.find(" fourstep ") != std::string::npos);
+        const bool lanes = p.h <= 32;  // the lanes family: sides 16 and 32 (Note [lane-split small batches])
+        CHECK((text.find(" lanes ") != std::string::npos) == lanes);
         check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
-        for (const char* k : {"registers", "fourstep"}) {
+        for (const char* k : {"registers", "fourstep", "lanes"}) {
           PlanOptions o;
           o.extra["kernel"] = k;
+          if (!lanes && std::string(k) == "lanes") {
+            CHECK_THROWS_AS(fbfft_backend().plan(p, pass, o), Unsupported);
+            continue;
+          }
           const std::string pinned = fbfft_backend().plan(p, pass, o)->describe();
           CHECK(pinned.find(std::string(k) + " forward / " + k + " inverse transform kernels (pinned)") != std::string::npos);
           check_plan(p, pass, o, untiled_basis_elems(p));

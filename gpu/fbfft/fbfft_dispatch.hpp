@@ -31,6 +31,9 @@ const Launcher* launchers_1d();
 const Launcher* launchers_2d();
 // The register kernels (fbfft_2d_reg.cu), same indexing; entries exist for sides 2..64 and 128×128.
 const Launcher* launchers_2d_registers();
+// The lanes family (fbfft_2d_reg.cu with four lanes per 1-D transform), same indexing; entries for
+// sides 16 and 32 (square or not), every layout.
+const Launcher* launchers_2d_lanes();
 // The 1-D register (n = 4..32) and four-step (n = 64..256) kernels (fbfft_1d_reg.cu), indexed by
 // log2 n, every layout.
 const Launcher* launchers_1d_registers();

@@ -321,10 +321,10 @@ std::string size_name(int n_h, int n_w, Layout l, Kernel k = Kernel::automatic) 
 }
 
 // The kernel families that have a kernel for a size and layout (the four-step family's 16x16 entry
-// has none in the freq_major layout).
+// has none in the freq_major layout; the lanes family only sides 16 and 32).
 std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
   std::vector<Kernel> k;
-  for (Kernel f : {Kernel::shuffle, Kernel::registers, Kernel::fourstep})
+  for (Kernel f : {Kernel::shuffle, Kernel::registers, Kernel::fourstep, Kernel::lanes})
     if (fftconv::fbfft::supported(n_h, n_w, f, l)) k.push_back(f);
   return k;
 }
@@ -387,7 +387,8 @@ TEST_SUITE("gpu") {
     // The register kernels use fewer planes per block (their spectra always staged in shared memory)
     // below about 33 blocks' worth of planes, the cluster kernels one plane per block below one
     // block per SM (batches up to 256 on an H100); batches of 1,100-1,300 take the full-size shapes.
-    // (So that both shapes run on any GPU of up to 132 SMs.)
+    // The lanes family halves its planes per block below 66 blocks' worth (16 planes at 16x16, 8 at
+    // 32x32: full size from 1,056 planes). (So that both shapes run on any GPU of up to 132 SMs.)
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     for (int n : {16, 32, 64})
       for (Kernel k : families(n, n, Layout::freq_major))
@@ -682,6 +683,14 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(1, 256, Kernel::fourstep, Layout::freq_major));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep, Layout::freq_major));
     CHECK_FALSE(fftconv::fbfft::supported(16, 16, Kernel::fourstep, Layout::freq_major));
+    CHECK(fftconv::fbfft::supported(16, 16, Kernel::lanes, Layout::freq_major));
+    CHECK(fftconv::fbfft::supported(16, 32, Kernel::lanes));
+    CHECK(fftconv::fbfft::supported(32, 32, Kernel::lanes, Layout::transposed));
+    CHECK_FALSE(fftconv::fbfft::supported(8, 8, Kernel::lanes));
+    CHECK_FALSE(fftconv::fbfft::supported(64, 64, Kernel::lanes));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 16, Kernel::lanes));
+    CHECK(fftconv::fbfft::resolve_kernel(32, 16, Kernel::lanes, Layout::freq_major) == Kernel::lanes);
+    CHECK(fftconv::fbfft::parse_kernel("lanes", "kernel") == Kernel::lanes);
     CHECK(fftconv::fbfft::resolve_kernel(1, 16, Kernel::automatic) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(1, 128, Kernel::automatic, Layout::freq_major, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(1, 2, Kernel::automatic) == Kernel::shuffle);
