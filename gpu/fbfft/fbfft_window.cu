@@ -25,7 +25,7 @@ namespace {
 // W_N = exp(-2 pi i / N) from a table in shared memory (all lanes read the same entry). Consecutive
 // threads own consecutive planes, so every store of a warp is one 256-byte run of a frequency row
 // of the freq_major layout: the kernel is bound by writing the spectra, which any forward must do.
-// Blocks split the kh rows when the batch alone would leave SMs idle. Window points that fall
+// Blocks split the kw columns, then the kh rows, when the batch alone would leave SMs idle. Window points that fall
 // outside the transform are ignored, as in forward(). The sides need not be powers of two (the
 // cufft backend's 13-point bases): twiddle indices are reduced modulo n_h and n_w, incrementally in
 // the kh loop (Note [window twiddle indices]).
@@ -71,7 +71,7 @@ struct IndexWalk {
 };
 
 template <int K>
-__global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardArgs a, int rows_per_block) {
+__global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardArgs a, int rows_per_block, int cols_per_block) {
   extern __shared__ float2 table[];  // W_nh^m, then W_nw^m; staged windows after them (Note [large windows])
   window_tables(table, a.n_h, a.n_w);
   const float2* table_w = table + a.n_h;
@@ -100,9 +100,10 @@ __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardA
     else return wr[y][x];
   };
   const int kh0 = blockIdx.y * rows_per_block, kh1 = min(a.n_h, kh0 + rows_per_block);
+  const int kw0 = blockIdx.z * cols_per_block, kw1 = min(nw2, kw0 + cols_per_block);
   float2* out = a.output + plane;
 #pragma unroll 1
-  for (int kw = 0; kw < nw2; ++kw) {
+  for (int kw = kw0; kw < kw1; ++kw) {
     float2 r[K] = {};
     if constexpr (kStaged) {  // one window column at a time, read from shared memory
 #pragma unroll 1
@@ -145,14 +146,24 @@ template <int K>
 void launch_window(const ForwardArgs& a, cudaStream_t stream) {
   constexpr int threads = kStagedWindow<K> ? kStagedThreads : kWindowThreads;
   const int64_t plane_blocks = (a.batch + threads - 1) / threads;
-  // Split the rows until there are about four blocks per SM (or one row per block).
+  // Split the columns kw until there are about four blocks per SM (or one column per block), then
+  // the rows kh. A column split costs nothing extra; a row split recomputes the window's column
+  // sums R[y] in each block. (S = 16 in the paper's grid: 256 weight planes of 16x16 made 32
+  // blocks of one row each, 5.8 us on the H100, the longer of fprop's two forked transforms after
+  // Note [lane-split small batches].)
   const int64_t want = 4 * static_cast<int64_t>(detail::sm_count());
-  const int splits = static_cast<int>(std::clamp<int64_t>((want + plane_blocks - 1) / plane_blocks, 1, a.n_h));
+  const int nw2 = a.n_w / 2 + 1;
+  const int col_splits = static_cast<int>(std::clamp<int64_t>((want + plane_blocks - 1) / plane_blocks, 1, nw2));
+  const int cols = (nw2 + col_splits - 1) / col_splits;
+  const int64_t col_blocks = (nw2 + cols - 1) / cols;
+  const int splits =
+      static_cast<int>(std::clamp<int64_t>((want + plane_blocks * col_blocks - 1) / (plane_blocks * col_blocks), 1, a.n_h));
   const int rows = (a.n_h + splits - 1) / splits;
-  const dim3 grid(static_cast<unsigned>(plane_blocks), static_cast<unsigned>((a.n_h + rows - 1) / rows));
+  const dim3 grid(static_cast<unsigned>(plane_blocks), static_cast<unsigned>((a.n_h + rows - 1) / rows),
+                  static_cast<unsigned>(col_blocks));
   const std::size_t smem =
       (a.n_h + a.n_w) * sizeof(float2) + (kStagedWindow<K> ? std::size_t(K) * K * threads * sizeof(float) : 0);
-  forward_window_kernel<K><<<grid, threads, smem, stream>>>(a, rows);
+  forward_window_kernel<K><<<grid, threads, smem, stream>>>(a, rows, cols);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -170,6 +181,9 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
 // For small batches (fewer blocks than SMs) the lanes of a warp split each plane's kh sum
 // (Split lanes per plane, 32 / Split planes per block, Split times the blocks); the Split partial
 // sums B[y] are added with a fixed butterfly of shuffles, so the result is still deterministic.
+// Split = 4 while that keeps half of the SMs busy, else 16: at 256 planes (accGrad at S = 16) the
+// 32 blocks of Split = 4 took 7.5 us (16x16) and 13.3 us (32x32) on the H100 (Nsight Compute),
+// longer than the whole rest of the pass but the CGEMM.
 constexpr int kWindowWarps = 8;
 
 // Outputs of a pass reduced per round of the warps' partial sums: a divisor of n, at most 16.
@@ -272,10 +286,13 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
     else
       inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
   };
-  if ((a.batch + 31) / 32 < detail::sm_count())  // one plane per lane would leave SMs idle
-    launch(std::integral_constant<int, 4>{});
-  else
+  const int64_t sms = detail::sm_count();
+  if ((a.batch + 31) / 32 >= sms)  // one plane per lane fills the SMs
     launch(std::integral_constant<int, 1>{});
+  else if ((a.batch + 7) / 8 >= sms / 2)  // four lanes per plane: at least half of the SMs busy
+    launch(std::integral_constant<int, 4>{});
+  else  // sixteen lanes per plane (S = 16 in the paper's grid: 256 planes, 128 blocks instead of 32)
+    launch(std::integral_constant<int, 16>{});
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
