@@ -51,6 +51,15 @@ namespace {
 // forward 7.5 -> 4.9 us, 32x32 forward 11.9 -> 7.2 us, inverse 12.3 -> 7.0 us; whole passes 1.10-1.44x
 // at S = 16 and 32, 0.87-0.92x at S = 64 (bench/results/conv_fbfft_lanes_vs_registers_h100.json), so
 // the tuners picked lanes on every S = 16 / 32 row of the paper's grid and registers from S = 64.
+// Note [register wave quantization]
+// The full-size blocks loop over groups of planes, the grid at most one wave (grid_blocks). The
+// 16x16 forward took 78 registers: 256 threads, three blocks per SM, 396 on an H100; the 16,384
+// planes of S = 128 are 512 groups of 32, so 116 blocks ran a second group while the other 280
+// idled: two rounds of work for 1.3 rounds' worth, about 50% of the copy bandwidth in the conv
+// pipeline. Its launch bounds ask for four blocks per SM (64 registers; ptxas spills 4 bytes): 528
+// blocks, every group in one round. Predicted: that forward about a third faster at S = 128 (19.8
+// -> ~13 us in the plan tuner), nothing at S <= 64 (4,096 planes are 128 groups). The inverse takes
+// 60 registers and four blocks already; the other sizes keep the compiler's choice.
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
 template <int LH, int LW, int G0 = 0>
@@ -81,6 +90,9 @@ struct RegTile {
   }
   static constexpr int kThreads = threads(kPlanes);
   static constexpr int kSmemBytes = smem_bytes(kPlanes);
+  // Blocks per SM the forward's launch bounds ask for (Note [register wave quantization]): four at
+  // 16x16 (the inverse takes 60 registers, four blocks, without being asked).
+  static constexpr int kMinBlocks = (LH == 4 && LW == 4 && G0 == 0) ? 4 : 0;  // 0: not asked
   static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
   static_assert(kThreads <= 1024, "too many threads per block");
 };
@@ -148,7 +160,7 @@ __device__ __forceinline__ void stage_freq_major(float2* smem, const float2* glo
 }
 
 template <int LH, int LW, int G0, bool Full>
-__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
+__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads, RegTile<LH, LW, G0>::kMinBlocks) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
   using T = RegTile<LH, LW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
