@@ -58,8 +58,12 @@ namespace {
 // idled: two rounds of work for 1.3 rounds' worth, about 50% of the copy bandwidth in the conv
 // pipeline. Its launch bounds ask for four blocks per SM (64 registers; ptxas spills 4 bytes): 528
 // blocks, every group in one round. Predicted: that forward about a third faster at S = 128 (19.8
-// -> ~13 us in the plan tuner), nothing at S <= 64 (4,096 planes are 128 groups). The inverse takes
-// 60 registers and four blocks already; the other sizes keep the compiler's choice.
+// -> ~13 us in the plan tuner), nothing at S <= 64 (4,096 planes are 128 groups). Measured (plan
+// tuner, six rows each): S = 128 19.6-20.1 -> 16.4-19.1 us, the passes 1.4-1.9% faster; S = 64
+// 7.0-7.5 -> 7.5-7.9 us (the cap's cost without the rounds' gain), the passes 0.6-2.3% slower. So
+// the prediction held in sign, not in size. Not done: choosing the capped instance only where the
+// uncapped one needs more than one round. The inverse takes 60 registers and four blocks already;
+// the other sizes keep the compiler's choice.
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
 template <int LH, int LW, int G0 = 0>
