@@ -399,7 +399,7 @@ TEST_SUITE("gpu") {
         }
     // The pruned inverse splits each plane's sum over four lanes below one block (32 planes) per SM,
     // over sixteen where four would leave more than half of the SMs idle (on an H100: batches below
-    // 521 take sixteen, 521-4,223 four, more one lane per plane).
+    // 521 take sixteen, 521-4,192 four, 4,193 and more one lane per plane).
     for (int n : {16, 32, 64})
       for (auto [lo, hi] : {std::pair{1, 200}, std::pair{600, 800}, std::pair{4300, 4500}}) {
         INFO(size_name(n, n, Layout::freq_major) << " window, batch " << lo << ".." << hi);
