@@ -414,38 +414,31 @@ constexpr Launcher reg_launcher() {
                   &inverse_kernel<LH, LW, G0>, RegTile<LH, LW, G0>::kSmemBytes, RegTile<LH, LW, G0>::kThreads};
 }
 
-template <int LH, int LW>
-constexpr Launcher make_launcher() {
-  // sides 4 and 8: the one-thread-per-plane kernels of fbfft_2d_plane.cu instead
-  if constexpr (LH < 1 || LW < 1 || ((LH > 6 || LW > 6) && !(LH == 7 && LW == 7)) || (LH >= 2 && LH <= 3 && LW >= 2 && LW <= 3)) {
-    return Launcher{};
-  } else {
-    return reg_launcher<LH, LW, 0>();
-  }
+// Which sizes have an instance: the registers family (G0 = 0) sides 2..64 and 128x128, except the
+// 4/8 squares and rectangles (the one-thread-per-plane kernels of fbfft_2d_plane.cu); the lanes
+// family (G0 = 4) sides 16 and 32, square or not.
+constexpr bool has_instance(int lh, int lw, int g0) {
+  if (g0 != 0) return lh >= 4 && lh <= 5 && lw >= 4 && lw <= 5;
+  return lh >= 1 && lw >= 1 && !((lh > 6 || lw > 6) && !(lh == 7 && lw == 7)) && !(lh >= 2 && lh <= 3 && lw >= 2 && lw <= 3);
 }
 
-// The lanes family: sides 16 and 32 (square or not), four lanes per 1-D transform.
-template <int LH, int LW>
-constexpr Launcher make_lanes_launcher() {
-  if constexpr (LH >= 4 && LH <= 5 && LW >= 4 && LW <= 5)
-    return reg_launcher<LH, LW, 4>();
+template <int LH, int LW, int G0>
+constexpr Launcher make_launcher() {
+  if constexpr (has_instance(LH, LW, G0))
+    return reg_launcher<LH, LW, G0>();
   else
     return Launcher{};
 }
 
-template <std::size_t... I>
+// The family's table, indexed log2 n_h * (kMaxLog2d + 1) + log2 n_w.
+template <int G0, std::size_t... I>
 constexpr std::array<Launcher, sizeof...(I)> make_table(std::index_sequence<I...>) {
   constexpr int kSide = kMaxLog2d + 1;
-  return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide>()...};
-}
-template <std::size_t... I>
-constexpr std::array<Launcher, sizeof...(I)> make_lanes_table(std::index_sequence<I...>) {
-  constexpr int kSide = kMaxLog2d + 1;
-  return {make_lanes_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide>()...};
+  return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide, G0>()...};
 }
 
-constexpr auto kTable2dReg = make_table(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
-constexpr auto kTable2dLanes = make_lanes_table(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dReg = make_table<0>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dLanes = make_table<4>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
 
 }  // namespace
 
