@@ -91,6 +91,9 @@ struct InverseArgs {
   // inverse_window() only: a 3×3 or 5×5 window by its exact-size instance (true) or by the padded
   // bound 4 or 8 (false); which is faster depends on the batch (Note [window bounds]).
   bool window_exact = true;
+  // inverse_window() only: lanes per plane (1, 4, 8 or 16), 0 = chosen from the batch and the SM
+  // count (Note [pruned inverse to small windows]); the fbfft plan times them all.
+  int window_split = 0;
 };
 
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
@@ -129,6 +132,8 @@ void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);
 // inverse(); for accGrad's weight gradient.
 bool window_supported(const InverseArgs& a);
 void inverse_window(const InverseArgs& a, cudaStream_t stream = nullptr);
+// The lanes per plane inverse_window() runs `a` with: a.window_split, or when 0 the automatic choice.
+int inverse_window_split(const InverseArgs& a);
 
 // Direct-DFT twins with the same contract (one thread per output element, double accumulation),
 // for tests; any n_h, n_w >= 1 (not only powers of two).

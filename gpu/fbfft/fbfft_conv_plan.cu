@@ -176,7 +176,9 @@ class FbfftConvPlan final : public Plan {
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
     if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
-    if (inv_window_) s << "; result by the pruned inverse to its window" << (inv_window_exact_ ? "" : " (padded bound)");
+    if (inv_window_)
+      s << "; result by the pruned inverse to its window" << (inv_window_exact_ ? "" : " (padded bound)") << ", "
+        << (inv_window_split_ ? std::to_string(inv_window_split_) : std::string("automatic")) << " lanes per plane";
     if (fork_)
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
@@ -469,9 +471,28 @@ class FbfftConvPlan final : public Plan {
       if (window) {
         inv_window_ = true;
         inv_window_exact_ = true;
-        double tw = time_inverse();
-        note << " window inverse " << tw << " ms";
-        // A 3×3 / 5×5 window also by the padded bound 4 / 8 (Note [window bounds])
+        // Lanes per plane (Note [pruned inverse to small windows]): each split, the automatic one
+        // first so that it wins ties.
+        fbfft::InverseArgs probe;
+        probe.batch = ig.batch;
+        const int automatic_split = fbfft::inverse_window_split(probe);
+        int best_split = automatic_split;
+        double tw = std::numeric_limits<double>::infinity();
+        note << " window inverse at";
+        bool first = true;
+        for (int split : {automatic_split, 1, 4, 8, 16}) {
+          if (!first && split == automatic_split) continue;  // timed first
+          inv_window_split_ = split;
+          const double t = time_inverse();
+          note << (first ? " " : ", ") << split << " lanes/plane " << t << " ms";
+          if (first || t < tw) {
+            tw = t;
+            best_split = split;
+          }
+          first = false;
+        }
+        inv_window_split_ = best_split;
+        // A 3×3 / 5×5 window also by the padded bound 4 / 8 (Note [window bounds]), at the best split
         const int64_t side = std::max(ig.out_h, ig.out_w);
         if (side == 3 || side == 5) {
           inv_window_exact_ = false;
@@ -549,6 +570,7 @@ class FbfftConvPlan final : public Plan {
     v.out_plane_stride = out_h * out_w;
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
     v.window_exact = inv_window_exact_;
+    v.window_split = inv_window_split_;
     if (inv_window_ && fbfft::window_supported(v))
       step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
     else
@@ -781,6 +803,7 @@ class FbfftConvPlan final : public Plan {
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
   bool inv_window_ = false;     // the result by the pruned inverse (tuned)
   bool inv_window_exact_ = true;  // ... by its exact 3×3 / 5×5 instance, else the padded bound (tuned)
+  int inv_window_split_ = 0;      // ... with this many lanes per plane, 0 = automatic (tuned)
   bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
   std::string tune_note_;
   int64_t freqs_ = 0;

@@ -155,6 +155,7 @@ struct Extra {
   bool contiguous = false;
   int window_side = 0;  // > 0 (with window): the window's larger side is exactly this (an exact-K instance)
   bool window_exact = true;  // inverse_window: InverseArgs::window_exact
+  int window_split = 0;      // inverse_window: InverseArgs::window_split
 };
 
 // Runs forward (fast or reference) on random data; returns rel_l2 against FFTW and checks that
@@ -253,6 +254,7 @@ double check_inverse(int n_h, int n_w, Layout layout, bool reference, Kernel ker
       a.out_off_w = uniform_int(0, n_w - int(a.out_w));
     }
     a.window_exact = extra.window_exact;
+    a.window_split = extra.window_split;
   }
   a.out_ld = a.out_w + uniform_int(0, 3);
   a.out_plane_stride = a.out_h * a.out_ld + uniform_int(0, 5);
@@ -346,7 +348,7 @@ std::vector<Shape1d> shapes_1d(int n) {
 // The pruned transforms (forward_window or inverse_window through `check`) at every 2-D size and
 // every 1-D size 2..256 in the freq_major layout, and at sizes that are not powers of two (the
 // cufft backend's smooth bases, Note [window twiddle indices]), batches of up to 9 and 300, three
-// draws each.
+// draws each; the inverse's lanes per plane cycle through automatic, 1, 4, 8 and 16.
 template <class Check>
 void check_window_sizes(Check&& check) {
   auto sizes = all_sizes();
@@ -355,10 +357,14 @@ void check_window_sizes(Check&& check) {
                     Size2{27, 28}, Size2{120, 250}})
     sizes.push_back(odd);
   double worst = 0;
+  constexpr int kSplits[] = {0, 1, 4, 8, 16};  // inverse_window: the automatic and each forced lanes per plane
+  int draw = 0;
   for (const auto& s : sizes)
     for (int rep = 0; rep < 3; ++rep) {
-      INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window");
-      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1, Extra{});
+      Extra extra;
+      extra.window_split = kSplits[draw++ % 5];
+      INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window, window_split " << extra.window_split);
+      const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1, extra);
       CHECK(e <= fft_tolerance(s.n_h, s.n_w));
       worst = std::max(worst, e / fft_tolerance(s.n_h, s.n_w));
     }
@@ -488,6 +494,13 @@ TEST_SUITE("gpu") {
           e.window_exact = false;  // the padded bound 4 / 8 (Note [window bounds])
           CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
                 fft_tolerance(s.n_h, s.n_w));
+          for (int split : {1, 4, 8, 16}) {  // every lanes-per-plane instance, whatever the batch
+            INFO("window_split " << split);
+            e.window_exact = rep < 2;
+            e.window_split = split;
+            CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
+                  fft_tolerance(s.n_h, s.n_w));
+          }
         }
   }
 
@@ -735,6 +748,17 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fftconv::fbfft::validate(b), fftconv::InvalidArgument);
     b.out_off_h = 0;
     CHECK_NOTHROW(fftconv::fbfft::validate(b));
+    for (int split : {2, -1, 32}) {
+      b.window_split = split;
+      const std::string field = "window_split=" + std::to_string(split);
+      CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains(field.c_str()), fftconv::InvalidArgument);
+    }
+    for (int split : {1, 4, 8, 16}) {
+      b.window_split = split;
+      CHECK_NOTHROW(fftconv::fbfft::validate(b));
+      CHECK(fftconv::fbfft::inverse_window_split(b) == split);
+    }
+    b.window_split = 0;
     b.shape_1d = Shape1d{12, false, false};
     CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains("shape_1d.pairs=12"), fftconv::InvalidArgument);
     a.n_h = 8;

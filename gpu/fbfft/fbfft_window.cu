@@ -276,6 +276,18 @@ __global__ void __launch_bounds__(32 * kWindowWarps) inverse_window_kernel(Inver
   inverse_window_body<K, Split>(a);
 }
 
+}  // namespace
+
+int inverse_window_split(const InverseArgs& a) {
+  if (a.window_split != 0) return a.window_split;
+  const int64_t sms = detail::sm_count();
+  if ((a.batch + 31) / 32 >= sms) return 1;     // one plane per lane fills the SMs
+  if ((a.batch + 7) / 8 >= sms / 2) return 4;   // four lanes per plane: at least half of the SMs busy
+  return 16;  // sixteen lanes per plane (S = 16 in the paper's grid: 256 planes, 128 blocks instead of 32)
+}
+
+namespace {
+
 template <int K>
 void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
   auto launch = [&](auto split) {
@@ -286,13 +298,12 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
     else
       inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
   };
-  const int64_t sms = detail::sm_count();
-  if ((a.batch + 31) / 32 >= sms)  // one plane per lane fills the SMs
-    launch(std::integral_constant<int, 1>{});
-  else if ((a.batch + 7) / 8 >= sms / 2)  // four lanes per plane: at least half of the SMs busy
-    launch(std::integral_constant<int, 4>{});
-  else  // sixteen lanes per plane (S = 16 in the paper's grid: 256 planes, 128 blocks instead of 32)
-    launch(std::integral_constant<int, 16>{});
+  switch (inverse_window_split(a)) {
+    case 1: launch(std::integral_constant<int, 1>{}); break;
+    case 4: launch(std::integral_constant<int, 4>{}); break;
+    case 8: launch(std::integral_constant<int, 8>{}); break;
+    default: launch(std::integral_constant<int, 16>{}); break;
+  }
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
