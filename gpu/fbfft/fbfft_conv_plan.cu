@@ -358,7 +358,8 @@ class FbfftConvPlan final : public Plan {
   // When the result's window is at most 12×12 (accGrad's kh×kw, or a small output) the pruned inverse
   // (Note [pruned inverse to small windows]) is a candidate too: it reads the spectra once but has
   // few blocks on a small batch, so it is timed like the others (a pinned family still meets it),
-  // a 3×3 or 5×5 window by its exact instance and by the padded bound (Note [window bounds]);
+  // at each lanes-per-plane split (Note [pruned inverse to small windows]), then a 3×3 or 5×5
+  // window by its exact instance and by the padded bound (Note [window bounds]);
   // so is the pruned forward of the weights against the chosen family's transform of them.
   // Without autotune the automatic family runs, and the pruned kernels wherever they apply;
   // extra["window"]=off leaves them out.

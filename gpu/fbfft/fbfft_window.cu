@@ -184,6 +184,11 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
 // Split = 4 while that keeps half of the SMs busy, else 16: at 256 planes (accGrad at S = 16) the
 // 32 blocks of Split = 4 took 7.5 us (16x16) and 13.3 us (32x32) on the H100 (Nsight Compute),
 // longer than any other step of the pass; with Split = 16, 6.9 and 8.8 us (64x64: 15.4 us).
+// That rule is only the default (InverseArgs::window_split = 0): the best split also depends on the
+// plane size, so the fbfft plan times Split = 1, 4, 8 and 16. On the paper's accGrad grid (H100, the
+// tuner's times) it moved the split on 3 of 12 problems: 1,024 planes of 64x64 (S = 32, x = 57)
+// 37.1 us at Split = 4 against 17.8 us at 16; 4,096 planes of 16x16 (S = 64, x = 13) 8.0 us at 4
+// against 6.1 us at 1; 1,024 planes of 32x32 8.0 against 6.9 us at 8.
 constexpr int kWindowWarps = 8;
 
 // Outputs of a pass reduced per round of the warps' partial sums: a divisor of n, at most 16.
