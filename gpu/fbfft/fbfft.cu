@@ -1,5 +1,7 @@
 // fbfft host side: argument validation, size dispatch through the constexpr launcher tables of
 // fbfft_1d.cu / fbfft_2d.cu, the launch-grid helper and kernel attributes for reports.
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -179,7 +181,7 @@ void validate(const InverseArgs& a) {
     bad("out_off_w", a.out_off_w, "with out_w=" + std::to_string(a.out_w) + " must lie inside n_w=" + std::to_string(a.n_w));
   if (a.out_ld < a.out_w) bad("out_ld", a.out_ld, "must be >= out_w (" + std::to_string(a.out_w) + ")");
   if (a.out_plane_stride < 0) bad("out_plane_stride", a.out_plane_stride, "must be >= 0");
-  if (a.window_split != 0 && a.window_split != 1 && a.window_split != 4 && a.window_split != 8 && a.window_split != 16)
+  if (a.window_split != 0 && std::find(std::begin(kWindowSplits), std::end(kWindowSplits), a.window_split) == std::end(kWindowSplits))
     bad("window_split", a.window_split, "must be 0 (automatic), 1, 4, 8 or 16");
 }
 

@@ -132,6 +132,8 @@ void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);
 // inverse(); for accGrad's weight gradient.
 bool window_supported(const InverseArgs& a);
 void inverse_window(const InverseArgs& a, cudaStream_t stream = nullptr);
+// The lanes per plane inverse_window() has instances for (InverseArgs::window_split, besides 0).
+inline constexpr int kWindowSplits[] = {1, 4, 8, 16};
 // The lanes per plane inverse_window() runs `a` with: a.window_split, or when 0 the automatic choice.
 int inverse_window_split(const InverseArgs& a);
 

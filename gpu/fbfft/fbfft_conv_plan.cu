@@ -477,20 +477,18 @@ class FbfftConvPlan final : public Plan {
         fbfft::InverseArgs probe;
         probe.batch = ig.batch;
         const int automatic_split = fbfft::inverse_window_split(probe);
-        int best_split = automatic_split;
-        double tw = std::numeric_limits<double>::infinity();
-        note << " window inverse at";
-        bool first = true;
-        for (int split : {automatic_split, 1, 4, 8, 16}) {
-          if (!first && split == automatic_split) continue;  // timed first
+        int best_split = inv_window_split_ = automatic_split;
+        double tw = time_inverse();
+        note << " window inverse at " << automatic_split << " lanes/plane " << tw << " ms";
+        for (int split : fbfft::kWindowSplits) {
+          if (split == automatic_split) continue;  // timed first
           inv_window_split_ = split;
           const double t = time_inverse();
-          note << (first ? " " : ", ") << split << " lanes/plane " << t << " ms";
-          if (first || t < tw) {
+          note << ", " << split << " lanes/plane " << t << " ms";
+          if (t < tw) {
             tw = t;
             best_split = split;
           }
-          first = false;
         }
         inv_window_split_ = best_split;
         // A 3×3 / 5×5 window also by the padded bound 4 / 8 (Note [window bounds]), at the best split

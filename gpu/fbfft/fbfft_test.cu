@@ -5,6 +5,7 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -357,12 +358,13 @@ void check_window_sizes(Check&& check) {
                     Size2{27, 28}, Size2{120, 250}})
     sizes.push_back(odd);
   double worst = 0;
-  constexpr int kSplits[] = {0, 1, 4, 8, 16};  // inverse_window: the automatic and each forced lanes per plane
   int draw = 0;
   for (const auto& s : sizes)
     for (int rep = 0; rep < 3; ++rep) {
       Extra extra;
-      extra.window_split = kSplits[draw++ % 5];
+      // inverse_window: the automatic lanes per plane (0), then each of kWindowSplits
+      const int k = draw++ % (std::size(fftconv::fbfft::kWindowSplits) + 1);
+      extra.window_split = k == 0 ? 0 : fftconv::fbfft::kWindowSplits[k - 1];
       INFO(size_name(s.n_h, s.n_w, Layout::freq_major) << " window, window_split " << extra.window_split);
       const double e = check(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, rep == 0 ? 9 : 300, true, 1, extra);
       CHECK(e <= fft_tolerance(s.n_h, s.n_w));
@@ -494,7 +496,7 @@ TEST_SUITE("gpu") {
           e.window_exact = false;  // the padded bound 4 / 8 (Note [window bounds])
           CHECK(check_inverse(s.n_h, s.n_w, Layout::freq_major, false, Kernel::automatic, max_batch, true, 1, e) <=
                 fft_tolerance(s.n_h, s.n_w));
-          for (int split : {1, 4, 8, 16}) {  // every lanes-per-plane instance, whatever the batch
+          for (int split : fftconv::fbfft::kWindowSplits) {  // every lanes-per-plane instance, whatever the batch
             INFO("window_split " << split);
             e.window_exact = rep < 2;
             e.window_split = split;
@@ -753,7 +755,7 @@ TEST_SUITE("gpu") {
       const std::string field = "window_split=" + std::to_string(split);
       CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains(field.c_str()), fftconv::InvalidArgument);
     }
-    for (int split : {1, 4, 8, 16}) {
+    for (int split : fftconv::fbfft::kWindowSplits) {
       b.window_split = split;
       CHECK_NOTHROW(fftconv::fbfft::validate(b));
       CHECK(fftconv::fbfft::inverse_window_split(b) == split);

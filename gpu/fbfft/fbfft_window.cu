@@ -3,7 +3,9 @@
 // the inverse to small output windows (Note [pruned inverse to small windows]).
 #include <algorithm>
 #include <string>
+#include <iterator>
 #include <type_traits>
+#include <utility>
 
 #include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
@@ -303,12 +305,10 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
     else
       inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
   };
-  switch (inverse_window_split(a)) {
-    case 1: launch(std::integral_constant<int, 1>{}); break;
-    case 4: launch(std::integral_constant<int, 4>{}); break;
-    case 8: launch(std::integral_constant<int, 8>{}); break;
-    default: launch(std::integral_constant<int, 16>{}); break;
-  }
+  const int split = inverse_window_split(a);  // one of kWindowSplits (validate)
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((split == kWindowSplits[I] ? launch(std::integral_constant<int, kWindowSplits[I]>{}) : void()), ...);
+  }(std::make_index_sequence<std::size(kWindowSplits)>{});
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
