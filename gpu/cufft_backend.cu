@@ -137,7 +137,7 @@ class CufftBackend final : public Backend {
       if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
       const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
       planner = "planner: " + c.reason + "; ";
-      if (c.plan.tiled) pins.tiles = c.plan;
+      if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts);
     }
     if (pins.naive) return std::make_unique<CufftPlan>(p, pass, opts, naive_cufft_config(p, pass, opts), true);
     CufftChoice choice = choose_cufft_config(p, pass, opts, pins);

@@ -3,6 +3,7 @@
 #include "common/padding.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/tile_kernels.cuh"
+#include "tiling/tile_plan.hpp"
 
 namespace fftconv::tile_kernels {
 namespace {
@@ -92,12 +93,14 @@ __global__ void scatter_kernel(const float* src, PlaneLayout L, AxisGeom rows, A
   }
 }
 
+// One thread per element of the chunk's footprint (images [s0, s0+images) × f planes × rect).
 __global__ void fold_tiles_kernel(const float* src, PlaneLayout L, AxisGeom rows, AxisGeom cols, PadGeom g, int64_t S,
-                                  int64_t f, int64_t item0, int64_t items, float* grad_input) {
-  const int64_t n = S * f * g.h * g.w;
+                                  int64_t f, int64_t item0, int64_t items, int64_t s0, int64_t images, Window rect,
+                                  float* grad_input) {
+  const int64_t n = images * f * rect.h * rect.w;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = e % g.w, r = (e / g.w) % g.h, si = e / (g.w * g.h);
-    const int64_t i = si % f, s = si / f;
+    const int64_t c = rect.x0 + e % rect.w, r = rect.y0 + (e / rect.w) % rect.h, si = e / (rect.w * rect.h);
+    const int64_t i = si % f, s = s0 + si / f;
     int64_t ys[3], xs[3];
     const int ny = padded_positions(r, g.h, g.ph, g.mode, ys), nx = padded_positions(c, g.w, g.pw, g.mode, xs);
     float acc = 0.f;
@@ -117,7 +120,7 @@ __global__ void fold_tiles_kernel(const float* src, PlaneLayout L, AxisGeom rows
         hit = true;
       }
     }
-    if (hit) grad_input[e] += L.scale * acc;
+    if (hit) grad_input[((s * f + i) * g.h + r) * g.w + c] += L.scale * acc;
   }
 }
 
@@ -161,10 +164,13 @@ void scatter_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, Axis
 
 void fold_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, const ConvProblem& p,
                 int64_t item0, int64_t items, float* grad_input, cudaStream_t stream) {
-  const int64_t n = p.S * p.f * p.h * p.w;
-  if (n == 0 || items == 0) return;
+  if (items == 0) return;
+  const auto axis = [](const AxisGeom& a) { return AxisTiling{a.origin, a.extent, 0, 0, a.step, a.count}; };
+  const FoldFootprint fp = bprop_fold_footprint(p, axis(rows), axis(cols), item0, items);
+  const int64_t n = fp.images * p.f * fp.rect.area();
+  if (n == 0) return;
   fold_tiles_kernel<<<blocks_for(n), kBlock, 0, stream>>>(src, src_layout, rows, cols, pad_geom(p), p.S, p.f, item0,
-                                                          items, grad_input);
+                                                          items, fp.s0, fp.images, fp.rect, grad_input);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 

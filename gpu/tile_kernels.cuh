@@ -68,7 +68,8 @@ void scatter_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, Axis
 // of item0+q (values multiplied by the layout's scale).
 // gradInput[s][i][r][c] += sum of the values of this chunk's tiles at padded positions whose
 // source (padding rule of p) is (r, c). gradInput must be zeroed before the first chunk. One thread
-// per gradInput element: deterministic, no atomics.
+// per gradInput element of the chunk's footprint (tiling/tile_plan.hpp bprop_fold_footprint), so that
+// the chunks together visit gradInput about once: deterministic, no atomics.
 void fold_tiles(const float* src, PlaneLayout src_layout, AxisGeom rows, AxisGeom cols, const ConvProblem& p,
                 int64_t item0, int64_t items, float* grad_input, cudaStream_t stream);
 

@@ -322,6 +322,16 @@ std::string explain(const TilingChoice& c, std::size_t max_rows) {
   return s;
 }
 
+TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts) {
+  const TilingOptions o = tiling_options(opts);
+  if (!t.tiled || o.tiles_in_flight > 0) return t;
+  const WorkspaceModel ws = workspace_model(t);
+  double b = std::max(std::floor((kDeviceInFlightBytes - ws.fixed) / ws.per_item), double(kMinTilesInFlight));
+  if (o.workspace_limit > 0) b = std::min(b, std::max(1.0, std::floor((double(o.workspace_limit) - ws.fixed) / ws.per_item)));
+  b = std::min(b, double(t.item_count()));
+  return make_tiled_plan(t.problem, t.pass, t.fft_h, t.fft_w, int64_t(b), t.reduction);
+}
+
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend) {
   PlanOptions o = opts;
   if (auto it = o.extra.find("accgrad_reduction");

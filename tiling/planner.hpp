@@ -18,6 +18,13 @@ namespace fftconv {
 // of the input size.
 inline constexpr int64_t kMinTilesInFlight = 32, kMaxTilesInFlight = 256;
 
+// The GPU backends' automatic bound instead (device_in_flight below): a GPU runs each step of a chunk
+// as one launch over all its items (the per-frequency CGEMMs get one row per item), and every chunk
+// pays its launches again, so the CPU rule's 32-256 items leave it many small chunks. The device rule
+// takes as many items as keep the workspace model within kDeviceInFlightBytes, at least
+// kMinTilesInFlight, at most every item.
+inline constexpr double kDeviceInFlightBytes = double(1 << 30);
+
 struct TilingOptions {
   SizePolicy policy = SizePolicy::pow2;  // candidate tile bases: pow2 8..64 or 7-smooth 8..64
   std::vector<int64_t> sizes;            // explicit candidate sides (overrides policy when non-empty)
@@ -72,6 +79,12 @@ TilingChoice plan_tiling(const ConvProblem& p, Pass pass, const PlanOptions& opt
 // extra["accgrad_reduction"] set to frequency. Throws Unsupported, naming `backend`, when opts asks
 // for another reduction.
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend);
+
+// A GPU backend's tiled plan: `t` with the device in-flight rule (above) when opts leaves
+// tiles_in_flight automatic (absent or 0), bounded by opts.workspace_limit through the workspace model
+// (at least one item); `t` itself when it is untiled or the bound is pinned. The backend still fits
+// its chunk to the limit with its own buffer sizes.
+TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts);
 
 // The candidate table (sorted by cost, at most max_rows rows, 0 = all) and the reason.
 std::string explain(const TilingChoice& c, std::size_t max_rows = 24);

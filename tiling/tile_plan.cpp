@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/errors.hpp"
+#include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 
 namespace fftconv {
@@ -49,6 +50,42 @@ AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
 }
 
 }  // namespace
+
+namespace {
+
+// [lo, hi] of padded_source over the padded coordinates [y0, y1) of an axis (n, pad); lo > hi when
+// none of them has a source (zero padding outside the plane).
+std::pair<int64_t, int64_t> source_span(int64_t y0, int64_t y1, int64_t n, int64_t pad, Padding mode) {
+  int64_t lo = n, hi = -1;
+  for (int64_t y = y0; y < y1; ++y) {
+    const int64_t r = padded_source(y, n, pad, mode);
+    if (r < 0) continue;
+    lo = std::min(lo, r);
+    hi = std::max(hi, r);
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+FoldFootprint bprop_fold_footprint(const ConvProblem& p, const AxisTiling& rows, const AxisTiling& cols,
+                                   int64_t item0, int64_t items) {
+  const int64_t tiles = rows.count * cols.count;
+  if (item0 < 0 || items < 1 || item0 + items > p.S * tiles)
+    throw InvalidArgument("bprop_fold_footprint: items [" + std::to_string(item0) + ", " +
+                          std::to_string(item0 + items) + ") outside [0, " + std::to_string(p.S * tiles) + ")");
+  const int64_t t0 = item0 / p.S, t1 = (item0 + items - 1) / p.S;  // items are tile-major: t·S + s
+  FoldFootprint f;
+  f.s0 = t0 == t1 ? item0 % p.S : 0;
+  f.images = t0 == t1 ? items : p.S;
+  const int64_t tr0 = t0 / cols.count, tr1 = t1 / cols.count;
+  // One tile row: the tiles t0..t1 are adjacent columns; more: every column of those rows.
+  const int64_t tc0 = tr0 == tr1 ? t0 % cols.count : 0, tc1 = tr0 == tr1 ? t1 % cols.count : cols.count - 1;
+  const auto [r0, r1] = source_span(rows.start(tr0), rows.start(tr1) + rows.length(tr1), p.h, p.ph, p.padding);
+  const auto [c0, c1] = source_span(cols.start(tc0), cols.start(tc1) + cols.length(tc1), p.w, p.pw, p.padding);
+  if (r0 <= r1 && c0 <= c1) f.rect = Window{r0, c0, r1 - r0 + 1, c1 - c0 + 1};
+  return f;
+}
 
 TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t tiles_in_flight,
                          AccgradReduction reduction) {

@@ -141,6 +141,21 @@ struct TilePlan {
   std::string json(int64_t in_flight) const;
 };
 
+// Where bprop items [item0, item0 + items) of a tiled plan with axes `rows`, `cols` land in
+// gradInput (Note [bprop tile fold]): the images [s0, s0 + images) and the rectangle `rect` of
+// unpadded (h×w) coordinates that bound every element some padded position of those items' tiles
+// reads from (padded_source). A bounding box: it holds every element the chunk adds to (exactly
+// the bounds for zero padding and for chunks inside one tile; mirror reflections may widen it). A GPU fold visits only this part per chunk, so the chunks'
+// folds together cost about one pass over gradInput instead of one pass per chunk. `rect` is empty
+// (h = w = 0) when no padded position of the chunk has a source. Throws InvalidArgument when the
+// items are not inside [0, S · rows.count · cols.count).
+struct FoldFootprint {
+  int64_t s0 = 0, images = 0;
+  Window rect;
+};
+FoldFootprint bprop_fold_footprint(const ConvProblem& p, const AxisTiling& rows, const AxisTiling& cols,
+                                   int64_t item0, int64_t items);
+
 // A tiled plan with basis fft_h×fft_w. Throws InvalidProblem for a bad problem, Unsupported
 // when a basis side is smaller than the kernel. tiles_in_flight is clamped to [1, item_count()].
 TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 #include "tiling/planner.hpp"
 
@@ -102,6 +103,65 @@ TEST_CASE("random problems: tiles partition the result and windows are well form
     }
     check_geometry(make_tiled_plan(p, pass, fh, fw, side(rng)));
   }
+}
+
+TEST_CASE("random problems: a bprop chunk's fold footprint holds every element its tiles add to") {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> side(2, 40);
+  int chunks = 0, exact = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    ConvProblem p = random_problem(rng);
+    p.h = std::min<int64_t>(p.h, 60), p.w = std::min<int64_t>(p.w, 60);  // brute force below
+    p.ph = std::min(p.ph, p.padding == Padding::mirror ? p.h - 1 : p.ph);
+    p.pw = std::min(p.pw, p.padding == Padding::mirror ? p.w - 1 : p.pw);
+    p.kh = std::min(p.kh, p.padded_h()), p.kw = std::min(p.kw, p.padded_w());
+    const int64_t fh = std::max(p.kh, side(rng)), fw = std::max(p.kw, side(rng));
+    const TilePlan t = make_tiled_plan(p, Pass::bprop, fh, fw, 1);
+    CAPTURE(p.to_string());
+    CAPTURE(t.summary());
+    const int64_t n = t.item_count(), chunk = std::uniform_int_distribution<int64_t>(1, n)(rng);
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) {
+      const int64_t ic = std::min(chunk, n - i0);
+      const FoldFootprint f = bprop_fold_footprint(p, t.rows, t.cols, i0, ic);
+      // Brute force: the (s, r, c) every padded position of the chunk's tile windows reads from.
+      int64_t s_lo = p.S, s_hi = -1, r_lo = p.h, r_hi = -1, c_lo = p.w, c_hi = -1;
+      for (int64_t item = i0; item < i0 + ic; ++item) {
+        const Tile e = t.tile(item / p.S);
+        const int64_t s = item % p.S;
+        for (int64_t y = e.window.y0; y < e.window.y0 + e.window.h; ++y)
+          for (int64_t x = e.window.x0; x < e.window.x0 + e.window.w; ++x) {
+            const int64_t r = padded_source(y, p.h, p.ph, p.padding), c = padded_source(x, p.w, p.pw, p.padding);
+            if (r < 0 || c < 0) continue;
+            s_lo = std::min(s_lo, s), s_hi = std::max(s_hi, s);
+            r_lo = std::min(r_lo, r), r_hi = std::max(r_hi, r);
+            c_lo = std::min(c_lo, c), c_hi = std::max(c_hi, c);
+          }
+      }
+      CAPTURE(i0);
+      CAPTURE(ic);
+      ++chunks;
+      REQUIRE(s_hi >= 0);  // every bprop tile lies in the padded grid, whose positions all have a source
+      CHECK(f.s0 <= s_lo);
+      CHECK(f.s0 + f.images > s_hi);
+      CHECK(f.s0 + f.images <= p.S);
+      CHECK(f.rect.y0 <= r_lo);
+      CHECK(f.rect.y0 + f.rect.h > r_hi);
+      CHECK(f.rect.x0 <= c_lo);
+      CHECK(f.rect.x0 + f.rect.w > c_hi);
+      CHECK(Window{0, 0, p.h, p.w}.contains(f.rect));
+      if (p.padding == Padding::zero || i0 / p.S == (i0 + ic - 1) / p.S) {  // exact bounds
+        ++exact;
+        CHECK(f.rect == Window{r_lo, c_lo, r_hi - r_lo + 1, c_hi - c_lo + 1});
+        if (i0 / p.S == (i0 + ic - 1) / p.S) CHECK((f.s0 == s_lo && f.s0 + f.images == s_hi + 1));
+      }
+    }
+  }
+  CHECK(exact > 100);
+  MESSAGE("chunks: " << chunks << ", with exact bounds: " << exact);
+  const TilePlan t = make_tiled_plan(ConvProblem::parse("S=2,f=1,fo=1,h=9,w=9,kh=3,kw=3,ph=1,pw=1"), Pass::bprop, 8, 8, 1);
+  CHECK_THROWS_AS(bprop_fold_footprint(t.problem, t.rows, t.cols, 0, t.item_count() + 1), InvalidArgument);
+  CHECK_THROWS_AS(bprop_fold_footprint(t.problem, t.rows, t.cols, -1, 1), InvalidArgument);
+  CHECK_THROWS_AS(bprop_fold_footprint(t.problem, t.rows, t.cols, 0, 0), InvalidArgument);
 }
 
 TEST_CASE("random problems: choose() honours the workspace limit or throws Unsupported") {
@@ -206,6 +266,36 @@ TEST_CASE("workspace limit lowers the tiles in flight; too small a limit is Unsu
   CHECK_THROWS_AS(choose_fixed(p, Pass::fprop, 16, 16, o), Unsupported);
   CHECK_THROWS_AS(choose(p, Pass::fprop, o), Unsupported);
   CHECK_THROWS_AS(choose_untiled(p, Pass::fprop, o), Unsupported);
+}
+
+TEST_CASE("device_in_flight: the GPU rule takes every item up to its byte budget, keeps a pinned bound and the limit") {
+  const ConvProblem p = ConvProblem::parse("S=64,f=64,fo=64,n=57,k=3,p=1");
+  const TilePlan cpu = make_tiled_plan(p, Pass::bprop, 16, 16, kMinTilesInFlight);
+  PlanOptions o;
+  const TilePlan gpu = device_in_flight(cpu, o);
+  CHECK(gpu.item_count() == cpu.item_count());
+  CHECK(gpu.tiles_in_flight == cpu.item_count());  // 1,600 items of 16x16: within the budget
+  CHECK(workspace_model(gpu).at(gpu.tiles_in_flight) <= kDeviceInFlightBytes);
+  CHECK(gpu.cost.workspace_bytes == doctest::Approx(workspace_model(gpu).at(gpu.tiles_in_flight)));
+  // A bigger problem stops at the byte budget.
+  const ConvProblem big = ConvProblem::parse("S=128,f=128,fo=128,n=57,k=3,p=1");
+  const TilePlan b = device_in_flight(make_tiled_plan(big, Pass::fprop, 16, 16, 1), o);
+  CHECK(b.tiles_in_flight < b.item_count());
+  CHECK(b.tiles_in_flight > kMaxTilesInFlight);
+  CHECK(workspace_model(b).at(b.tiles_in_flight) <= kDeviceInFlightBytes);
+  CHECK(workspace_model(b).at(b.tiles_in_flight + 1) > kDeviceInFlightBytes);
+  // The workspace limit bounds it (at least one item); a pinned bound and untiled plans are kept.
+  o.workspace_limit = std::size_t(workspace_model(gpu).at(100));
+  CHECK(device_in_flight(cpu, o).tiles_in_flight == 100);
+  o.workspace_limit = 1;
+  CHECK(device_in_flight(cpu, o).tiles_in_flight == 1);
+  PlanOptions pinned, automatic;
+  pinned.extra = {{"tiles_in_flight", "7"}};
+  automatic.extra = {{"tiles_in_flight", "0"}};
+  CHECK(device_in_flight(make_tiled_plan(p, Pass::bprop, 16, 16, 7), pinned).tiles_in_flight == 7);
+  CHECK(device_in_flight(cpu, automatic).tiles_in_flight == cpu.item_count());
+  const TilePlan none = make_untiled_plan(p, Pass::bprop, 64, 64, 5);
+  CHECK(device_in_flight(none, o).tiles_in_flight == 5);
 }
 
 TEST_CASE("rectangular problems get rectangular candidates") {

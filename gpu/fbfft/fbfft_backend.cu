@@ -71,7 +71,8 @@ class FbfftBackend final : public Backend {
       throw Unsupported(what + ": tile " + o.tile.to_string() +
                         " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
     const TilingChoice c = plan_tiling(p, pass, o);
-    if (c.plan.tiled) return fbfft_conv::make_tiled_conv_plan(p, pass, o, c.plan, "planner: " + c.reason);
+    if (c.plan.tiled)
+      return fbfft_conv::make_tiled_conv_plan(p, pass, o, device_in_flight(c.plan, o), "planner: " + c.reason);
     // The planner preferred no tiling: run untiled when fbfft has the basis, else the cheapest
     // feasible tile basis it has a kernel for.
     fbfft_conv::Basis basis;
@@ -83,8 +84,8 @@ class FbfftBackend final : public Backend {
           (!best || k.cost.cost < best->cost.cost))
         best = &k;
     if (!best) throw Unsupported(what + ": " + untiled.reason + ", and no feasible tile basis has an fbfft kernel");
-    const TilePlan tp = make_tiled_plan(p, pass, best->fft_h, best->fft_w, best->tiles_in_flight,
-                                        AccgradReduction::frequency);
+    const TilePlan tp = device_in_flight(
+        make_tiled_plan(p, pass, best->fft_h, best->fft_w, best->tiles_in_flight, AccgradReduction::frequency), o);
     return fbfft_conv::make_tiled_conv_plan(
         p, pass, o, tp, "planner preferred untiled, but " + untiled.reason + "; cheapest tile with a kernel");
   }
