@@ -13,6 +13,7 @@
 #include "gpu/cufft_pipeline.hpp"
 #include "gpu/cufft_tuner.hpp"
 #include "gpu/device_arena.hpp"
+#include "gpu/measured_tile.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv {
@@ -131,18 +132,40 @@ class CufftBackend final : public Backend {
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     p.validate();
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
-    CufftPins pins = read_cufft_pins(p, opts);
-    std::string planner;
+    const CufftPins pins = read_cufft_pins(p, opts);
     if (opts.tile.kind != TileSpec::Kind::none) {
       if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
       const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
-      planner = "planner: " + c.reason + "; ";
-      if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts);
+      if (opts.tile.kind == TileSpec::Kind::automatic && opts.autotune) {  // Note [measured tile choice]
+        std::vector<PlanCandidate> cands;
+        cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, "tile=auto measured; "); }});
+        for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
+          CufftPins tiled = pins;
+          tiled.tiles = device_in_flight(
+              make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), opts);
+          cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, "tile=auto measured; "); }});
+        }
+        return fastest_plan(p, pass, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
+      }
+      return planner_plan(p, pass, opts, pins, c);
     }
     if (pins.naive) return std::make_unique<CufftPlan>(p, pass, opts, naive_cufft_config(p, pass, opts), true);
+    return tuned_plan(p, pass, opts, pins, "");
+  }
+
+ private:
+  // The autotuned plan of `pins`; `why` goes before the tuner's reasons in describe().
+  static std::unique_ptr<Plan> tuned_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                          const CufftPins& pins, const std::string& why) {
     CufftChoice choice = choose_cufft_config(p, pass, opts, pins);
-    choice.why = planner + choice.why;
+    choice.why = why + choice.why;
     return std::make_unique<CufftPlan>(p, pass, opts, std::move(choice), false);
+  }
+  // The plan of the planner's choice `c` (tiled or not).
+  static std::unique_ptr<Plan> planner_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftPins pins,
+                                            const TilingChoice& c) {
+    if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts);
+    return tuned_plan(p, pass, opts, pins, "planner: " + c.reason + "; ");
   }
 };
 

@@ -12,12 +12,14 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/measured_tile.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv {
 namespace {
 
 bool tile_side_ok(int64_t n) { return n >= 2 && n <= fbfft::kMaxSide2d && is_pow2(n); }
+bool has_kernel(const Candidate& k) { return fbfft::supported(int(k.fft_h), int(k.fft_w)); }
 
 class FbfftBackend final : public Backend {
  public:
@@ -71,6 +73,27 @@ class FbfftBackend final : public Backend {
       throw Unsupported(what + ": tile " + o.tile.to_string() +
                         " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
     const TilingChoice c = plan_tiling(p, pass, o);
+    if (o.tile.kind == TileSpec::Kind::automatic && o.autotune) {  // Note [measured tile choice]
+      std::vector<PlanCandidate> cands;
+      fbfft_conv::Basis basis;
+      if (fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis).ok)
+        cands.push_back({"none " + std::to_string(basis.n_h) + "x" + std::to_string(basis.n_w), [=] {
+                           return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "tile=auto measured");
+                         }});
+      for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
+        const TilePlan tp = device_in_flight(
+            make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), o);
+        cands.push_back(
+            {k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, "tile=auto measured"); }});
+      }
+      return fastest_plan(p, pass, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
+    }
+    return planner_choice(p, pass, o, c, what);
+  }
+
+  // The plan of the planner's choice `c`, restricted to what fbfft runs.
+  std::unique_ptr<Plan> planner_choice(const ConvProblem& p, Pass pass, const PlanOptions& o, const TilingChoice& c,
+                                       const std::string& what) const {
     if (c.plan.tiled)
       return fbfft_conv::make_tiled_conv_plan(p, pass, o, device_in_flight(c.plan, o), "planner: " + c.reason);
     // The planner preferred no tiling: run untiled when fbfft has the basis, else the cheapest
@@ -78,12 +101,9 @@ class FbfftBackend final : public Backend {
     fbfft_conv::Basis basis;
     const Support untiled = fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis);
     if (untiled.ok) return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "planner: " + c.reason);
-    const Candidate* best = nullptr;
-    for (const Candidate& k : c.candidates)
-      if (k.tiled && k.feasible && fbfft::supported(int(k.fft_h), int(k.fft_w)) &&
-          (!best || k.cost.cost < best->cost.cost))
-        best = &k;
-    if (!best) throw Unsupported(what + ": " + untiled.reason + ", and no feasible tile basis has an fbfft kernel");
+    const std::vector<const Candidate*> tiles = cheapest_tiled(c, has_kernel);
+    if (tiles.empty()) throw Unsupported(what + ": " + untiled.reason + ", and no feasible tile basis has an fbfft kernel");
+    const Candidate* best = tiles.front();
     const TilePlan tp = device_in_flight(
         make_tiled_plan(p, pass, best->fft_h, best->fft_w, best->tiles_in_flight, AccgradReduction::frequency), o);
     return fbfft_conv::make_tiled_conv_plan(

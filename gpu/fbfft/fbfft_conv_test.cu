@@ -13,6 +13,7 @@
 #include "common/fft_size.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft.hpp"
+#include "gpu/measured_tile.hpp"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
 #include "validation/reference.hpp"
@@ -205,6 +206,67 @@ TEST_SUITE("gpu") {
             check_plan(p, pass, o, basis);
           }
     }
+  }
+
+  TEST_CASE("fbfft and cufft answer tile=auto by timing the untiled plan and the planner's cheapest tiles (autotune)") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    // Note [measured tile choice]: describe() ends "tile=auto measured: <label> <ms> ms, ..., fastest <label>".
+    const auto measured = [](const std::string& describe) {
+      std::vector<std::pair<std::string, double>> times;
+      std::string fastest;
+      const std::string key = "tile=auto measured:";
+      const auto at = describe.find(key);
+      if (at == std::string::npos) return std::make_pair(times, fastest);
+      std::string rest = describe.substr(at + key.size());
+      std::size_t pos = 0;
+      while (pos < rest.size()) {
+        std::size_t end = rest.find(',', pos);
+        if (end == std::string::npos) end = rest.size();
+        std::string item = rest.substr(pos, end - pos);
+        item.erase(0, item.find_first_not_of(' '));
+        pos = end + 1;
+        if (item.rfind("fastest ", 0) == 0) {
+          fastest = item.substr(8);
+          break;
+        }
+        const auto ms = item.rfind(" ms"), sp = item.rfind(' ', ms - 1);
+        REQUIRE(ms != std::string::npos);
+        times.emplace_back(item.substr(0, sp), std::stod(item.substr(sp + 1, ms - sp - 1)));
+      }
+      return std::make_pair(times, fastest);
+    };
+    const char* specs[] = {"S=8,f=8,fo=8,n=27,k=3", "S=2,f=3,fo=2,n=40,k=5,p=2,pad=mirror",
+                           "S=1,f=2,fo=2,h=150,w=70,kh=7,kw=7,ph=3,pw=3"};  // fbfft: no untiled kernel
+    for (const char* backend : {"fbfft", "cufft"})
+      for (const char* spec : specs)
+        for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+          const ConvProblem p = ConvProblem::parse(spec);
+          CAPTURE(backend);
+          CAPTURE(spec);
+          CAPTURE(to_string(pass));
+          PlanOptions o;
+          o.tile = TileSpec::parse("auto");
+          const auto plan = builtin_registry().get(backend).plan(p, pass, o);
+          INFO(plan->describe());
+          const auto [times, fastest] = measured(plan->describe());
+          const bool fbfft_untiled = std::string(backend) == "cufft" || untiled_basis_elems(p) <= 128 * 128;
+          REQUIRE(times.size() >= 2);  // the untiled plan (where the backend has one) and the tiles
+          CHECK(times.size() <= std::size_t(kMeasuredTiles) + 1);
+          CHECK((times.front().first.rfind("none", 0) == 0) == fbfft_untiled);
+          const auto best = std::min_element(times.begin(), times.end(),
+                                             [](const auto& a, const auto& b) { return a.second < b.second; });
+          CHECK(fastest == best->first);
+          CHECK((plan->tile_json() == "null") == (fastest.rfind("none", 0) == 0));
+          for (const auto& t : times) CHECK(t.second > 0);
+          if (std::string(backend) == "fbfft") {  // the chosen plan is correct (a new plan: same choice or not)
+            const Run r = run_plan(p, pass, *plan);
+            const ErrorStats e = compare(r.result.data(), r.ref.data(), p.result_elems(pass));
+            CHECK(e.nonfinite == 0);
+            CHECK(e.rel_l2 <= tolerance(p, pass, DType::f32, 128 * 128).rel_l2);
+          }
+          o.autotune = false;  // the planner's choice, not measured
+          CHECK(builtin_registry().get(backend).plan(p, pass, o)->describe().find("measured") == std::string::npos);
+        }
   }
 
   TEST_CASE("fbfft conv chunks under a workspace limit, and says Unsupported below one image") {
