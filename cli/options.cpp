@@ -26,7 +26,7 @@ std::size_t parse_bytes(const std::string& s, const char* flag) {
 }
 
 void PlanFlags::add_to(CLI::App* cmd) {
-  cmd->add_option("--tile", tile, "Tiling: none, auto (planner's choice), N or HxW tile FFT size")->capture_default_str();
+  cmd->add_option("--tile", tile, "Tiling: none, auto (the planner's choice; on cufft/fbfft with autotune, the fastest of the untiled plan and the planner's two cheapest tiles, timed), N or HxW tile FFT size")->capture_default_str();
   cmd->add_option("--tile-sizes", tile_sizes, "Candidate tile sizes for --tile auto: pow2, smooth or a list 8,16,32")
       ->capture_default_str();
   cmd->add_option("--workspace-limit", workspace_limit, "Workspace limit in bytes (K/M/G suffixes), 0 = default")

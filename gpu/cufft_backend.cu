@@ -138,12 +138,12 @@ class CufftBackend final : public Backend {
       const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
       if (opts.tile.kind == TileSpec::Kind::automatic && opts.autotune) {  // Note [measured tile choice]
         std::vector<PlanCandidate> cands;
-        cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, "tile=auto measured; "); }});
+        cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, ""); }});
         for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
           CufftPins tiled = pins;
           tiled.tiles = device_in_flight(
               make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), opts);
-          cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, "tile=auto measured; "); }});
+          cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
         }
         return fastest_plan(p, pass, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
       }

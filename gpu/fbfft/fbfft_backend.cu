@@ -78,13 +78,13 @@ class FbfftBackend final : public Backend {
       fbfft_conv::Basis basis;
       if (fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis).ok)
         cands.push_back({"none " + std::to_string(basis.n_h) + "x" + std::to_string(basis.n_w), [=] {
-                           return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "tile=auto measured");
+                           return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "");
                          }});
       for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
         const TilePlan tp = device_in_flight(
             make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), o);
         cands.push_back(
-            {k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, "tile=auto measured"); }});
+            {k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
       }
       return fastest_plan(p, pass, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
     }

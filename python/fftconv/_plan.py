@@ -75,7 +75,9 @@ class Plan:
         return json.loads(self._impl.tile_json())
 
     def tiling(self, include_tiles: bool = True, max_tiles: int = 65536) -> dict:
-        """The tiling planner's choice for this plan's problem, pass and tile options (see fftconv.tiling)."""
+        """The tiling planner's choice for this plan's problem, pass and tile options (see fftconv.tiling).
+        On cufft/fbfft with autotune, tile='auto' is answered by timing (Note [measured tile choice]), so the
+        plan's own tiles (``tile_plan``) may differ from this model choice."""
         impl = self._impl
         return _fftconv._tiling(impl.problem, impl.pass_, impl.tile, impl.tile_sizes, impl.tile_candidates,
                                 impl.workspace_limit, impl.extra, include_tiles, max_tiles)
