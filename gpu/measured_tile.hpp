@@ -20,7 +20,7 @@ namespace fftconv {
 // tile=auto by measurement: its untiled plan (when it has one) and the planner's kMeasuredTiles
 // cheapest feasible tiled candidates it can run are each built in full (with their own tuning),
 // run on zeroed operands as a CUDA graph (device time, as `bench conv` and `run --timer graph`
-// time a pass), median of 5 replays, one candidate at a time (only the fastest so far is kept, so
+// time a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one candidate at a time (only the fastest so far is kept, so
 // at most two plans' workspaces are held at once); the fastest wins, and its describe() ends with
 // the times. Without autotune, or when the operands do not fit in device memory, the planner's
 // choice stands (noted in describe()).
@@ -38,7 +38,7 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
 
 // Builds and times every candidate (above) and returns the fastest, whose describe() appends
 // "; tile=auto measured: <label> <ms> ms, ..., fastest <label>". A candidate whose make() throws
-// Unsupported is listed as skipped. `fallback` (the planner's own choice) is built instead when the
+// Unsupported or OutOfMemory is listed as skipped. `fallback` (the planner's own choice) is built instead when the
 // operands cannot be allocated. Throws Unsupported when no candidate can be built.
 std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
                                    const std::function<std::unique_ptr<Plan>()>& fallback);

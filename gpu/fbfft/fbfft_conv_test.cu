@@ -264,6 +264,15 @@ TEST_SUITE("gpu") {
             CHECK(e.nonfinite == 0);
             CHECK(e.rel_l2 <= tolerance(p, pass, DType::f32, 128 * 128).rel_l2);
           }
+          if (spec == specs[0]) {  // with breakdown (not capturable in a graph: timed call by call)
+            PlanOptions b = o;
+            b.breakdown = true;
+            const auto timed = builtin_registry().get(backend).plan(p, pass, b);
+            CHECK(measured(timed->describe()).second.size() > 0);
+            const Run r = run_plan(p, pass, *timed);
+            CHECK(compare(r.result.data(), r.ref.data(), p.result_elems(pass)).nonfinite == 0);
+            CHECK(!timed->last_breakdown().empty());
+          }
           o.autotune = false;  // the planner's choice, not measured
           CHECK(builtin_registry().get(backend).plan(p, pass, o)->describe().find("measured") == std::string::npos);
         }
