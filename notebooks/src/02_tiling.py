@@ -280,3 +280,68 @@ ax.set_xlabel("n (input h = w)"); ax.set_ylabel("MiB"); ax.legend(); ax.set_titl
 plt.show()
 for n, u, t in zip(ns, untiled, tiled):
     print(f"n={n:4d}: untiled {u / 2**20:8.2f} MiB, tiled {t / 2**20:6.2f} MiB  ({u / t:5.1f}x less)")
+
+# %% [markdown]
+# ## 8. On a GPU the choice is measured, not modelled
+#
+# The cost model above is fitted to the CPU backend (flop and byte charges, an 8 MiB cache). A GPU
+# pass is different: each step is one kernel launch over every item in flight, so its cost barely
+# grows with the batch, while tiles add transforms, re-read their halos and multiply more
+# frequencies. The GPU backends (`cufft`, `fbfft`) therefore answer `tile="auto"` by **timing** the
+# untiled plan and the planner's two cheapest tiles, and keep the fastest (Note [measured tile
+# choice] in `gpu/measured_tile.hpp`).
+#
+# The cell below reads H100 measurements committed with the library
+# (`bench/results/tiling_gpu_h100.json`, made with `fftconv run … --timer graph`, see the README), so
+# it runs without a GPU. Left: every tiled plan against the untiled plan of the same backend, before
+# and after two fixes (bprop's fold visited all of gradInput once per chunk; the GPU ran the CPU's
+# 32–256 items per chunk). Right: the planner's own pick against the measured `tile="auto"`.
+
+# %%
+import json
+import os
+import pathlib
+
+
+def find_results(name):
+    """bench/results/<name> in the working directory or one of its parents, else under $FFTCONV_ROOT."""
+    places = [pathlib.Path.cwd(), *pathlib.Path.cwd().parents]
+    if os.environ.get("FFTCONV_ROOT"):
+        places.append(pathlib.Path(os.environ["FFTCONV_ROOT"]))
+    for d in places:
+        if (d / "bench" / "results" / name).is_file():
+            return d / "bench" / "results" / name
+    raise FileNotFoundError(f"bench/results/{name}: run this notebook inside the fftconv repository "
+                            "or set FFTCONV_ROOT to it")
+
+
+gpu = json.loads(find_results("tiling_gpu_h100.json").read_text())
+print(gpu["device"], "|", gpu["timer"])
+rows = [r for r in gpu["tiled_before_after"] if r["untiled_ms"] and r["ms_before"] and r["ms_after"]]
+before = np.array([r["ms_before"] / r["untiled_ms"] for r in rows])
+after = np.array([r["ms_after"] / r["untiled_ms"] for r in rows])
+auto = gpu["auto_measured"]["rows"]
+planner = np.array([a["planner_ms"] / a["none_ms"] for a in auto])
+measured = np.array([a["measured_ms"] / a["none_ms"] for a in auto])
+
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+order = np.argsort(before)
+ax1.semilogy(before[order], "v", color="0.6", label="before the fixes")
+ax1.semilogy(after[order], "o", label="after")
+ax1.axhline(1, color="k", lw=0.8)
+ax1.set_xlabel("tiled plan (problem, pass, backend, tile), sorted"); ax1.set_ylabel("time / untiled time")
+ax1.set_title("tiled plans on the H100"); ax1.legend()
+xs = np.arange(len(auto))
+ax2.plot(xs, planner, "s", label="planner's pick (model)")
+ax2.plot(xs, measured, "o", label='tile="auto" measured')
+ax2.axhline(1, color="k", lw=0.8)
+ax2.set_xlabel("problem × pass × backend"); ax2.set_ylabel("time / untiled time"); ax2.legend()
+ax2.set_title("choosing a tile on the H100")
+plt.tight_layout(); plt.show()
+
+gm = lambda a: float(np.exp(np.mean(np.log(a))))
+print(f"{len(rows)} tiled plans: {gm(before):.2f}x the untiled time before the fixes (worst {before.max():.1f}x), "
+      f"{gm(after):.2f}x after (worst {after.max():.1f}x)")
+print(f"{len(auto)} choices: the model picked tiles on {sum(a['planner_tile'] != 'none' for a in auto)}, "
+      f"{gm(planner):.2f}x the untiled time in geomean; the measured choice {gm(measured):.3f}x "
+      f"(untiled on {sum(a['measured_tile'] == 'none' for a in auto)})")

@@ -17,6 +17,8 @@ def test_notebook_executes(path, tmp_path):
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), \
         f"{path.name} is committed with outputs; clear them"
     os.environ.setdefault("MPLBACKEND", "Agg")
+    # The notebooks run in tmp_path; committed measurements (bench/results) are found through this.
+    os.environ.setdefault("FFTCONV_ROOT", str(pathlib.Path(__file__).resolve().parents[2]))
     client = nbclient.NotebookClient(nb, timeout=int(os.environ.get("FFTCONV_NOTEBOOK_TIMEOUT", "300")),
                                      kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
