@@ -325,8 +325,12 @@ std::string explain(const TilingChoice& c, std::size_t max_rows) {
 TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts) {
   const TilingOptions o = tiling_options(opts);
   if (!t.tiled || o.tiles_in_flight > 0) return t;
+  const ConvProblem& p = t.problem;
+  const TilePlan untiled = make_untiled_plan(p, t.pass, untiled_side(p.padded_h(), o.basis_h, o.policy),
+                                             untiled_side(p.padded_w(), o.basis_w, o.policy), p.S);
+  const double budget = std::min(kDeviceInFlightBytes, std::max(untiled.cost.workspace_bytes, t.cost.workspace_bytes));
   const WorkspaceModel ws = workspace_model(t);
-  double b = std::max(std::floor((kDeviceInFlightBytes - ws.fixed) / ws.per_item), double(kMinTilesInFlight));
+  double b = std::max(std::floor((budget - ws.fixed) / ws.per_item), double(t.tiles_in_flight));
   if (o.workspace_limit > 0) b = std::min(b, std::max(1.0, std::floor((double(o.workspace_limit) - ws.fixed) / ws.per_item)));
   b = std::min(b, double(t.item_count()));
   return make_tiled_plan(t.problem, t.pass, t.fft_h, t.fft_w, int64_t(b), t.reduction);

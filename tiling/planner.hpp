@@ -21,8 +21,10 @@ inline constexpr int64_t kMinTilesInFlight = 32, kMaxTilesInFlight = 256;
 // The GPU backends' automatic bound instead (device_in_flight below): a GPU runs each step of a chunk
 // as one launch over all its items (the per-frequency CGEMMs get one row per item), and every chunk
 // pays its launches again, so the CPU rule's 32-256 items leave it many small chunks. The device rule
-// takes as many items as keep the workspace model within kDeviceInFlightBytes, at least
-// kMinTilesInFlight, at most every item.
+// takes as many items as keep the workspace model within the budget
+//   min(kDeviceInFlightBytes, max(the untiled plan's workspace model, the CPU rule's)),
+// at least the CPU rule's count, at most every item: a tiled plan, whose purpose on a GPU is to save
+// memory, never takes more scratch than the untiled plan it replaces unless the CPU rule already did.
 inline constexpr double kDeviceInFlightBytes = double(1 << 30);
 
 struct TilingOptions {
@@ -80,9 +82,11 @@ TilingChoice plan_tiling(const ConvProblem& p, Pass pass, const PlanOptions& opt
 // for another reduction.
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend);
 
-// A GPU backend's tiled plan: `t` with the device in-flight rule (above) when opts leaves
-// tiles_in_flight automatic (absent or 0), bounded by opts.workspace_limit through the workspace model
-// (at least one item); `t` itself when it is untiled or the bound is pinned. The backend still fits
+// A GPU backend's tiled plan: `t` (a plan of the planner, at the CPU rule) with the device in-flight
+// rule (above) when opts leaves tiles_in_flight automatic (absent or 0), bounded by
+// opts.workspace_limit through the workspace model (at least one item); `t` itself when it is
+// untiled or the bound is pinned. The untiled plan of the budget is on the basis choose_untiled()
+// would take (opts' basis pins and size policy). The backend still fits
 // its chunk to the limit with its own buffer sizes.
 TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/errors.hpp"
+#include "common/fft_size.hpp"
 #include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 #include "tiling/planner.hpp"
@@ -268,24 +269,51 @@ TEST_CASE("workspace limit lowers the tiles in flight; too small a limit is Unsu
   CHECK_THROWS_AS(choose_untiled(p, Pass::fprop, o), Unsupported);
 }
 
-TEST_CASE("device_in_flight: the GPU rule takes every item up to its byte budget, keeps a pinned bound and the limit") {
+TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at most 1 GiB), keeps a pinned bound and the limit") {
+  // Properties on random problems: at least the CPU rule's count, at most every item, and where it
+  // takes more, the largest count whose workspace model fits min(1 GiB, max(untiled, CPU rule)).
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> side(2, 64);
+  int raised = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    ConvProblem p = random_problem(rng);
+    p.S = std::uniform_int_distribution<int64_t>(1, 256)(rng);
+    const Pass pass = random_pass(rng);
+    const int64_t fh = std::max(p.kh, side(rng)), fw = std::max(p.kw, side(rng));
+    const TilePlan cpu = make_tiled_plan(p, pass, fh, fw, side(rng));
+    const TilePlan gpu = device_in_flight(cpu, PlanOptions{});
+    CAPTURE(p.to_string());
+    CAPTURE(cpu.summary());
+    const double untiled =
+        make_untiled_plan(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), p.S).cost.workspace_bytes;
+    const double budget = std::min(kDeviceInFlightBytes, std::max(untiled, cpu.cost.workspace_bytes));
+    const WorkspaceModel ws = workspace_model(cpu);
+    CHECK(gpu.fft_h == cpu.fft_h);
+    CHECK(gpu.tiles_in_flight >= cpu.tiles_in_flight);
+    CHECK(gpu.tiles_in_flight <= gpu.item_count());
+    CHECK(gpu.cost.workspace_bytes == doctest::Approx(ws.at(gpu.tiles_in_flight)));
+    if (gpu.tiles_in_flight > cpu.tiles_in_flight) {
+      ++raised;
+      CHECK(ws.at(gpu.tiles_in_flight) <= budget);
+      if (gpu.tiles_in_flight < gpu.item_count()) CHECK(ws.at(gpu.tiles_in_flight + 1) > budget);
+    }
+  }
+  CHECK(raised > 100);
+  // The paper's S = 128, x = 57 layer at 16x16: two chunks instead of the CPU rule's 64 (under 1 GiB).
+  const ConvProblem big = ConvProblem::parse("S=128,f=128,fo=128,n=57,k=3");
+  const TilePlan b = device_in_flight(make_tiled_plan(big, Pass::fprop, 16, 16, kMinTilesInFlight), PlanOptions{});
+  CHECK(b.tiles_in_flight > b.item_count() / 2 - 1);
+  CHECK(b.tiles_in_flight < b.item_count());
+  CHECK(workspace_model(b).at(b.tiles_in_flight) <= kDeviceInFlightBytes);
+  // L4 at 32x32: the CPU rule's 32 items already hold more than the untiled plan: kept.
+  const ConvProblem l4 = ConvProblem::parse("L4,S=128");
+  const TilePlan l4t = make_tiled_plan(l4, Pass::fprop, 32, 32, kMinTilesInFlight);
+  CHECK(device_in_flight(l4t, PlanOptions{}).tiles_in_flight == kMinTilesInFlight);
+  // The workspace limit bounds it (at least one item); a pinned bound and untiled plans are kept.
   const ConvProblem p = ConvProblem::parse("S=64,f=64,fo=64,n=57,k=3,p=1");
   const TilePlan cpu = make_tiled_plan(p, Pass::bprop, 16, 16, kMinTilesInFlight);
   PlanOptions o;
-  const TilePlan gpu = device_in_flight(cpu, o);
-  CHECK(gpu.item_count() == cpu.item_count());
-  CHECK(gpu.tiles_in_flight == cpu.item_count());  // 1,600 items of 16x16: within the budget
-  CHECK(workspace_model(gpu).at(gpu.tiles_in_flight) <= kDeviceInFlightBytes);
-  CHECK(gpu.cost.workspace_bytes == doctest::Approx(workspace_model(gpu).at(gpu.tiles_in_flight)));
-  // A bigger problem stops at the byte budget.
-  const ConvProblem big = ConvProblem::parse("S=128,f=128,fo=128,n=57,k=3,p=1");
-  const TilePlan b = device_in_flight(make_tiled_plan(big, Pass::fprop, 16, 16, 1), o);
-  CHECK(b.tiles_in_flight < b.item_count());
-  CHECK(b.tiles_in_flight > kMaxTilesInFlight);
-  CHECK(workspace_model(b).at(b.tiles_in_flight) <= kDeviceInFlightBytes);
-  CHECK(workspace_model(b).at(b.tiles_in_flight + 1) > kDeviceInFlightBytes);
-  // The workspace limit bounds it (at least one item); a pinned bound and untiled plans are kept.
-  o.workspace_limit = std::size_t(workspace_model(gpu).at(100));
+  o.workspace_limit = std::size_t(workspace_model(cpu).at(100));
   CHECK(device_in_flight(cpu, o).tiles_in_flight == 100);
   o.workspace_limit = 1;
   CHECK(device_in_flight(cpu, o).tiles_in_flight == 1);
@@ -293,7 +321,8 @@ TEST_CASE("device_in_flight: the GPU rule takes every item up to its byte budget
   pinned.extra = {{"tiles_in_flight", "7"}};
   automatic.extra = {{"tiles_in_flight", "0"}};
   CHECK(device_in_flight(make_tiled_plan(p, Pass::bprop, 16, 16, 7), pinned).tiles_in_flight == 7);
-  CHECK(device_in_flight(cpu, automatic).tiles_in_flight == cpu.item_count());
+  CHECK(device_in_flight(cpu, automatic).tiles_in_flight == device_in_flight(cpu, PlanOptions{}).tiles_in_flight);
+  CHECK(device_in_flight(cpu, automatic).tiles_in_flight > kMaxTilesInFlight);
   const TilePlan none = make_untiled_plan(p, Pass::bprop, 64, 64, 5);
   CHECK(device_in_flight(none, o).tiles_in_flight == 5);
 }
