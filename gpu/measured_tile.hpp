@@ -13,17 +13,17 @@ namespace fftconv {
 
 // Note [measured tile choice]
 // The planner's cost model (tiling/cost_model.hpp) is fitted to the CPU backend: flop and byte
-// charges and an 8 MiB cache. On the H100 its tiled choices on the paper's grid ran 1.2–2× slower
-// than the untiled plan of the same backend (x = 27, S = 32 and 64: 16×16 tiles; README), because a
+// charges and an 8 MiB cache. On the H100 its tiled choices on the paper's grid ran 1.1–2.6× slower
+// than the untiled plan of the same backend (16×16 tiles at x = 27, S = 16–64; README), because a
 // GPU pass is a handful of launches whose cost barely grows with the batch, while tiles add
 // transforms, halo re-reads and CGEMM frequencies. So with autotune on, a GPU backend answers
 // tile=auto by measurement: its untiled plan (when it has one) and the planner's kMeasuredTiles
-// cheapest feasible tiled candidates it can run are each built in full (with their own tuning),
-// run on zeroed operands as a CUDA graph (device time, as `bench conv` and `run --timer graph`
-// time a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one candidate at a time (only the fastest so far is kept, so
-// at most two plans' workspaces are held at once); the fastest wins, and its describe() ends with
-// the times. Without autotune, or when the operands do not fit in device memory, the planner's
-// choice stands (noted in describe()).
+// cheapest feasible tiled candidates it can run are each built in full (with their own tuning) and
+// run on zeroed operands as a CUDA graph (device time, as `bench conv` and `run --timer graph` time
+// a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one
+// candidate at a time (only the fastest so far is kept, so at most two plans' workspaces are held
+// at once); the fastest wins, and its describe() ends with the times. Without autotune, or when the
+// operands do not fit in device memory, the planner's choice stands (noted in describe()).
 inline constexpr int kMeasuredTiles = 2;
 
 struct PlanCandidate {
@@ -38,8 +38,8 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
 
 // Builds and times every candidate (above) and returns the fastest, whose describe() appends
 // "; tile=auto measured: <label> <ms> ms, ..., fastest <label>". A candidate whose make() throws
-// Unsupported or OutOfMemory is listed as skipped. `fallback` (the planner's own choice) is built instead when the
-// operands cannot be allocated. Throws Unsupported when no candidate can be built.
+// Unsupported or OutOfMemory is listed as skipped. `fallback` (the planner's own choice) is built
+// instead when the operands cannot be allocated. Throws Unsupported when no candidate can be built.
 std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
                                    const std::function<std::unique_ptr<Plan>()>& fallback);
 

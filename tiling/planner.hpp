@@ -86,7 +86,7 @@ PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view b
 // rule (above) when opts leaves tiles_in_flight automatic (absent or 0), bounded by
 // opts.workspace_limit through the workspace model (at least one item); `t` itself when it is
 // untiled or the bound is pinned. The untiled plan of the budget is on the basis choose_untiled()
-// would take (opts' basis pins and size policy). The backend still fits
+// would take without basis pins (the next size of opts' policy at or above the padded input). The backend still fits
 // its chunk to the limit with its own buffer sizes.
 TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts);
 

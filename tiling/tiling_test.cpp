@@ -325,6 +325,9 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
   CHECK(device_in_flight(cpu, automatic).tiles_in_flight > kMaxTilesInFlight);
   const TilePlan none = make_untiled_plan(p, Pass::bprop, 64, 64, 5);
   CHECK(device_in_flight(none, o).tiles_in_flight == 5);
+  PlanOptions pins;  // untiled basis pins (too small here) do not enter the tiled budget
+  pins.basis_h = pins.basis_w = 4;
+  CHECK(device_in_flight(cpu, pins).tiles_in_flight == device_in_flight(cpu, PlanOptions{}).tiles_in_flight);
 }
 
 TEST_CASE("rectangular problems get rectangular candidates") {
