@@ -141,8 +141,7 @@ class CufftBackend final : public Backend {
         cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, ""); }});
         for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
           CufftPins tiled = pins;
-          tiled.tiles = device_in_flight(
-              make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), opts);
+          tiled.tiles = device_tile_plan(p, pass, *k, opts);
           cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
         }
         return fastest_plan(p, pass, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });

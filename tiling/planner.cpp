@@ -336,6 +336,10 @@ TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts) {
   return make_tiled_plan(t.problem, t.pass, t.fft_h, t.fft_w, int64_t(b), t.reduction);
 }
 
+TilePlan device_tile_plan(const ConvProblem& p, Pass pass, const Candidate& k, const PlanOptions& opts) {
+  return device_in_flight(make_tiled_plan(p, pass, k.fft_h, k.fft_w, k.tiles_in_flight, k.reduction), opts);
+}
+
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend) {
   PlanOptions o = opts;
   if (auto it = o.extra.find("accgrad_reduction");

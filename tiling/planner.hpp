@@ -89,6 +89,9 @@ PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view b
 // would take without basis pins (the next size of opts' policy at or above the padded input). The backend still fits
 // its chunk to the limit with its own buffer sizes.
 TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts);
+// The tiled plan of candidate `k` (tiled, from choose()/plan_tiling() of p and pass) under the device
+// rule: device_in_flight of its basis, reduction and in-flight count.
+TilePlan device_tile_plan(const ConvProblem& p, Pass pass, const Candidate& k, const PlanOptions& opts);
 
 // The candidate table (sorted by cost, at most max_rows rows, 0 = all) and the reason.
 std::string explain(const TilingChoice& c, std::size_t max_rows = 24);

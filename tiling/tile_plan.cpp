@@ -49,10 +49,6 @@ AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
   return a;
 }
 
-}  // namespace
-
-namespace {
-
 // [lo, hi] of padded_source over the padded coordinates [y0, y1) of an axis (n, pad); lo > hi when
 // none of them has a source (zero padding outside the plane).
 std::pair<int64_t, int64_t> source_span(int64_t y0, int64_t y1, int64_t n, int64_t pad, Padding mode) {

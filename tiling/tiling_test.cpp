@@ -325,6 +325,17 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
   CHECK(device_in_flight(cpu, automatic).tiles_in_flight > kMaxTilesInFlight);
   const TilePlan none = make_untiled_plan(p, Pass::bprop, 64, 64, 5);
   CHECK(device_in_flight(none, o).tiles_in_flight == 5);
+  // device_tile_plan: a candidate's basis, reduction and count under the rule.
+  for (const Candidate& k : choose(p, Pass::accgrad, TilingOptions{}).candidates) {
+    if (!k.tiled || !k.feasible) continue;
+    const TilePlan d = device_tile_plan(p, Pass::accgrad, k, PlanOptions{});
+    CHECK(d.fft_h == k.fft_h);
+    CHECK(d.fft_w == k.fft_w);
+    CHECK(d.reduction == k.reduction);
+    CHECK(d.tiles_in_flight ==
+          device_in_flight(make_tiled_plan(p, Pass::accgrad, k.fft_h, k.fft_w, k.tiles_in_flight, k.reduction),
+                           PlanOptions{}).tiles_in_flight);
+  }
   PlanOptions pins;  // untiled basis pins (too small here) do not enter the tiled budget
   pins.basis_h = pins.basis_w = 4;
   CHECK(device_in_flight(cpu, pins).tiles_in_flight == device_in_flight(cpu, PlanOptions{}).tiles_in_flight);

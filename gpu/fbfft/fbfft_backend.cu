@@ -81,10 +81,8 @@ class FbfftBackend final : public Backend {
                            return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "");
                          }});
       for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
-        const TilePlan tp = device_in_flight(
-            make_tiled_plan(p, pass, k->fft_h, k->fft_w, k->tiles_in_flight, AccgradReduction::frequency), o);
-        cands.push_back(
-            {k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
+        const TilePlan tp = device_tile_plan(p, pass, *k, o);
+        cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
       }
       return fastest_plan(p, pass, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
     }
@@ -103,11 +101,9 @@ class FbfftBackend final : public Backend {
     if (untiled.ok) return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "planner: " + c.reason);
     const std::vector<const Candidate*> tiles = cheapest_tiled(c, has_kernel);
     if (tiles.empty()) throw Unsupported(what + ": " + untiled.reason + ", and no feasible tile basis has an fbfft kernel");
-    const Candidate* best = tiles.front();
-    const TilePlan tp = device_in_flight(
-        make_tiled_plan(p, pass, best->fft_h, best->fft_w, best->tiles_in_flight, AccgradReduction::frequency), o);
-    return fbfft_conv::make_tiled_conv_plan(
-        p, pass, o, tp, "planner preferred untiled, but " + untiled.reason + "; cheapest tile with a kernel");
+    return fbfft_conv::make_tiled_conv_plan(p, pass, o, device_tile_plan(p, pass, *tiles.front(), o),
+                                            "planner preferred untiled, but " + untiled.reason +
+                                                "; cheapest tile with a kernel");
   }
 };
 
