@@ -328,7 +328,8 @@ TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts) {
   const ConvProblem& p = t.problem;
   const TilePlan untiled = make_untiled_plan(p, t.pass, untiled_side(p.padded_h(), 0, o.policy),
                                              untiled_side(p.padded_w(), 0, o.policy), p.S);
-  const double budget = std::min(kDeviceInFlightBytes, std::max(untiled.cost.workspace_bytes, t.cost.workspace_bytes));
+  const double budget =
+      std::min(kDeviceInFlightBytes, std::max({untiled.cost.workspace_bytes, t.cost.workspace_bytes, kDeviceInFlightFloorBytes}));
   const WorkspaceModel ws = workspace_model(t);
   double b = std::max(std::floor((budget - ws.fixed) / ws.per_item), double(t.tiles_in_flight));
   if (o.workspace_limit > 0) b = std::min(b, std::max(1.0, std::floor((double(o.workspace_limit) - ws.fixed) / ws.per_item)));

@@ -2,6 +2,7 @@
 // fixed geometry examples, bad input, and the choose/explain contract.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -269,9 +270,9 @@ TEST_CASE("workspace limit lowers the tiles in flight; too small a limit is Unsu
   CHECK_THROWS_AS(choose_untiled(p, Pass::fprop, o), Unsupported);
 }
 
-TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at most 1 GiB), keeps a pinned bound and the limit") {
+TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at least 64 MiB, at most 1 GiB), keeps a pinned bound and the limit") {
   // Properties on random problems: at least the CPU rule's count, at most every item, and where it
-  // takes more, the largest count whose workspace model fits min(1 GiB, max(untiled, CPU rule)).
+  // takes more, the largest count whose workspace model fits min(1 GiB, max(untiled, CPU rule, 64 MiB)).
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int64_t> side(2, 64);
   int raised = 0;
@@ -286,7 +287,8 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
     CAPTURE(cpu.summary());
     const double untiled =
         make_untiled_plan(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), p.S).cost.workspace_bytes;
-    const double budget = std::min(kDeviceInFlightBytes, std::max(untiled, cpu.cost.workspace_bytes));
+    const double budget =
+        std::min(kDeviceInFlightBytes, std::max({untiled, cpu.cost.workspace_bytes, kDeviceInFlightFloorBytes}));
     const WorkspaceModel ws = workspace_model(cpu);
     CHECK(gpu.fft_h == cpu.fft_h);
     CHECK(gpu.tiles_in_flight >= cpu.tiles_in_flight);
@@ -305,6 +307,12 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
   CHECK(b.tiles_in_flight > b.item_count() / 2 - 1);
   CHECK(b.tiles_in_flight < b.item_count());
   CHECK(workspace_model(b).at(b.tiles_in_flight) <= kDeviceInFlightBytes);
+  // S = 16, x = 64 (untiled about 20 MiB): every item fits the 64 MiB floor, one chunk.
+  const ConvProblem small = ConvProblem::parse("S=16,f=16,fo=16,n=64,k=3");
+  for (const int64_t t : {16, 32}) {
+    const TilePlan s = device_in_flight(make_tiled_plan(small, Pass::bprop, t, t, kMinTilesInFlight), PlanOptions{});
+    CHECK(s.tiles_in_flight == s.item_count());
+  }
   // L4 at 32x32: the CPU rule's 32 items already hold more than the untiled plan: kept.
   const ConvProblem l4 = ConvProblem::parse("L4,S=128");
   const TilePlan l4t = make_tiled_plan(l4, Pass::fprop, 32, 32, kMinTilesInFlight);
