@@ -80,7 +80,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   auto args = std::make_shared<BenchFftArgs>();
   CLI::App* cmd = bench.add_subcommand("fft", "fbfft vs cuFFT: batched R2C (or --inverse C2R) transforms, time and GB/s");
   cmd->add_option("--dims", args->dims, "1 (n-point) or 2 (n x n)")->check(CLI::IsMember({1, 2}));
-  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two)")->delimiter(',');
+  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two; 2-D also the smooth squares 12, 14, 18, 20, 24, 28, 30)")->delimiter(',');
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
   cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);

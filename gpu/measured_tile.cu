@@ -66,20 +66,20 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
 }
 
 std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
-                                   const std::function<std::unique_ptr<Plan>()>& fallback) {
+                                   const std::function<std::unique_ptr<Plan>()>& fallback, const std::string& what) {
   const CudaStream stream;
   const cudaStream_t st = stream.get();
   std::unique_ptr<Operands> ops;
   try {
     ops = std::make_unique<Operands>(p, pass, st);
   } catch (const OutOfMemory&) {
-    return std::make_unique<MeasuredPlan>(fallback(), "tile=auto not measured (no memory for the operands): the planner's choice");
+    return std::make_unique<MeasuredPlan>(fallback(), what + " not measured (no memory for the operands): the default choice");
   }
   std::unique_ptr<Plan> best;
   double best_ms = 0;
   std::string best_label;
   std::ostringstream note;
-  note << "tile=auto measured:";
+  note << what << " measured:";
   for (PlanCandidate& c : cands) {
     std::unique_ptr<Plan> plan;
     try {
@@ -105,7 +105,7 @@ std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<
       best_label = c.label;
     }
   }
-  if (!best) throw Unsupported("tile=auto: no candidate plan could be built for " + p.to_string() + " (" + note.str() + ")");
+  if (!best) throw Unsupported(what + ": no candidate plan could be built for " + p.to_string() + " (" + note.str() + ")");
   note << " fastest " << best_label;
   return std::make_unique<MeasuredPlan>(std::move(best), note.str());
 }

@@ -37,10 +37,12 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
                                              const std::function<bool(const Candidate&)>& runnable);
 
 // Builds and times every candidate (above) and returns the fastest, whose describe() appends
-// "; tile=auto measured: <label> <ms> ms, ..., fastest <label>". A candidate whose make() throws
+// "; <what> measured: <label> <ms> ms, ..., fastest <label>". A candidate whose make() throws
 // Unsupported or OutOfMemory is listed as skipped. `fallback` (the planner's own choice) is built
 // instead when the operands cannot be allocated. Throws Unsupported when no candidate can be built.
+// `what` names the choice: "tile=auto", or the fbfft backend's "basis" (Note [smooth register FFT]).
 std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
-                                   const std::function<std::unique_ptr<Plan>()>& fallback);
+                                   const std::function<std::unique_ptr<Plan>()>& fallback,
+                                   const std::string& what = "tile=auto");
 
 }  // namespace fftconv

@@ -34,6 +34,10 @@ int log2_exact(int n) {
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
                                       bool /*inverse*/ = false) {
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
+  if (n_h > 1 && (lh < 0 || lw < 0)) {  // the smooth squares: register family only
+    const detail::Launcher* s = detail::launcher_2d_smooth(n_h, n_w);
+    return kernel == Kernel::registers || kernel == Kernel::automatic ? s : nullptr;
+  }
   if (lh < 0 || lw < 1) return nullptr;
   if (lh == 0) {  // 1-D: the register kernels up to 32 points, the four-step ones from 64
     if (lw > detail::kMaxLog1d) return nullptr;
@@ -73,19 +77,30 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   return w ? w : r;
 }
 
+// "12, 14, ..." (kSmoothSides2d), for messages.
+std::string smooth_sides() {
+  std::string s;
+  for (int n : kSmoothSides2d) s += (s.empty() ? "" : ", ") + std::to_string(n);
+  return s;
+}
+
 const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
                                           bool inverse = false) {
   const detail::Launcher* l = find_launcher(n_h, n_w, kernel, layout, inverse);
   if (!l) {
     std::string sizes;
     switch (kernel) {
-      case Kernel::registers: sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two)"; break;
+      case Kernel::registers:
+        sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two, or squares of " + smooth_sides() + ")";
+        break;
       case Kernel::lanes: sizes = " (lanes kernels: 2-D, sides 16 and 32)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
                 " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 16x16 outside the freq_major layout)";
         break;
-      default: sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128; powers of two)";
+      default:
+        sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128, powers of two; "
+                "2-D squares of " + smooth_sides() + ")";
     }
     throw Unsupported("fbfft: no " + std::string(kernel == Kernel::automatic ? "" : std::string(to_string(kernel)) + " ") +
                       "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + sizes);
@@ -147,6 +162,7 @@ Kernel parse_kernel(std::string_view s, const std::string& field) {
 
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
+  if (&l == detail::launcher_2d_smooth(n_h, n_w)) return Kernel::registers;
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
   const int index = lh * (detail::kMaxLog2d + 1) + lw;

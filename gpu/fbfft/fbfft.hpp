@@ -1,4 +1,4 @@
-// fbfft: batched real-to-complex / complex-to-real FFTs of small power-of-two sizes computed in
+// fbfft: batched real-to-complex / complex-to-real FFTs of small power-of-two (and 2-D even 7-smooth) sizes computed in
 // registers with warp shuffles, with implicit zero padding (clipped loads) and a clipped inverse.
 #pragma once
 #include <cuda_runtime.h>
@@ -99,7 +99,8 @@ struct InverseArgs {
 // Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
 // (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
 // {32, 64, 128} (four-step family; in the freq_major layout launched as thread-block clusters) and
-// 16×16 (four-step family, not in the freq_major layout).
+// 16×16 (four-step family, not in the freq_major layout); the squares of kSmoothSides2d (register
+// family). Every other size is a power of two.
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
 // "automatic" (or "auto"), "shuffle", "registers" or "fourstep"; throws InvalidArgument naming `field`.
 Kernel parse_kernel(std::string_view s, const std::string& field);
@@ -108,6 +109,10 @@ Kernel parse_kernel(std::string_view s, const std::string& field);
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);
 // Largest supported side for 2-D transforms (128, square only).
 inline constexpr int kMaxSide2d = 128;
+// The non-power-of-two 2-D sizes: squares of these even 7-smooth sides, by the register family in
+// every layout (Note [smooth register FFT]); a convolution's basis can then hold a 13x13 input in
+// 14x14 (112 frequencies) instead of 16x16 (144).
+inline constexpr int kSmoothSides2d[] = {12, 14, 18, 20, 24, 28, 30};
 
 // Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
 // offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32) or Unsupported for a size without a kernel.

@@ -3,6 +3,7 @@
 // each whole 1-D transform in that thread's registers (RegFft), the transposition between the two
 // passes through shared memory. See Note [register 2-D kernels].
 #include <array>
+#include <iterator>
 #include <utility>
 
 #include "gpu/cuda_check.hpp"
@@ -66,12 +67,14 @@ namespace {
 // the other sizes keep the compiler's choice.
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
-template <int LH, int LW, int G0 = 0>
+template <int NH, int NW, int G0 = 0>
 struct RegTile {
-  static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1;
+  static_assert(NH % 2 == 0 && NW % 2 == 0, "register kernels: even sides (packed row pairs, columns 0 and n_w/2)");
+  static constexpr int kNh = NH, kNw = NW, kHalf = kNw / 2, kNw2 = kHalf + 1;
+  static constexpr bool kPow2 = (NH & (NH - 1)) == 0 && (NW & (NW - 1)) == 0;
   static constexpr int kMaxSide = kNh > kNw ? kNh : kNw;
-  using RowFft = LaneFft<kNw, G0 ? G0 : lanes_for(kNw)>;
-  using ColFft = LaneFft<kNh, G0 ? G0 : lanes_for(kNh)>;
+  using RowFft = typename RegFftFor<kNw, G0 ? G0 : lanes_for(kNw)>::type;
+  using ColFft = typename RegFftFor<kNh, G0 ? G0 : lanes_for(kNh)>::type;
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
   // 512 / side planes per block (at most 64), and at most 100 KB of shared memory. Measured on the
@@ -81,7 +84,7 @@ struct RegTile {
   // The lanes family (four times the threads per plane) half as many: at most 512 threads, so
   // that the register cap of its launch bounds stays at 128 (at 1,024 threads the 32-point
   // forward spilled).
-  static constexpr int kPlanes0 = (512 / kMaxSide > 64 ? 64 : 512 / kMaxSide) / (G0 == 4 ? 2 : 1);
+  static constexpr int kPlanes0 = (512 / kMaxSide > 64 ? 64 : 1 << ilog2(512 / kMaxSide)) / (G0 == 4 ? 2 : 1);
   static constexpr int kPlanes = kPlanes0 <= kSmemCap ? kPlanes0 : (kSmemCap >= 4 ? 4 : (kSmemCap >= 2 ? 2 : 1));
   // Threads (whole warps) and shared memory of a block working on `planes` planes: one row-pair
   // job and one column job per thread group (Note [register 2-D kernels]).
@@ -96,10 +99,29 @@ struct RegTile {
   static constexpr int kSmemBytes = smem_bytes(kPlanes);
   // Blocks per SM the forward's launch bounds ask for (Note [register wave quantization]): four at
   // 16x16 (the inverse takes 60 registers, four blocks, without being asked).
-  static constexpr int kMinBlocks = (LH == 4 && LW == 4 && G0 == 0) ? 4 : 0;  // 0: not asked
+  static constexpr int kMinBlocks = (NH == 16 && NW == 16 && G0 == 0) ? 4 : 0;  // 0: not asked
   static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
   static_assert(kThreads <= 1024, "too many threads per block");
 };
+
+// Plane, row and column of element e of a block's real planes (plane-major, row-major): shifts and
+// masks for powers of two (the instructions these kernels always had), division by the compile-time
+// sides otherwise.
+template <class T>
+__device__ __forceinline__ int plane_of(int e) {
+  if constexpr (T::kPow2) return e >> (ilog2(T::kNh) + ilog2(T::kNw));
+  else return e / (T::kNh * T::kNw);
+}
+template <class T>
+__device__ __forceinline__ int row_of(int e) {
+  if constexpr (T::kPow2) return (e >> ilog2(T::kNw)) & (T::kNh - 1);
+  else return e / T::kNw % T::kNh;
+}
+template <class T>
+__device__ __forceinline__ int col_of(int e) {
+  if constexpr (T::kPow2) return e & (T::kNw - 1);
+  else return e % T::kNw;
+}
 
 // Lane p of job (q, j) of a stage with G lanes per job and jobs_per_plane jobs per plane: thread t
 // has p = t mod G and job t / G = j * P + q, P = 2^log_p planes per block. Threads past the last
@@ -163,9 +185,9 @@ __device__ __forceinline__ void stage_freq_major(float2* smem, const float2* glo
   cp_async_wait_all();
 }
 
-template <int LH, int LW, int G0, bool Full>
-__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads, RegTile<LH, LW, G0>::kMinBlocks) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
-  using T = RegTile<LH, LW, G0>;
+template <int NH, int NW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW, G0>::kMinBlocks) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
+  using T = RegTile<NH, NW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
   constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
@@ -184,7 +206,7 @@ __global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads, RegTile<LH, LW,
        first += static_cast<int64_t>(gridDim.x) * kP) {
     // (0) the input windows, zero-padded
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
-      const int eq = e >> (LH + LW), y = (e >> LW) & (kNh - 1), x = e & (kNw - 1);
+      const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, yy = y - a.off_h, xx = x - a.off_w;
       const bool inside = plane < a.batch && yy >= 0 && yy < a.in_h && xx >= 0 && xx < a.in_w;
       cp_async<4>(real + eq * T::kRealStride + y * kNw + x,
@@ -270,9 +292,9 @@ __global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads, RegTile<LH, LW,
   }
 }
 
-template <int LH, int LW, int G0, bool Full>
-__global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
-  using T = RegTile<LH, LW, G0>;
+template <int NH, int NW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
+  using T = RegTile<NH, NW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
   constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
@@ -311,7 +333,7 @@ __global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) inverse_2d_reg_
       if (cj.j == 0) {
         // Hermitian parts of columns 0 and n_w/2 (whose inverses are real), packed as one column.
         static_for<ColFft::kR>([&](auto r) {
-          const int kh = ColFft::reg_freq(r) + lane_kh, km = (kNh - kh) & (kNh - 1);
+          const int kh = ColFft::reg_freq(r) + lane_kh, km = T::kPow2 ? (kNh - kh) & (kNh - 1) : (kh == 0 ? 0 : kNh - kh);
           const float2 a0 = load(kh, false), a1 = load(kh, true), b0 = load(km, false), b1 = load(km, true);
           w[r] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
                          make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
@@ -365,7 +387,7 @@ __global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) inverse_2d_reg_
     __syncthreads();
     // (3) the output window, consecutive threads on consecutive addresses
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
-      const int eq = e >> (LH + LW), y = (e >> LW) & (kNh - 1), x = e & (kNw - 1);
+      const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
       if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
         a.output[plane * a.out_plane_stride + oy * a.out_ld + ox] = real[eq * T::kRealStride + y * kNw + x];
@@ -378,9 +400,9 @@ __global__ void __launch_bounds__(RegTile<LH, LW, G0>::kThreads) inverse_2d_reg_
 // the SMs (a small batch then spreads over more SMs: Note [register 2-D kernels]), or, in the lanes
 // family, fewer than half of them (Note [lane-split small batches]); the block has the threads and
 // shared memory of that many planes.
-template <int LH, int LW, int G0, class Args>
+template <int NH, int NW, int G0, class Args>
 void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args& a, cudaStream_t stream) {
-  using T = RegTile<LH, LW, G0>;
+  using T = RegTile<NH, NW, G0>;
   const int64_t enough = G0 ? sm_count() / 2 : sm_count() / 4;
   int log_p = ilog2(T::kPlanes);
   while (log_p > 0 && (a.batch + (int64_t(1) << log_p) - 1) >> log_p < enough) --log_p;
@@ -395,23 +417,23 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-template <int LH, int LW, int G0>
+template <int NH, int NW, int G0>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW, G0>(forward_2d_reg_kernel<LH, LW, G0, true>, forward_2d_reg_kernel<LH, LW, G0, false>, a, stream);
+  launch_reg<NH, NW, G0>(forward_2d_reg_kernel<NH, NW, G0, true>, forward_2d_reg_kernel<NH, NW, G0, false>, a, stream);
 }
-template <int LH, int LW, int G0>
+template <int NH, int NW, int G0>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_reg<LH, LW, G0>(inverse_2d_reg_kernel<LH, LW, G0, true>, inverse_2d_reg_kernel<LH, LW, G0, false>, a, stream);
+  launch_reg<NH, NW, G0>(inverse_2d_reg_kernel<NH, NW, G0, true>, inverse_2d_reg_kernel<NH, NW, G0, false>, a, stream);
 }
-template <int LH, int LW, int G0>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<LH, LW, G0, true>); }
-template <int LH, int LW, int G0>
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<LH, LW, G0, true>); }
+template <int NH, int NW, int G0>
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<NH, NW, G0, true>); }
+template <int NH, int NW, int G0>
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<NH, NW, G0, true>); }
 
-template <int LH, int LW, int G0>
+template <int NH, int NW, int G0>
 constexpr Launcher reg_launcher() {
-  return Launcher{&launch_forward<LH, LW, G0>, &launch_inverse<LH, LW, G0>, &forward_kernel<LH, LW, G0>,
-                  &inverse_kernel<LH, LW, G0>, RegTile<LH, LW, G0>::kSmemBytes, RegTile<LH, LW, G0>::kThreads};
+  return Launcher{&launch_forward<NH, NW, G0>, &launch_inverse<NH, NW, G0>, &forward_kernel<NH, NW, G0>,
+                  &inverse_kernel<NH, NW, G0>, RegTile<NH, NW, G0>::kSmemBytes, RegTile<NH, NW, G0>::kThreads};
 }
 
 // Which sizes have an instance: the registers family (G0 = 0) sides 2..64 and 128x128, except the
@@ -425,7 +447,7 @@ constexpr bool has_instance(int lh, int lw, int g0) {
 template <int LH, int LW, int G0>
 constexpr Launcher make_launcher() {
   if constexpr (has_instance(LH, LW, G0))
-    return reg_launcher<LH, LW, G0>();
+    return reg_launcher<1 << LH, 1 << LW, G0>();
   else
     return Launcher{};
 }
@@ -440,8 +462,22 @@ constexpr std::array<Launcher, sizeof...(I)> make_table(std::index_sequence<I...
 constexpr auto kTable2dReg = make_table<0>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
 constexpr auto kTable2dLanes = make_table<4>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
 
+// The smooth register kernels (Note [smooth register FFT]): squares of the even 7-smooth sides
+// below 32 that a convolution's padded input may need (a 13x13 input takes 14x14, 27x27 takes 28x28).
+template <std::size_t... I>
+constexpr std::array<Launcher, sizeof...(I)> make_smooth_table(std::index_sequence<I...>) {
+  return {reg_launcher<kSmoothSides2d[I], kSmoothSides2d[I], 0>()...};
+}
+constexpr auto kTable2dSmooth = make_smooth_table(std::make_index_sequence<std::size(kSmoothSides2d)>{});
+
 }  // namespace
 
+const Launcher* launcher_2d_smooth(int n_h, int n_w) {
+  if (n_h != n_w) return nullptr;
+  for (std::size_t i = 0; i < std::size(kSmoothSides2d); ++i)
+    if (kSmoothSides2d[i] == n_h) return &kTable2dSmooth[i];
+  return nullptr;
+}
 const Launcher* launchers_2d_registers() { return kTable2dReg.data(); }
 const Launcher* launchers_2d_lanes() { return kTable2dLanes.data(); }
 

@@ -1,6 +1,6 @@
 // The `fbfft` convolution backend: paper Table 1 with fbfft transforms (gpu/fbfft/fbfft.hpp) that read
 // the unpadded tensors in place and write the frequency-major layout the cuBLAS CGEMM reads, untiled on
-// a power-of-two basis or on the shared planner's tiles (plan: fbfft_conv_plan.hpp).
+// a power-of-two or smooth square basis, or on the shared planner's tiles (plan: fbfft_conv_plan.hpp).
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -26,8 +26,9 @@ class FbfftBackend final : public Backend {
   std::string_view name() const override { return "fbfft"; }
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
-    return "CUDA: warp-shuffle FFTs of power-of-two sizes with implicit padding + cuBLAS CGEMM on their "
-           "frequency-major output (paper Table 1, no transpositions); untiled up to 128x128 or tiled 8..64";
+    return "CUDA: warp-shuffle and register FFTs of power-of-two sizes (and smooth squares 12..30) with implicit "
+           "padding + cuBLAS CGEMM on their frequency-major output (paper Table 1, no transpositions); untiled up to "
+           "128x128 or tiled 8..64";
   }
 
   Support available() const override { return cuda_device_support(); }
@@ -44,16 +45,27 @@ class FbfftBackend final : public Backend {
     const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
     if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");
     if (Support s = available(); !s.ok) throw Unsupported(what + ": " + s.reason);
-    if (opts.tile.kind == TileSpec::Kind::none) {
-      fbfft_conv::Basis basis;
-      if (Support s = fbfft_conv::untiled_basis(p, opts.basis_h, opts.basis_w, basis); !s.ok)
-        throw Unsupported(what + ": " + s.reason);
-      return fbfft_conv::make_untiled_conv_plan(p, pass, opts, basis, "");
-    }
+    if (opts.tile.kind == TileSpec::Kind::none) return plan_untiled(p, pass, opts, what);
     return plan_tiled(p, pass, opts, what);
   }
 
  private:
+  // Untiled: the pinned basis, else the power-of-two one; with autotune, when a smooth square basis
+  // holds the padded input with fewer frequencies, both are built and timed and the faster runs
+  // (Note [smooth register FFT]).
+  static std::unique_ptr<Plan> plan_untiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                            const std::string& what) {
+    fbfft_conv::Basis basis, smooth;
+    if (Support s = fbfft_conv::untiled_basis(p, opts.basis_h, opts.basis_w, basis); !s.ok)
+      throw Unsupported(what + ": " + s.reason);
+    auto make = [=](const fbfft_conv::Basis& b) { return fbfft_conv::make_untiled_conv_plan(p, pass, opts, b, ""); };
+    if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, smooth))
+      return make(basis);
+    const auto label = [](const fbfft_conv::Basis& b) { return std::to_string(b.n_h) + "x" + std::to_string(b.n_w); };
+    return fastest_plan(p, pass, {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
+                        [=] { return make(basis); }, "basis");
+  }
+
   // tile=auto or a fixed tile, through the shared planner restricted to what fbfft can run:
   // power-of-two tile sides with a kernel and accgrad's frequency reduction.
   std::unique_ptr<Plan> plan_tiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
@@ -77,9 +89,8 @@ class FbfftBackend final : public Backend {
       std::vector<PlanCandidate> cands;
       fbfft_conv::Basis basis;
       if (fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis).ok)
-        cands.push_back({"none " + std::to_string(basis.n_h) + "x" + std::to_string(basis.n_w), [=] {
-                           return fbfft_conv::make_untiled_conv_plan(p, pass, o, basis, "");
-                         }});
+        cands.push_back({"none " + std::to_string(basis.n_h) + "x" + std::to_string(basis.n_w),
+                         [=] { return plan_untiled(p, pass, o, what); }});
       for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
         const TilePlan tp = device_tile_plan(p, pass, *k, o);
         cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});

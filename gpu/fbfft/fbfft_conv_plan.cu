@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -832,9 +833,11 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
       n = std::max<int64_t>(2, next_pow2(padded));
       return "";
     }
-    if (!is_pow2(pin) || pin < padded)
-      return std::string(name) + "=" + std::to_string(pin) + " must be a power of two >= the padded size " +
-             std::to_string(padded);
+    const bool smooth = std::find(std::begin(fbfft::kSmoothSides2d), std::end(fbfft::kSmoothSides2d), pin) !=
+                        std::end(fbfft::kSmoothSides2d);
+    if ((!is_pow2(pin) && !smooth) || pin < padded)
+      return std::string(name) + "=" + std::to_string(pin) +
+             " must be a power of two or a side of fbfft's smooth kernels, >= the padded size " + std::to_string(padded);
     n = pin;
     return "";
   };
@@ -858,6 +861,21 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
   out.n_h = int(nh);
   out.n_w = int(nw);
   return {};
+}
+
+bool smooth_basis(const ConvProblem& p, Basis& out) {
+  const int64_t hp = p.padded_h(), wp = p.padded_w(), side = std::max(hp, wp);
+  Basis pow2;
+  if (!untiled_basis(p, 0, 0, pow2).ok) return false;
+  for (int n : fbfft::kSmoothSides2d) {  // ascending
+    if (n < side) continue;
+    if (int64_t(n) * (n / 2 + 1) >= int64_t(pow2.n_h) * (pow2.n_w / 2 + 1)) return false;
+    out.n_h = out.n_w = n;
+    out.note = "smooth basis " + std::to_string(n) + "x" + std::to_string(n) + " for the padded input " +
+               std::to_string(hp) + "x" + std::to_string(wp) + " (Note [smooth register FFT])";
+    return true;
+  }
+  return false;
 }
 
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

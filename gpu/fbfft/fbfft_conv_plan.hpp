@@ -10,16 +10,22 @@
 
 namespace fftconv::fbfft_conv {
 
-// The power-of-two Fourier basis of an untiled plan.
+// The Fourier basis of an untiled plan: powers of two, or a smooth square (fbfft::kSmoothSides2d).
 struct Basis {
   int n_h = 0, n_w = 0;
   std::string note;  // how it was chosen
 };
 
-// The untiled basis for p: the pinned sides when > 0 (powers of two >= the padded input), else
-// max(2, next_pow2(padded)) per side, widened to 128×128 when one side exceeds 64 (fbfft has 2-D
-// kernels for sides 2..64 and for 128×128). ok = false with the reason when no kernel fits.
+// The untiled basis for p: the pinned sides when > 0 (>= the padded input, with an fbfft kernel:
+// powers of two, or a square of fbfft::kSmoothSides2d), else max(2, next_pow2(padded)) per side,
+// widened to 128×128 when one side exceeds 64 (fbfft has 2-D kernels for sides 2..64 and for
+// 128×128). ok = false with the reason when no kernel fits.
 Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out);
+
+// The smallest smooth square basis (fbfft::kSmoothSides2d) that holds p's padded input when it is
+// smaller than the power-of-two basis above (Note [smooth register FFT]: fewer CGEMM frequencies);
+// false when there is none.
+bool smooth_basis(const ConvProblem& p, Basis& out);
 
 // An untiled plan on `basis` (from untiled_basis). `why` is appended to describe().
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

@@ -41,6 +41,35 @@ int64_t untiled_basis_elems(const ConvProblem& p) {
   return nh * nw;
 }
 
+// An autotuned untiled plan of a problem with a smooth basis (Note [smooth register FFT]) names
+// both bases' times and keeps the faster.
+void fbfft_conv_smooth_expect(const ConvProblem& p, const std::string& d) {
+  const int64_t side = std::max(p.padded_h(), p.padded_w());
+  int smooth = 0;
+  for (int n : fbfft::kSmoothSides2d)
+    if (n >= side) {
+      smooth = n;
+      break;
+    }
+  const int64_t pow2 = std::max<int64_t>(2, next_pow2(side));
+  REQUIRE(smooth > 0);
+  const std::string ls = std::to_string(smooth) + "x" + std::to_string(smooth),
+                    lp = std::to_string(pow2) + "x" + std::to_string(pow2);
+  const auto at = d.find("basis measured: ");
+  REQUIRE(at != std::string::npos);
+  const auto time_of = [&](const std::string& label) {
+    const auto k = d.find(" " + label + " ", at);
+    REQUIRE(k != std::string::npos);
+    return std::stod(d.substr(k + label.size() + 2));
+  };
+  const double ts = time_of(ls), tp = time_of(lp);
+  CHECK(ts > 0);
+  CHECK(tp > 0);
+  const std::string kept = ts < tp ? ls : lp;
+  CHECK(d.find("fastest " + kept) != std::string::npos);
+  CHECK(d.rfind(": basis " + kept, at) != std::string::npos);
+}
+
 struct Run {
   std::vector<float> result, again;  // first and second execution (each into a NaN-poisoned buffer)
   std::vector<double> ref;
@@ -70,12 +99,23 @@ Run run_plan(const ConvProblem& p, Pass pass, const Plan& plan, cudaStream_t str
   return r;
 }
 
-// Runs and checks one plan: every element written and finite, within the tolerance model, and
+// The basis a plan's describe() names ("...: basis 14x14 (..."), elements; 0 when it names none.
+int64_t described_basis_elems(const std::string& d) {
+  const auto at = d.find(": basis ");
+  if (at == std::string::npos) return 0;
+  const std::size_t x = d.find('x', at + 8);
+  return std::stoll(d.substr(at + 8)) * std::stoll(d.substr(x + 1));
+}
+
+// Runs and checks one plan: every element written and finite, within the tolerance model (of the
+// basis the plan describes, an untiled plan's measured one included; else of `basis_elems`), and
 // the second execution bit-identical to the first.
 void check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int64_t basis_elems,
                 cudaStream_t stream = nullptr) {
   const auto plan = fbfft_backend().plan(p, pass, opts);
   INFO(plan->describe());
+  if (plan->tile_json() == "null" && described_basis_elems(plan->describe()) > 0)
+    basis_elems = described_basis_elems(plan->describe());
   const Run r = run_plan(p, pass, *plan, stream);
   const int64_t n = p.result_elems(pass);
   const ErrorStats e = compare(r.result.data(), r.ref.data(), n);
@@ -134,6 +174,58 @@ TEST_SUITE("gpu") {
         check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
       }
     }
+  }
+
+  TEST_CASE("fbfft conv on smooth square bases (Note [smooth register FFT]): pinned and measured, every pass and padding") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    std::mt19937_64 rng(fresh_seed());
+    int pinned = 0;
+    for (int k = 0; k < 40; ++k) {
+      const ConvProblem p = random_problem(rng, 30);
+      const int64_t side = std::max(p.padded_h(), p.padded_w());
+      for (int n : fbfft::kSmoothSides2d) {
+        if (n < side || (k + n) % 3 != 0) continue;  // a third of the sides that fit, every problem
+        for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+          for (const char* window : {"auto", "off"}) {  // off: the smooth register inverse, not the pruned one
+            CAPTURE(p.to_string());
+            CAPTURE(to_string(pass));
+            CAPTURE(n);
+            CAPTURE(window);
+            PlanOptions o;
+            o.basis_h = o.basis_w = n;
+            o.autotune = (pinned++ % 2) == 0;
+            o.extra["window"] = window;
+            check_plan(p, pass, o, int64_t(n) * n);
+            const auto plan = fbfft_backend().plan(p, pass, o);
+            CHECK(plan->describe().find("basis " + std::to_string(n) + "x" + std::to_string(n)) != std::string::npos);
+          }
+      }
+    }
+    CHECK(pinned > 50);
+    // The measured choice on the paper's x = 13 and x = 27 layers (small S): both bases timed, the
+    // faster kept, and the result right whichever it is.
+    for (const char* spec : {"S=4,f=8,fo=8,n=13,k=3", "S=2,f=8,fo=8,n=27,k=3", "S=2,f=4,fo=4,n=27,k=3,p=1,pad=mirror"})
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        const ConvProblem p = ConvProblem::parse(spec);
+        CAPTURE(spec);
+        CAPTURE(to_string(pass));
+        const auto plan = fbfft_backend().plan(p, pass, PlanOptions{});
+        const std::string d = plan->describe();
+        INFO(d);
+        fbfft_conv_smooth_expect(p, d);
+        check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+      }
+    // Without autotune the power-of-two basis stands; a pin that is neither a power of two nor a
+    // smooth side, or below the padded input, is refused with the field's name.
+    const ConvProblem p13 = ConvProblem::parse("S=2,f=3,fo=3,n=13,k=3");
+    PlanOptions fixed;
+    fixed.autotune = false;
+    CHECK(fbfft_backend().plan(p13, Pass::fprop, fixed)->describe().find("basis 16x16") != std::string::npos);
+    PlanOptions bad;
+    bad.basis_h = bad.basis_w = 26;
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=26"), Unsupported);
+    bad.basis_h = bad.basis_w = 12;
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=12"), Unsupported);
   }
 
   TEST_CASE("fbfft conv: fixed corner cases (1x1 planes, kernel = padded input, 128x128 basis, L5-like)") {

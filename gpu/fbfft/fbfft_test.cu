@@ -111,6 +111,7 @@ std::vector<Size2> all_sizes() {
   s.push_back({128, 128});
   s.push_back({64, 128});  // four-step family only
   s.push_back({128, 64});
+  for (int n : fftconv::fbfft::kSmoothSides2d) s.push_back({n, n});  // register family only
   return s;
 }
 const Layout kLayouts[] = {Layout::standard, Layout::transposed, Layout::freq_major};
@@ -398,7 +399,7 @@ TEST_SUITE("gpu") {
     // The lanes family halves its planes per block below 66 blocks' worth (16 planes at 16x16, 8 at
     // 32x32: full size from 1,056 planes). (So that both shapes run on any GPU of up to 132 SMs.)
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    for (int n : {16, 32, 64})
+    for (int n : {16, 32, 64, 14, 28})
       for (Kernel k : families(n, n, Layout::freq_major))
         for (auto [lo, hi] : {std::pair{1, 200}, std::pair{1100, 1300}}) {
           INFO(size_name(n, n, Layout::freq_major, k) << " batch " << lo << ".." << hi);
@@ -586,7 +587,8 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("fbfft self-tests: linearity, impulse response, time shift") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    const Size2 sizes[] = {{1, 8}, {1, 64}, {1, 256}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}, {128, 128}};
+    const Size2 sizes[] = {{1, 8}, {1, 64}, {1, 256}, {8, 8}, {16, 16}, {32, 32}, {64, 64}, {16, 64}, {128, 128},
+                           {12, 12}, {14, 14}, {28, 28}, {30, 30}};
     for (const auto& s : sizes)
       for (Kernel k : families(s.n_h, s.n_w)) {
       INFO(size_name(s.n_h, s.n_w, Layout::standard, k));
@@ -680,7 +682,13 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(8, 8));
     CHECK(fftconv::fbfft::supported(1, 256));
     CHECK(fftconv::fbfft::supported(128, 128));
-    CHECK_FALSE(fftconv::fbfft::supported(12, 12));
+    CHECK(fftconv::fbfft::supported(12, 12));  // smooth squares: the register family only
+    CHECK(fftconv::fbfft::supported(28, 28, Kernel::registers, Layout::freq_major));
+    CHECK_FALSE(fftconv::fbfft::supported(28, 28, Kernel::shuffle));
+    CHECK_FALSE(fftconv::fbfft::supported(28, 28, Kernel::lanes));
+    CHECK_FALSE(fftconv::fbfft::supported(12, 14));
+    CHECK_FALSE(fftconv::fbfft::supported(26, 26));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 12));
     CHECK(fftconv::fbfft::supported(64, 128));  // four-step only
     CHECK(fftconv::fbfft::supported(128, 64, Kernel::fourstep));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep));
@@ -735,7 +743,11 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(128, 128, Kernel::automatic, Layout::standard, true) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::shuffle) == Kernel::shuffle);
     CHECK_THROWS_AS(fftconv::fbfft::resolve_kernel(64, 128, Kernel::registers), fftconv::Unsupported);
-    a.n_h = 12;
+    CHECK(fftconv::fbfft::resolve_kernel(28, 28, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(14, 14, Kernel::registers, Layout::standard, true) == Kernel::registers);
+    CHECK_THROWS_WITH_AS(fftconv::fbfft::resolve_kernel(28, 28, Kernel::fourstep), doctest::Contains("n_h=28"),
+                         fftconv::Unsupported);
+    a.n_h = 12;  // 12x8: a smooth side, but not a square
     CHECK_THROWS_AS(fftconv::fbfft::forward(a), fftconv::Unsupported);
     InverseArgs b;
     b.batch = 1;

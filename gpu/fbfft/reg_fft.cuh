@@ -1,6 +1,8 @@
 // RegFft<N>: one complex FFT of power-of-two length N (2..32) held entirely in the registers of one
 // thread, with twiddle factors that are compile-time constants. The register-resident sibling of
 // WarpFft (warp_fft.cuh) with one lane per transform; see Note [register 2-D kernels].
+// SmoothFft<N>: the same for even 7-smooth lengths (12, 14, 28, ...: Note [smooth register FFT]);
+// RegFftFor<N, G> picks the one a register kernel of side N uses.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -209,6 +211,139 @@ struct LaneFft {
       return p == 0 ? v[r0] : x1;
     }
   }
+};
+
+}  // namespace fftconv::fbfft::detail
+
+namespace fftconv::fbfft::detail {
+
+// Note [smooth register FFT]
+// The fbfft convolution's power-of-two basis carries up to 1.6x the frequencies (CGEMM work) of the
+// smallest basis that holds the padded input: 16x16 (144 frequencies) for a 13x13 input where 14x14
+// has 112, 32x32 (544) for 27x27 where 28x28 has 420. SmoothFft<N> is a complex FFT of an even
+// length N whose prime factors are 2, 3, 5 and 7, in one thread's registers like RegFft: mixed-radix
+// decimation in frequency, N = r m with r the first of 4, 2, 3, 5, 7 that divides N; each stage
+// does m radix-r DFTs on the stride-m elements j + m l (the r-point DFT written out term by term:
+// r <= 7, so at most 49 constant multiplications; the 1, -1, -i, +i factors cost none), multiplies
+// by W_M^(j k) and recurses on the m contiguous elements of each k. So X[k + r q] lands where
+// register m k + p holds sub-frequency q = freq_m(p): freq(i) = i / m + r freq_m(i mod m), a
+// digit reversal fixed at compile time. inverse() applies each stage's adjoint in the opposite order
+// (the sub-transforms first, then the conjugate twiddles and conjugate r-point DFTs), which gives
+// N times the inverse DFT in natural order from the forward's order. Every index and twiddle is a
+// compile-time constant (the twiddles are immediates, as in RegFft); the 2-D register kernels take
+// it for their non-power-of-two sides with one lane per transform (Note [register 2-D kernels]).
+constexpr int smooth_radix(int n) {
+  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : n % 3 == 0 ? 3 : n % 5 == 0 ? 5 : n % 7 == 0 ? 7 : 0;
+}
+constexpr bool is_smooth7(int n) {
+  while (n > 1) {
+    const int r = smooth_radix(n);
+    if (r == 0) return false;
+    n /= r;
+  }
+  return n == 1;
+}
+
+// z * W_M^E (Conj = false) or z * conj(W_M^E) (Conj = true), W_M = exp(-2 pi i / M); E reduced
+// mod M, the quarter turns without multiplications.
+template <int E0, int M, bool Conj>
+__device__ __forceinline__ float2 twiddle_ct(float2 z) {
+  constexpr int E = ((E0 % M) + M) % M;
+  if constexpr (E == 0) {
+    return z;
+  } else if constexpr (2 * E == M) {
+    return make_float2(-z.x, -z.y);
+  } else if constexpr (4 * E == M) {  // -i (forward) or +i
+    return Conj ? make_float2(-z.y, z.x) : make_float2(z.y, -z.x);
+  } else if constexpr (4 * E == 3 * M) {  // +i (forward) or -i
+    return Conj ? make_float2(z.y, -z.x) : make_float2(-z.y, z.x);
+  } else {
+    // exp(-2 pi i E / M) = cos(pi x) - i sin(pi x), x = 2E/M in (0, 2); folded into [0, 1].
+    constexpr bool upper = 2 * E > M;
+    constexpr double x = upper ? 2.0 * (M - E) / M : 2.0 * E / M;
+    constexpr float c = static_cast<float>(cospi_ct(x));
+    constexpr float s0 = static_cast<float>(sinpi_ct(x));
+    constexpr float s = (upper != Conj) ? s0 : -s0;  // imaginary part of the factor
+    return make_float2(z.x * c - z.y * s, z.x * s + z.y * c);
+  }
+}
+
+template <int N>
+struct SmoothFft {
+  static_assert(N >= 2 && N <= 32 && is_smooth7(N), "SmoothFft: N must be 7-smooth in [2, 32]");
+  static constexpr int kG = 1, kR = N;
+
+  // Frequency held by register i of a length-M transform after forward().
+  static constexpr int freq_of(int i, int m_len) {
+    if (m_len == 1) return 0;
+    const int r = smooth_radix(m_len), m = m_len / r;
+    return i / m + r * freq_of(i % m, m);
+  }
+  static constexpr int reg_freq(int i) { return freq_of(i, N); }
+  __host__ __device__ static constexpr int lane_freq(int) { return 0; }
+  static constexpr int mirror(int i) {
+    const int want = (N - reg_freq(i)) % N;
+    for (int j = 0; j < N; ++j)
+      if (reg_freq(j) == want) return j;
+    return -1;
+  }
+
+  __device__ __forceinline__ static void forward(float2 (&v)[N], int = 0) { dif<0, N>(v); }
+  __device__ __forceinline__ static void inverse(float2 (&v)[N], int = 0) { dit<0, N>(v); }
+  template <int R>
+  __device__ __forceinline__ static float2 partner(const float2 (&v)[N], int = 0) {
+    return v[mirror(R)];
+  }
+
+ private:
+  // The r-point DFT (Conj: conjugate) of the elements Base + J + m l, l < r, in place, then (forward)
+  // times W_M^(J k) on output k, or (inverse) the conjugate twiddles first.
+  template <int Base, int M, int J, bool Inverse>
+  __device__ __forceinline__ static void radix_step(float2 (&v)[N]) {
+    constexpr int r = smooth_radix(M), m = M / r;
+    float2 x[r];
+    static_for<r>([&](auto l) {
+      x[l] = v[Base + J + m * l];
+      if constexpr (Inverse) x[l] = twiddle_ct<J * l, M, true>(x[l]);
+    });
+    static_for<r>([&](auto k) {
+      float2 y = x[0];
+      static_for<r - 1>([&](auto l1) {
+        constexpr int l = l1 + 1;
+        y = cadd(y, twiddle_ct<l * k, r, Inverse>(x[l]));
+      });
+      if constexpr (!Inverse) y = twiddle_ct<J * k, M, false>(y);
+      v[Base + J + m * k] = y;
+    });
+  }
+  template <int Base, int M>
+  __device__ __forceinline__ static void dif(float2 (&v)[N]) {
+    if constexpr (M > 1) {
+      constexpr int r = smooth_radix(M), m = M / r;
+      static_for<m>([&](auto j) { radix_step<Base, M, j, false>(v); });
+      static_for<r>([&](auto k) { dif<Base + m * k, m>(v); });
+    }
+  }
+  template <int Base, int M>
+  __device__ __forceinline__ static void dit(float2 (&v)[N]) {
+    if constexpr (M > 1) {
+      constexpr int r = smooth_radix(M), m = M / r;
+      static_for<r>([&](auto k) { dit<Base + m * k, m>(v); });
+      static_for<m>([&](auto j) { radix_step<Base, M, j, true>(v); });
+    }
+  }
+};
+
+// The transform a register kernel runs along a side of n points with g lanes: LaneFft for powers of
+// two, SmoothFft (one lane) otherwise.
+template <int N, int G, bool Pow2 = (N & (N - 1)) == 0>
+struct RegFftFor {
+  using type = LaneFft<N, G>;
+};
+template <int N, int G>
+struct RegFftFor<N, G, false> {
+  static_assert(G == 1, "smooth register transforms use one lane");
+  using type = SmoothFft<N>;
 };
 
 }  // namespace fftconv::fbfft::detail
