@@ -223,8 +223,8 @@ namespace fftconv::fbfft::detail {
 // has 112, 32x32 (544) for 27x27 where 28x28 has 420. SmoothFft<N> is a complex FFT of an even
 // length N whose prime factors are 2, 3, 5 and 7, in one thread's registers like RegFft: mixed-radix
 // decimation in frequency, N = r m with r the first of 4, 2, 3, 5, 7 that divides N; each stage
-// does m radix-r DFTs on the stride-m elements j + m l (the r-point DFT written out term by term:
-// r <= 7, so at most 49 constant multiplications; the 1, -1, -i, +i factors cost none), multiplies
+// does m radix-r DFTs on the stride-m elements j + m l (written out: term by term for r = 2, 4,
+// whose factors 1, -1, -i, +i cost no multiplication; by symmetric pairs for odd r, dft_small), multiplies
 // by W_M^(j k) and recurses on the m contiguous elements of each k. So X[k + r q] lands where
 // register m k + p holds sub-frequency q = freq_m(p): freq(i) = i / m + r freq_m(i mod m), a
 // digit reversal fixed at compile time. inverse() applies each stage's adjoint in the opposite order
@@ -306,15 +306,57 @@ struct SmoothFft {
       x[l] = v[Base + J + m * l];
       if constexpr (Inverse) x[l] = twiddle_ct<J * l, M, true>(x[l]);
     });
+    float2 y[r];
+    dft_small<r, Inverse>(x, y);
     static_for<r>([&](auto k) {
-      float2 y = x[0];
-      static_for<r - 1>([&](auto l1) {
-        constexpr int l = l1 + 1;
-        y = cadd(y, twiddle_ct<l * k, r, Inverse>(x[l]));
-      });
-      if constexpr (!Inverse) y = twiddle_ct<J * k, M, false>(y);
-      v[Base + J + m * k] = y;
+      if constexpr (!Inverse) y[k] = twiddle_ct<J * k, M, false>(y[k]);
+      v[Base + J + m * k] = y[k];
     });
+  }
+  // y = the r-point DFT of x (Conj: with conjugate twiddles). Powers of two term by term (their
+  // factors are 1, -1, -i, +i); odd r by the symmetric pairs a_l = x_l + x_{r-l}, b_l = x_l - x_{r-l}:
+  // y_k = x_0 + sum_l a_l cos(2 pi l k / r) -+ i sum_l b_l sin(2 pi l k / r) for k and r - k at once
+  // (l, k = 1 .. (r-1)/2), a quarter of the term-by-term multiplications.
+  template <int r, bool Conj>
+  __device__ __forceinline__ static void dft_small(const float2 (&x)[r], float2 (&y)[r]) {
+    if constexpr (r % 2 == 0) {
+      static_for<r>([&](auto k) {
+        float2 acc = x[0];
+        static_for<r - 1>([&](auto l1) {
+          constexpr int l = l1 + 1;
+          acc = cadd(acc, twiddle_ct<l * k, r, Conj>(x[l]));
+        });
+        y[k] = acc;
+      });
+    } else {
+      constexpr int h = (r - 1) / 2;
+      float2 a[h], b[h];
+      float2 y0 = x[0];
+      static_for<h>([&](auto l0) {
+        a[l0] = cadd(x[l0 + 1], x[r - 1 - l0]);
+        b[l0] = csub(x[l0 + 1], x[r - 1 - l0]);
+        y0 = cadd(y0, a[l0]);
+      });
+      y[0] = y0;
+      static_for<h>([&](auto k0) {
+        constexpr int k = k0 + 1;
+        float2 t = x[0], u = make_float2(0.f, 0.f);
+        static_for<h>([&](auto l0) {
+          constexpr int l = l0 + 1;
+          constexpr float c = static_cast<float>(cospi_ct(2.0 * ((l * k) % r) / r > 1.0 ? 2.0 - 2.0 * ((l * k) % r) / r
+                                                                                       : 2.0 * ((l * k) % r) / r));
+          constexpr float sn = static_cast<float>(2.0 * ((l * k) % r) / r > 1.0
+                                                      ? -sinpi_ct(2.0 - 2.0 * ((l * k) % r) / r)
+                                                      : sinpi_ct(2.0 * ((l * k) % r) / r));
+          t = make_float2(t.x + c * a[l0].x, t.y + c * a[l0].y);
+          u = make_float2(u.x + sn * b[l0].x, u.y + sn * b[l0].y);
+        });
+        // forward: y_k = t - i u, y_{r-k} = t + i u; conjugate twiddles swap the signs.
+        const float2 minus_iu = make_float2(u.y, -u.x);
+        y[k] = Conj ? csub(t, minus_iu) : cadd(t, minus_iu);
+        y[r - k] = Conj ? cadd(t, minus_iu) : csub(t, minus_iu);
+      });
+    }
   }
   template <int Base, int M>
   __device__ __forceinline__ static void dif(float2 (&v)[N]) {
