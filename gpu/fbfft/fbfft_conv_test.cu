@@ -569,8 +569,10 @@ TEST_SUITE("gpu") {
     o.dtype = DType::f64;
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
     o = PlanOptions{};
-    o.basis_h = o.basis_w = 24;  // not a power of two
+    o.basis_h = o.basis_w = 26;  // neither a power of two nor a smooth side
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
+    o.basis_h = o.basis_w = 24;  // a smooth side (Note [smooth register FFT])
+    CHECK_NOTHROW(fbfft_backend().plan(p, Pass::fprop, o));
     o = PlanOptions{};
     o.tile = TileSpec::parse("12");  // no kernel for 12
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
