@@ -27,7 +27,7 @@ namespace fftconv {
 inline constexpr int kMeasuredTiles = 2;
 
 struct PlanCandidate {
-  std::string label;                           // "none 64x64", "16x16"
+  std::string label;                           // "none", "16x16", "14x14"
   std::function<std::unique_ptr<Plan>()> make;  // builds the plan (may throw Unsupported)
 };
 

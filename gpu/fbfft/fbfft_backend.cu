@@ -89,8 +89,7 @@ class FbfftBackend final : public Backend {
       std::vector<PlanCandidate> cands;
       fbfft_conv::Basis basis;
       if (fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis).ok)
-        cands.push_back({"none " + std::to_string(basis.n_h) + "x" + std::to_string(basis.n_w),
-                         [=] { return plan_untiled(p, pass, o, what); }});
+        cands.push_back({"none", [=] { return plan_untiled(p, pass, o, what); }});  // its basis: its describe()
       for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
         const TilePlan tp = device_tile_plan(p, pass, *k, o);
         cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
