@@ -1,4 +1,5 @@
-// fbfft 2-D register kernels (sides 2..64 except the 4/8 squares and rectangles of fbfft_2d_plane.cu, and 128x128):
+// fbfft 2-D register kernels (sides 2..64 except the 4/8 squares and rectangles of fbfft_2d_plane.cu, 128x128,
+// and the smooth squares of fbfft::kSmoothSides2d, Note [smooth register FFT]):
 // one thread (four lanes at 64 and 128) per packed row pair and per column,
 // each whole 1-D transform in that thread's registers (RegFft), the transposition between the two
 // passes through shared memory. See Note [register 2-D kernels].
@@ -77,9 +78,9 @@ struct RegTile {
   using ColFft = typename RegFftFor<kNh, G0 ? G0 : lanes_for(kNh)>::type;
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
-  // 512 / side planes per block (at most 64), and at most 100 KB of shared memory. Measured on the
-  // H100 (batch 65536, before cp.async): 128 or 256 / side, and register caps for 2-4 blocks per
-  // SM, all gave the same times within 2%.
+  // 512 / side planes per block (at most 64; the power of two below it for smooth sides), and at
+  // most 100 KB of shared memory. Measured on the H100 (batch 65536, before cp.async): 128 or
+  // 256 / side, and register caps for 2-4 blocks per SM, all gave the same times within 2%.
   static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
   // The lanes family (four times the threads per plane) half as many: at most 512 threads, so
   // that the register cap of its launch bounds stays at 128 (at 1,024 threads the 32-point
