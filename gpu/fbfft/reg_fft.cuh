@@ -68,17 +68,31 @@ __device__ __forceinline__ void cp_async_wait_group() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// z * exp(-i pi J / H) (Conj = false) or z * exp(+i pi J / H) (Conj = true), 0 <= J < H; the
-// factors 1 and -+i cost no multiplication.
-template <int J, int H, bool Conj>
+// cos(pi J / H) and sin(pi J / H) for 0 <= J < 2H, the angle folded into [0, pi] (where the series
+// above are evaluated) for J > H.
+constexpr double cospi_frac(int J, int H) {
+  return J > H ? cospi_ct(static_cast<double>(2 * H - J) / H) : cospi_ct(static_cast<double>(J) / H);
+}
+constexpr double sinpi_frac(int J, int H) {
+  return J > H ? -sinpi_ct(static_cast<double>(2 * H - J) / H) : sinpi_ct(static_cast<double>(J) / H);
+}
+
+// z * exp(-i pi J / H) (Conj = false) or z * exp(+i pi J / H) (Conj = true), J taken mod 2H (any
+// integer); the factors 1, -1 and -+i cost no multiplication.
+template <int J0, int H, bool Conj>
 __device__ __forceinline__ float2 rotate(float2 z) {
+  constexpr int J = ((J0 % (2 * H)) + 2 * H) % (2 * H);
   if constexpr (J == 0) {
     return z;
   } else if constexpr (2 * J == H) {
     return Conj ? make_float2(-z.y, z.x) : make_float2(z.y, -z.x);
+  } else if constexpr (J == H) {
+    return make_float2(-z.x, -z.y);
+  } else if constexpr (2 * J == 3 * H) {
+    return Conj ? make_float2(z.y, -z.x) : make_float2(-z.y, z.x);
   } else {
-    constexpr float c = static_cast<float>(cospi_ct(static_cast<double>(J) / H));
-    constexpr float s = static_cast<float>(Conj ? sinpi_ct(static_cast<double>(J) / H) : -sinpi_ct(static_cast<double>(J) / H));
+    constexpr float c = static_cast<float>(cospi_frac(J, H));
+    constexpr float s = static_cast<float>(Conj ? sinpi_frac(J, H) : -sinpi_frac(J, H));
     return make_float2(z.x * c - z.y * s, z.x * s + z.y * c);
   }
 }
@@ -249,30 +263,6 @@ constexpr bool is_smooth7(int n) {
   return n == 1;
 }
 
-// z * W_M^E (Conj = false) or z * conj(W_M^E) (Conj = true), W_M = exp(-2 pi i / M); E reduced
-// mod M, the quarter turns without multiplications.
-template <int E0, int M, bool Conj>
-__device__ __forceinline__ float2 twiddle_ct(float2 z) {
-  constexpr int E = ((E0 % M) + M) % M;
-  if constexpr (E == 0) {
-    return z;
-  } else if constexpr (2 * E == M) {
-    return make_float2(-z.x, -z.y);
-  } else if constexpr (4 * E == M) {  // -i (forward) or +i
-    return Conj ? make_float2(-z.y, z.x) : make_float2(z.y, -z.x);
-  } else if constexpr (4 * E == 3 * M) {  // +i (forward) or -i
-    return Conj ? make_float2(z.y, -z.x) : make_float2(-z.y, z.x);
-  } else {
-    // exp(-2 pi i E / M) = cos(pi x) - i sin(pi x), x = 2E/M in (0, 2); folded into [0, 1].
-    constexpr bool upper = 2 * E > M;
-    constexpr double x = upper ? 2.0 * (M - E) / M : 2.0 * E / M;
-    constexpr float c = static_cast<float>(cospi_ct(x));
-    constexpr float s0 = static_cast<float>(sinpi_ct(x));
-    constexpr float s = (upper != Conj) ? s0 : -s0;  // imaginary part of the factor
-    return make_float2(z.x * c - z.y * s, z.x * s + z.y * c);
-  }
-}
-
 template <int N>
 struct SmoothFft {
   static_assert(N >= 2 && N <= 32 && is_smooth7(N), "SmoothFft: N must be 7-smooth in [2, 32]");
@@ -309,12 +299,12 @@ struct SmoothFft {
     float2 x[r];
     static_for<r>([&](auto l) {
       x[l] = v[Base + J + m * l];
-      if constexpr (Inverse) x[l] = twiddle_ct<J * l, M, true>(x[l]);
+      if constexpr (Inverse) x[l] = rotate<2 * J * l, M, true>(x[l]);
     });
     float2 y[r];
     dft_small<r, Inverse>(x, y);
     static_for<r>([&](auto k) {
-      if constexpr (!Inverse) y[k] = twiddle_ct<J * k, M, false>(y[k]);
+      if constexpr (!Inverse) y[k] = rotate<2 * J * k, M, false>(y[k]);
       v[Base + J + m * k] = y[k];
     });
   }
@@ -329,7 +319,7 @@ struct SmoothFft {
         float2 acc = x[0];
         static_for<r - 1>([&](auto l1) {
           constexpr int l = l1 + 1;
-          acc = cadd(acc, twiddle_ct<l * k, r, Conj>(x[l]));
+          acc = cadd(acc, rotate<2 * l * k, r, Conj>(x[l]));
         });
         y[k] = acc;
       });
@@ -348,11 +338,8 @@ struct SmoothFft {
         float2 t = x[0], u = make_float2(0.f, 0.f);
         static_for<h>([&](auto l0) {
           constexpr int l = l0 + 1;
-          constexpr float c = static_cast<float>(cospi_ct(2.0 * ((l * k) % r) / r > 1.0 ? 2.0 - 2.0 * ((l * k) % r) / r
-                                                                                       : 2.0 * ((l * k) % r) / r));
-          constexpr float sn = static_cast<float>(2.0 * ((l * k) % r) / r > 1.0
-                                                      ? -sinpi_ct(2.0 - 2.0 * ((l * k) % r) / r)
-                                                      : sinpi_ct(2.0 * ((l * k) % r) / r));
+          constexpr float c = static_cast<float>(cospi_frac(2 * ((l * k) % r), r));  // cos(2 pi l k / r)
+          constexpr float sn = static_cast<float>(sinpi_frac(2 * ((l * k) % r), r));
           t = make_float2(t.x + c * a[l0].x, t.y + c * a[l0].y);
           u = make_float2(u.x + sn * b[l0].x, u.y + sn * b[l0].y);
         });
