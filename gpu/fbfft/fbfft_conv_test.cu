@@ -109,13 +109,13 @@ int64_t described_basis_elems(const std::string& d) {
 
 // Runs and checks one plan: every element written and finite, within the tolerance model (of the
 // basis the plan describes, an untiled plan's measured one included; else of `basis_elems`), and
-// the second execution bit-identical to the first.
-void check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int64_t basis_elems,
-                cudaStream_t stream = nullptr) {
+// the second execution bit-identical to the first. Returns the plan's describe().
+std::string check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int64_t basis_elems,
+                       cudaStream_t stream = nullptr) {
   const auto plan = fbfft_backend().plan(p, pass, opts);
-  INFO(plan->describe());
-  if (plan->tile_json() == "null" && described_basis_elems(plan->describe()) > 0)
-    basis_elems = described_basis_elems(plan->describe());
+  const std::string described = plan->describe();
+  INFO(described);
+  if (plan->tile_json() == "null" && described_basis_elems(described) > 0) basis_elems = described_basis_elems(described);
   const Run r = run_plan(p, pass, *plan, stream);
   const int64_t n = p.result_elems(pass);
   const ErrorStats e = compare(r.result.data(), r.ref.data(), n);
@@ -125,6 +125,7 @@ void check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int64_
   CHECK(e.rel_l2 <= tol.rel_l2);
   CHECK(e.max_abs_rel <= tol.max_abs_rel);
   CHECK(std::equal(r.result.begin(), r.result.end(), r.again.begin()));
+  return described;
 }
 
 ConvProblem random_problem(std::mt19937_64& rng, int64_t max_padded) {
@@ -195,9 +196,8 @@ TEST_SUITE("gpu") {
             o.basis_h = o.basis_w = n;
             o.autotune = (pinned++ % 2) == 0;
             o.extra["window"] = window;
-            check_plan(p, pass, o, int64_t(n) * n);
-            const auto plan = fbfft_backend().plan(p, pass, o);
-            CHECK(plan->describe().find("basis " + std::to_string(n) + "x" + std::to_string(n)) != std::string::npos);
+            const std::string d = check_plan(p, pass, o, int64_t(n) * n);
+            CHECK(d.find("basis " + std::to_string(n) + "x" + std::to_string(n)) != std::string::npos);
           }
       }
     }
@@ -209,11 +209,9 @@ TEST_SUITE("gpu") {
         const ConvProblem p = ConvProblem::parse(spec);
         CAPTURE(spec);
         CAPTURE(to_string(pass));
-        const auto plan = fbfft_backend().plan(p, pass, PlanOptions{});
-        const std::string d = plan->describe();
+        const std::string d = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
         INFO(d);
         fbfft_conv_smooth_expect(p, d);
-        check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
       }
     // Without autotune the power-of-two basis stands; a pin that is neither a power of two nor a
     // smooth side, or below the padded input, is refused with the field's name.
