@@ -145,8 +145,9 @@ struct TilePlan {
 // gradInput (Note [bprop tile fold]): the images [s0, s0 + images) and the rectangle `rect` of
 // unpadded (h×w) coordinates that bound every element some padded position of those items' tiles
 // reads from (padded_source). A bounding box: it holds every element the chunk adds to (exactly
-// the bounds for zero padding and for chunks inside one tile; mirror reflections may widen it). A GPU fold visits only this part per chunk, so the chunks'
-// folds together cost about one pass over gradInput instead of one pass per chunk. `rect` is empty
+// the bounds for zero padding and for chunks inside one tile; mirror reflections may widen it). A
+// GPU fold visits only this part per chunk, so the chunks' folds together cost about one pass over
+// gradInput instead of one pass per chunk. `rect` is empty
 // (h = w = 0) when no padded position of the chunk has a source. Throws InvalidArgument when the
 // items are not inside [0, S · rows.count · cols.count).
 struct FoldFootprint {
