@@ -588,10 +588,10 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
 }
 
 // Clusters of kClusterBlocks blocks (Note [four-step freq_major clusters]): a whole number of
-// clusters, at most one wave of resident blocks, kClusterPlanes planes per block (`planes`, the
-// kernel instance for them) or, for a batch that would give fewer than one block per SM that way,
-// one plane per block (`one`): twice the blocks, half the serial work per block (the overlap that
-// two planes per block buy needs the SMs to be full).
+// clusters, at most one wave of resident clusters (Note [cluster waves]), kClusterPlanes planes
+// per block (`planes`, the kernel instance for them) or, for a batch that would give fewer than
+// one block per SM that way, one plane per block (`one`): twice the blocks, half the serial work
+// per block (the overlap that two planes per block buy needs the SMs to be full).
 template <class T, class Args>
 void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, cudaStream_t stream) {
   constexpr int C = kClusterBlocks;
@@ -602,7 +602,7 @@ void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, c
   if (smem > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int64_t groups = (a.batch + C * pb - 1) / (C * pb);
-  const int blocks = std::max(C, grid_blocks(k, threads, smem, groups * C) / C * C);
+  const int blocks = grid_blocks(k, threads, smem, groups * C, C);  // Note [cluster waves]
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));

@@ -53,8 +53,11 @@ const Launcher* launchers_2d_fourstep();
 const Launcher* launchers_2d_fourstep_clusters();
 
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
-// blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized).
-int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks);
+// blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized). With
+// `cluster` > 1 the kernel is launched as clusters of that many blocks and the wave is
+// cudaOccupancyMaxActiveClusters' count (Note [cluster waves]); work_blocks is then a multiple of
+// `cluster`, and so is the result.
+int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks, int cluster = 1);
 // Multiprocessors of the current device (cached per device).
 int sm_count();
 
