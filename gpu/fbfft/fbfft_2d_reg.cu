@@ -66,6 +66,16 @@ namespace {
 // the prediction held in sign, not in size. Not done: choosing the capped instance only where the
 // uncapped one needs more than one round. The inverse takes 60 registers and four blocks already;
 // the other sizes keep the compiler's choice.
+// Note [rolled staging loops]
+// In the Full instances (planes per block fixed at compile time) the element loops that stage the
+// input windows (forward, stage 0) and store the output window (inverse, stage 3) have constant
+// trip counts, and nvcc unrolled them and kept their addresses in registers across the transform:
+// the 28x28 forward took 109 registers and the inverse 140 (two blocks of 224 threads per SM),
+// where the transforms themselves need about 80. Rolled (#pragma unroll 1), `nvcc -Xptxas -v`
+// (sm_90): 28x28 forward 109 -> 80, inverse 140 -> 80 (three blocks per SM), 24x24 96 -> 76 /
+// 79 -> 72, 20x20 86 -> 64, 14x14 72 -> 56 / 72 -> 56; the power-of-two instances the conv grid
+// runs (16x16, 32x32 registers; the lanes family) move by at most 6 registers either way. The
+// loads are cp.async and the stores fire and forget, so a rolled loop keeps them in flight.
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
 template <int NH, int NW, int G0 = 0>
@@ -205,7 +215,8 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW,
   const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
-    // (0) the input windows, zero-padded
+    // (0) the input windows, zero-padded (a rolled loop: Note [rolled staging loops])
+#pragma unroll 1
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, yy = y - a.off_h, xx = x - a.off_w;
@@ -386,7 +397,9 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
       });
     }
     __syncthreads();
-    // (3) the output window, consecutive threads on consecutive addresses
+    // (3) the output window, consecutive threads on consecutive addresses (rolled: Note [rolled
+    // staging loops])
+#pragma unroll 1
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
