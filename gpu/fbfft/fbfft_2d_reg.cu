@@ -66,16 +66,19 @@ namespace {
 // the prediction held in sign, not in size. Not done: choosing the capped instance only where the
 // uncapped one needs more than one round. The inverse takes 60 registers and four blocks already;
 // the other sizes keep the compiler's choice.
-// Note [rolled staging loops]
-// In the Full instances (planes per block fixed at compile time) the element loops that stage the
-// input windows (forward, stage 0) and store the output window (inverse, stage 3) have constant
-// trip counts, and nvcc unrolled them and kept their addresses in registers across the transform:
-// the 28x28 forward took 109 registers and the inverse 140 (two blocks of 224 threads per SM),
-// where the transforms themselves need about 80. Rolled (#pragma unroll 1), `nvcc -Xptxas -v`
-// (sm_90): 28x28 forward 109 -> 80, inverse 140 -> 80 (three blocks per SM), 24x24 96 -> 76 /
-// 79 -> 72, 20x20 86 -> 64, 14x14 72 -> 56 / 72 -> 56; the power-of-two instances the conv grid
-// runs (16x16, 32x32 registers; the lanes family) move by at most 6 registers either way. The
-// loads are cp.async and the stores fire and forget, so a rolled loop keeps them in flight.
+// Note [rolled window stores]
+// In the Full instances (planes per block fixed at compile time) the inverse's output-window loop
+// has a constant trip count; nvcc unrolled it and, at the smooth sides, where the element's plane,
+// row and column take divisions by the side, kept the addresses in registers across the
+// transforms: the 28x28 inverse took 140 registers (two blocks of 224 threads per SM) where the
+// forward takes 109. Rolled (#pragma unroll 1) at the smooth sides only (`nvcc -Xptxas -v`,
+// sm_90): 28x28 140 -> 80 registers, 30x30 138 -> 108, 14x14 72 -> 56, 24x24 79 -> 72. Measured
+// on the H100 (16,384 planes, the two builds in one run): the 28x28 inverse 1.15-1.17x faster
+// (0.1014 -> 0.0863 ms freq_major, 0.0992 -> 0.0869 ms standard; kernels the change did not touch
+// ran 2-4% faster in the second half of that run, so the 14x14 inverse's 5% is mostly drift). Not
+// done elsewhere: rolling the forward's input-staging loop as well cut the 28x28 forward to 80
+// registers but made it 6% slower, and at the power-of-two sides (16, 32, whose shifts and masks
+// cost no registers) rolling either loop made the freq_major transforms 4-9% slower.
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
 template <int NH, int NW, int G0 = 0>
@@ -215,8 +218,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW,
   const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * kP) {
-    // (0) the input windows, zero-padded (a rolled loop: Note [rolled staging loops])
-#pragma unroll 1
+    // (0) the input windows, zero-padded
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, yy = y - a.off_h, xx = x - a.off_w;
@@ -397,14 +399,19 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
       });
     }
     __syncthreads();
-    // (3) the output window, consecutive threads on consecutive addresses (rolled: Note [rolled
-    // staging loops])
-#pragma unroll 1
-    for (int e = t; e < kP * kNh * kNw; e += nthreads) {
+    // (3) the output window, consecutive threads on consecutive addresses; a rolled loop at the
+    // smooth sides (Note [rolled window stores])
+    auto store = [&](int e) {
       const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
       const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
       if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
         a.output[plane * a.out_plane_stride + oy * a.out_ld + ox] = real[eq * T::kRealStride + y * kNw + x];
+    };
+    if constexpr (T::kPow2) {
+      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
+    } else {
+#pragma unroll 1
+      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
     }
     __syncthreads();
   }
