@@ -476,9 +476,14 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 // takes part in the exchange only.
 // The shape, measured on the H100 through the fbfft backend at S=128 (fprop; 64x64 / 32x32 bases):
 // C=4, PB=2: 1.91 / 0.544 ms; C=4, PB=1: 2.01 / 0.641; C=8, PB=1: 2.09 / 0.642; C=8, PB=2: 2.19 /
-// 0.613 (the register kernels: 2.32 / 0.451). Longer runs per frequency (G = 8, 16) did not help,
-// nor did padding the frequency stride (16,384 planes, a power of two) by 32 or 36 planes: the
-// gain of PB = 2 is the overlap of the second plane's loads with the first plane's arithmetic.
+// 0.613 (the register kernels: 2.32 / 0.451). Those grids were too large (Note [cluster waves]);
+// with the waves fixed, the 64x64 forward / inverse at 16,384 planes (ncu, one build per shape in
+// one run): C=4, PB=2 311 / 360 us; C=8, PB=2 425 / 401; C=4, PB=4 407 / 423 (4,096 planes: 82 /
+// 95, 114 / 105, 115 / 113). Longer runs per frequency (G = 16, whole 128-byte lines) do not help,
+// nor does padding the frequency stride (16,384 planes, a power of two) by 8 to 1,000 planes
+// (0.309-0.312 ms for every pad): the gain of PB = 2 is the overlap of the second plane's loads
+// with the first plane's arithmetic. What the layout still costs: the same kernels without
+// clusters in the standard layout take 215 / 209 us.
 constexpr int kClusterBlocks = 4, kClusterPlanes = 2;
 // Global accesses per thread that one exchange keeps in flight.
 constexpr int kExchangeBatch = 8;
