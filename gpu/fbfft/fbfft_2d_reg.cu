@@ -73,7 +73,7 @@ namespace {
 // transforms: the 28x28 inverse took 140 registers (two blocks of 224 threads per SM) where the
 // forward takes 109. Rolled (#pragma unroll 1) at the smooth sides only (`nvcc -Xptxas -v`,
 // sm_90): 28x28 140 -> 80 registers, 30x30 138 -> 108, 14x14 72 -> 56, 24x24 79 -> 72. Measured
-// on the H100 (16,384 planes, the two builds in one run): the 28x28 inverse 1.15-1.17x faster
+// on the H100 (16,384 planes, the two builds in one run): the 28x28 inverse 1.14-1.17x faster
 // (0.1014 -> 0.0863 ms freq_major, 0.0992 -> 0.0869 ms standard; kernels the change did not touch
 // ran 2-4% faster in the second half of that run, so the 14x14 inverse's 5% is mostly drift). Not
 // done elsewhere: rolling the forward's input-staging loop as well cut the 28x28 forward to 80
