@@ -262,19 +262,9 @@ int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_bl
   }
   if (wave == 0) {
     if (cluster > 1) {
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(static_cast<unsigned>(cluster));
-      config.blockDim = dim3(static_cast<unsigned>(threads));
-      config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      config.attrs = attr;
-      config.numAttrs = 1;
+      const ClusterLaunch one(cluster, threads, smem_bytes, cluster);  // one cluster's shape
       int clusters = 0;
-      FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+      FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &one.config));
       wave = static_cast<int64_t>(cluster) * (clusters > 0 ? clusters : 1);
     } else {
       int per_sm = 0;

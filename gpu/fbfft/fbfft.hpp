@@ -113,6 +113,12 @@ inline constexpr int kMaxSide2d = 128;
 // every layout (Note [smooth register FFT]); a convolution's basis can then hold a 13x13 input in
 // 14x14 (112 frequencies) instead of 16x16 (144).
 inline constexpr int kSmoothSides2d[] = {12, 14, 18, 20, 24, 28, 30};
+// The index of side n in kSmoothSides2d, or -1 when n is not one of them.
+constexpr int smooth_side_index(int n) {
+  for (int i = 0; i < int(sizeof(kSmoothSides2d) / sizeof(kSmoothSides2d[0])); ++i)
+    if (kSmoothSides2d[i] == n) return i;
+  return -1;
+}
 
 // Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
 // offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32) or Unsupported for a size without a kernel.

@@ -608,19 +608,8 @@ void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, c
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int64_t groups = (a.batch + C * pb - 1) / (C * pb);
   const int blocks = grid_blocks(k, threads, smem, groups * C, C);  // Note [cluster waves]
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = C;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a));
+  const ClusterLaunch launch(blocks, threads, smem, C, stream);
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, a));
 }
 
 template <int LH, int LW>

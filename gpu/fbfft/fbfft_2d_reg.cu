@@ -494,10 +494,8 @@ constexpr auto kTable2dSmooth = make_smooth_table(std::make_index_sequence<std::
 }  // namespace
 
 const Launcher* launcher_2d_smooth(int n_h, int n_w) {
-  if (n_h != n_w) return nullptr;
-  for (std::size_t i = 0; i < std::size(kSmoothSides2d); ++i)
-    if (kSmoothSides2d[i] == n_h) return &kTable2dSmooth[i];
-  return nullptr;
+  const int i = smooth_side_index(n_h);
+  return n_h == n_w && i >= 0 ? &kTable2dSmooth[i] : nullptr;
 }
 const Launcher* launchers_2d_registers() { return kTable2dReg.data(); }
 const Launcher* launchers_2d_lanes() { return kTable2dLanes.data(); }

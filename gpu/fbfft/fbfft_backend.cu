@@ -59,7 +59,7 @@ class FbfftBackend final : public Backend {
     if (Support s = fbfft_conv::untiled_basis(p, opts.basis_h, opts.basis_w, basis); !s.ok)
       throw Unsupported(what + ": " + s.reason);
     auto make = [=](const fbfft_conv::Basis& b) { return fbfft_conv::make_untiled_conv_plan(p, pass, opts, b, ""); };
-    if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, smooth))
+    if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, basis, smooth))
       return make(basis);
     const auto label = [](const fbfft_conv::Basis& b) { return std::to_string(b.n_h) + "x" + std::to_string(b.n_w); };
     return fastest_plan(p, pass, {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},

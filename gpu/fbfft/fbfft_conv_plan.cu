@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <climits>
-#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -833,8 +832,7 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
       n = std::max<int64_t>(2, next_pow2(padded));
       return "";
     }
-    const bool smooth = std::find(std::begin(fbfft::kSmoothSides2d), std::end(fbfft::kSmoothSides2d), pin) !=
-                        std::end(fbfft::kSmoothSides2d);
+    const bool smooth = pin <= INT_MAX && fbfft::smooth_side_index(int(pin)) >= 0;
     if ((!is_pow2(pin) && !smooth) || pin < padded)
       return std::string(name) + "=" + std::to_string(pin) +
              " must be a power of two or a side of fbfft's smooth kernels, >= the padded size " + std::to_string(padded);
@@ -863,10 +861,8 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
   return {};
 }
 
-bool smooth_basis(const ConvProblem& p, Basis& out) {
+bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
   const int64_t hp = p.padded_h(), wp = p.padded_w(), side = std::max(hp, wp);
-  Basis pow2;
-  if (!untiled_basis(p, 0, 0, pow2).ok) return false;
   for (int n : fbfft::kSmoothSides2d) {  // ascending
     if (n < side) continue;
     if (int64_t(n) * (n / 2 + 1) >= int64_t(pow2.n_h) * (pow2.n_w / 2 + 1)) return false;

@@ -22,10 +22,10 @@ struct Basis {
 // 128×128). ok = false with the reason when no kernel fits.
 Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out);
 
-// The smallest smooth square basis (fbfft::kSmoothSides2d) that holds p's padded input when it is
-// smaller than the power-of-two basis above (Note [smooth register FFT]: fewer CGEMM frequencies);
-// false when there is none.
-bool smooth_basis(const ConvProblem& p, Basis& out);
+// The smallest smooth square basis (fbfft::kSmoothSides2d) that holds p's padded input when it has
+// fewer frequencies than `pow2`, the unpinned basis untiled_basis() gave for p (Note [smooth register
+// FFT]: fewer CGEMM frequencies); false when there is none.
+bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out);
 
 // An untiled plan on `basis` (from untiled_basis). `why` is appended to describe().
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

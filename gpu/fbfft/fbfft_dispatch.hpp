@@ -52,6 +52,28 @@ const Launcher* launchers_2d_fourstep();
 // clusters]), same indexing and sizes.
 const Launcher* launchers_2d_fourstep_clusters();
 
+// A cudaLaunchKernelEx configuration of `blocks` blocks of `threads` threads in clusters of
+// `cluster` blocks along x, with `smem_bytes` of dynamic shared memory, on `stream` (sm_90). The
+// configuration points at the member attribute, so the object is neither copied nor moved.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attr[1]{};
+  ClusterLaunch(int blocks, int threads, int smem_bytes, int cluster, cudaStream_t stream = nullptr) {
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+    config.stream = stream;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
 // blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized). With
 // `cluster` > 1 the kernel is launched as clusters of that many blocks and the wave is
