@@ -68,8 +68,11 @@ struct FsTile {
   static constexpr int kMinBlocks = kThreads < 256 ? 2048 / kThreads / 2 : (kNh * kNw >= 128 * 64 ? 3 : 4);
   static constexpr int kTwW = 8 * W::kTwStride, kTwH = 8 * H::kTwStride;  // float2
   static constexpr int kData = kJh * (kRs + 2);                            // float2
-  // Shared memory with `regions` planes (the cluster kernels' blocks may own several).
-  static constexpr int smem_bytes(int regions) { return (regions * kData + kTwW + kTwH) * 8; }
+  // Planes lie kRegion float2 apart (the cluster kernels' blocks may own several): kData is 0 mod
+  // 16, and the pad puts the same slot of two planes in different banks (Note [four-step freq_major
+  // clusters]: the exchange reads or writes both of a block's planes in one warp access).
+  static constexpr int kRegion = kData + 4;
+  static constexpr int smem_bytes(int regions) { return ((regions - 1) * kRegion + kData + kTwW + kTwH) * 8; }
   static constexpr int kSmemBytes = smem_bytes(1);
   static_assert(kRs % 16 == 8, "row-pair stride must be 8 mod 16 float2");
 
@@ -121,11 +124,11 @@ struct FsSmem {
   float2* tw_w;
   float2* tw_h;
   __device__ __forceinline__ FsSmem(float2* smem, int regions)
-      : base(smem), tw_w(smem + regions * T::kData), tw_h(smem + regions * T::kData + T::kTwW) {
+      : base(smem), tw_w(smem + (regions - 1) * T::kRegion + T::kData), tw_h(tw_w + T::kTwW) {
     fill_twiddles<T::kNw>(tw_w, T::kThreads);
     fill_twiddles<T::kNh>(tw_h, T::kThreads);
   }
-  __device__ __forceinline__ float2* data(int region = 0) const { return base + region * T::kData; }
+  __device__ __forceinline__ float2* data(int region = 0) const { return base + region * T::kRegion; }
   __device__ __forceinline__ float* real(int region = 0) const { return reinterpret_cast<float*>(data(region)); }
 };
 
@@ -484,7 +487,23 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 // (0.309-0.312 ms for every pad): the gain of PB = 2 is the overlap of the second plane's loads
 // with the first plane's arithmetic. What the layout still costs: the same kernels without
 // clusters in the standard layout take 215 / 209 us.
-constexpr int kClusterBlocks = 4, kClusterPlanes = 2;
+// The cluster size per direction (kClusterForward, cluster_blocks_inverse). ncu on C=4 found
+// "Max Active Clusters" 124 (some SMs idle: the GPCs do not all take a whole number of 4-block
+// clusters), stalls at the cluster barriers' memory fences, and 2-way bank conflicts in the
+// exchange (the PB planes of a block were a multiple of 32 banks apart: now FsTile::kRegion).
+// Measured on the H100 (16,384 planes, CUDA-event medians, each shape built into one probe and
+// run twice, interleaved): the 64x64 forward 0.316 ms with C=4, 0.281 with C=2 (G = 4: stores of
+// 32-byte runs per frequency); the inverse 0.330 with C=4 but 0.370 with C=2 (loads of 32-byte
+// runs: reads suffer from the short runs where writes did not), except where one block fills an SM (128x128,
+// 143 KB): there C=4 leaves whole SMs idle and C=2 is faster (inverse 1.81 -> 1.68 ms, at 2,048
+// planes 0.240 -> 0.218; forward 1.51 -> 1.38). Below one block per SM (one plane per block) the
+// forward keeps C=4, i.e. G = 4 as well: the first grid with C=2 there (G = 2, 16-byte runs) made
+// accGrad at S = 16, x = 57 and 64 (256 planes) 5-6% slower. The bank pad and the load-balancing cluster
+// scheduling policy give 1-2% each. Relaxed (fence-free) arrives on the two write-after-read
+// barriers gave 0-3% and are not used: the PTX memory model gives a relaxed arrive no ordering.
+constexpr int kClusterForward = 2, kClusterPlanes = 2;
+template <class T>
+constexpr int cluster_blocks_inverse() { return 2 * T::smem_bytes(kClusterPlanes) > 227 * 1024 ? 2 : 4; }
 // Global accesses per thread that one exchange keeps in flight.
 constexpr int kExchangeBatch = 8;
 
@@ -592,23 +611,25 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-// Clusters of kClusterBlocks blocks (Note [four-step freq_major clusters]): a whole number of
-// clusters, at most one wave of resident clusters (Note [cluster waves]), kClusterPlanes planes
-// per block (`planes`, the kernel instance for them) or, for a batch that would give fewer than
-// one block per SM that way, one plane per block (`one`): twice the blocks, half the serial work
-// per block (the overlap that two planes per block buy needs the SMs to be full).
-template <class T, class Args>
+// Clusters (Note [four-step freq_major clusters]): a whole number of clusters, at most one wave of
+// resident clusters (Note [cluster waves]), kClusterPlanes planes per block in clusters of C blocks
+// (`planes`, the kernel instance for them) or, for a batch that would give fewer than one block per
+// SM that way, one plane per block in clusters of C1 blocks (`one`): twice the blocks, half the
+// serial work per block (the overlap that two planes per block buy needs the SMs to be full).
+template <class T, int C1, int C, class Args>
 void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, cudaStream_t stream) {
-  constexpr int C = kClusterBlocks;
   const bool small = (a.batch + C * kClusterPlanes - 1) / (C * kClusterPlanes) * C < sm_count();
   const int pb = small ? 1 : kClusterPlanes, threads = T::kThreads, smem = T::smem_bytes(pb);
+  const int c = small ? C1 : C;
   void (*kernel)(Args) = small ? one : planes;
   const void* k = reinterpret_cast<const void*>(kernel);
   if (smem > 48 * 1024)
     FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const int64_t groups = (a.batch + C * pb - 1) / (C * pb);
-  const int blocks = grid_blocks(k, threads, smem, groups * C, C);  // Note [cluster waves]
-  const ClusterLaunch launch(blocks, threads, smem, C, stream);
+  FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeClusterSchedulingPolicyPreference,
+                                          cudaClusterSchedulingPolicyLoadBalancing));
+  const int64_t groups = (a.batch + c * pb - 1) / (c * pb);
+  const int blocks = grid_blocks(k, threads, smem, groups * c, c);  // Note [cluster waves]
+  const ClusterLaunch launch(blocks, threads, smem, c, stream);
   FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, a));
 }
 
@@ -622,13 +643,15 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
 }
 template <int LH, int LW>
 void launch_forward_cluster(const ForwardArgs& a, cudaStream_t stream) {
-  launch_fs_cluster<FsTile<LH, LW>>(forward_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>,
-                                    forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>, a, stream);
+  constexpr int C = kClusterForward, C1 = kClusterForward * kClusterPlanes;  // G = 4 both ways
+  launch_fs_cluster<FsTile<LH, LW>, C1, C>(forward_fs_cluster_kernel<LH, LW, C1, 1>,
+                                           forward_fs_cluster_kernel<LH, LW, C, kClusterPlanes>, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse_cluster(const InverseArgs& a, cudaStream_t stream) {
-  launch_fs_cluster<FsTile<LH, LW>>(inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, 1>,
-                                    inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>, a, stream);
+  constexpr int C = cluster_blocks_inverse<FsTile<LH, LW>>(), C1 = 4;
+  launch_fs_cluster<FsTile<LH, LW>, C1, C>(inverse_fs_cluster_kernel<LH, LW, C1, 1>,
+                                           inverse_fs_cluster_kernel<LH, LW, C, kClusterPlanes>, a, stream);
 }
 template <auto Kernel>
 const void* kernel_address() { return reinterpret_cast<const void*>(Kernel); }
@@ -640,8 +663,8 @@ constexpr Launcher make_launcher() {
     return Launcher{};
   } else if constexpr (Clustered) {
     return Launcher{&launch_forward_cluster<LH, LW>, &launch_inverse_cluster<LH, LW>,
-                    &kernel_address<forward_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>>,
-                    &kernel_address<inverse_fs_cluster_kernel<LH, LW, kClusterBlocks, kClusterPlanes>>,
+                    &kernel_address<forward_fs_cluster_kernel<LH, LW, kClusterForward, kClusterPlanes>>,
+                    &kernel_address<inverse_fs_cluster_kernel<LH, LW, cluster_blocks_inverse<FsTile<LH, LW>>(), kClusterPlanes>>,
                     FsTile<LH, LW>::smem_bytes(kClusterPlanes), FsTile<LH, LW>::kThreads};
   } else {
     return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &kernel_address<forward_fs_kernel<LH, LW>>,
