@@ -494,16 +494,24 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 // Measured on the H100 (16,384 planes, CUDA-event medians, each shape built into one probe and
 // run twice, interleaved): the 64x64 forward 0.316 ms with C=4, 0.281 with C=2 (G = 4: stores of
 // 32-byte runs per frequency); the inverse 0.330 with C=4 but 0.370 with C=2 (loads of 32-byte
-// runs: reads suffer from the short runs where writes did not), except where one block fills an SM (128x128,
-// 143 KB): there C=4 leaves whole SMs idle and C=2 is faster (inverse 1.81 -> 1.68 ms, at 2,048
-// planes 0.240 -> 0.218; forward 1.51 -> 1.38). Below one block per SM (one plane per block) the
-// forward keeps C=4, i.e. G = 4 as well: the first grid with C=2 there (G = 2, 16-byte runs) made
-// accGrad at S = 16, x = 57 and 64 (256 planes) 5-6% slower. The bank pad and the load-balancing cluster
-// scheduling policy give 1-2% each. Relaxed (fence-free) arrives on the two write-after-read
-// barriers gave 0-3% and are not used: the PTX memory model gives a relaxed arrive no ordering.
+// runs: the reads suffer from short runs where the writes did not), except where one block
+// fills an SM (128x128, 143 KB): there C=4 leaves whole SMs idle and C=2 is faster (inverse
+// 1.81 -> 1.68 ms, at 2,048 planes 0.240 -> 0.218; forward 1.51 -> 1.38). Below one block per SM
+// (one plane per block) the forward keeps C=4, i.e. G = 4 as well: the first grid with C=2 there
+// (G = 2, 16-byte runs) made accGrad at S = 16, x = 57 and 64 (256 planes) 5-6% slower. The bank
+// pad and the load-balancing cluster scheduling policy give 1-2% each. Relaxed (fence-free)
+// arrives on the two write-after-read barriers gave 0-3% and are not used: the PTX memory model
+// gives a relaxed arrive no ordering.
 constexpr int kClusterForward = 2, kClusterPlanes = 2;
+// Shared memory of an sm_90 multiprocessor; every resident block also takes 1 KB of it.
+constexpr int kSmemPerSm = 228 * 1024, kSmemPerBlockReserved = 1024;
+// Clusters of 4 blocks for the inverse, of 2 where two of its blocks do not fit one SM.
 template <class T>
-constexpr int cluster_blocks_inverse() { return 2 * T::smem_bytes(kClusterPlanes) > 227 * 1024 ? 2 : 4; }
+constexpr int cluster_blocks_inverse() {
+  return 2 * (T::smem_bytes(kClusterPlanes) + kSmemPerBlockReserved) > kSmemPerSm ? 2 : 4;
+}
+static_assert(cluster_blocks_inverse<FsTile<6, 6>>() == 4 && cluster_blocks_inverse<FsTile<7, 7>>() == 2,
+              "the measured choices: 64x64 in clusters of 4, 128x128 in clusters of 2");
 // Global accesses per thread that one exchange keeps in flight.
 constexpr int kExchangeBatch = 8;
 
