@@ -67,21 +67,6 @@ void col2im_channel(const ConvProblem& p, const float* col, float* gpad, float* 
 // Eigen runs each product serially inside the parallel region. Measured on L2, S=8 (2 threads,
 // three interleaved runs of each build): fprop 171-175 -> 107-123 ms, bprop 161-163 -> 93-105 ms,
 // accGrad 180-183 -> 110-113 ms; the workspace 66 MB -> 2-4 MB.
-// `body` is copied into every thread (its buffers are the thread's): start(), then body(i, rows)
-// for the thread's channels, then finish().
-template <class Body>
-void by_channel(const ConvProblem& p, const Body& body) {
-  const int64_t kk = p.kh * p.kw, P = p.out_h() * p.out_w();
-#pragma omp parallel
-  {
-    Body local = body;
-    std::vector<float> col(static_cast<size_t>(kk * P));
-    local.start();
-#pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < p.f; ++i) local(i, MapF(col.data(), kk, P));
-    local.finish();
-  }
-}
 
 class Im2colPlan final : public Plan {
  public:
@@ -100,55 +85,53 @@ class Im2colPlan final : public Plan {
     const auto* x = static_cast<const float*>(a.input);
     const auto* g = static_cast<const float*>(a.grad_output);
     const CMapF wm(static_cast<const float*>(a.weight), p.fo, K);
-    if (pass_ == Pass::accgrad) MapF(result, p.fo, K).setZero();
-    for (int64_t s = 0; s < p.S; ++s) {
-      const float* xs = x + s * p.f * p.h * p.w;
-      const CMapF gs(g + s * p.fo * P, p.fo, P);
+    auto sample_x = [&](int64_t s) { return x + s * p.f * p.h * p.w; };
+    auto sample_g = [&](int64_t s) { return CMapF(g + s * p.fo * P, p.fo, P); };
+    // Note [im2col by channel]: per thread one channel's rows (and the pass's own buffer below),
+    // allocated once per execute().
+#pragma omp parallel
+    {
+      std::vector<float> rows(static_cast<size_t>(kk * P));
+      MapF col(rows.data(), kk, P);
       switch (pass_) {
-        case Pass::fprop: {
-          MapF out(result + s * p.fo * P, p.fo, P);
-          out.setZero();
-          struct {
-            const ConvProblem& p; const float* xs; const CMapF& wm; MapF& out; int64_t kk; MatF acc;
-            void start() { acc.setZero(out.rows(), out.cols()); }
-            void operator()(int64_t i, MapF col) {
-              im2col_channel(p, xs, i, col.data());
+        case Pass::fprop: {  // out_s = sum over channels: a partial sum per thread, added at the end of each sample
+          MatF acc(p.fo, P);
+#pragma omp single
+          MapF(result, p.S * p.fo, P).setZero();  // the implied barrier: zeroed before any sum is added
+          for (int64_t s = 0; s < p.S; ++s) {
+            acc.setZero();
+#pragma omp for schedule(static) nowait
+            for (int64_t i = 0; i < p.f; ++i) {
+              im2col_channel(p, sample_x(s), i, col.data());
               acc.noalias() += wm.middleCols(i * kk, kk) * col;
             }
-            void finish() {
 #pragma omp critical(fftconv_im2col_fprop)
-              out += acc;
-            }
-          } body{p, xs, wm, out, kk, {}};
-          by_channel(p, body);
+            MapF(result + s * p.fo * P, p.fo, P) += acc;
+          }
           break;
         }
-        case Pass::bprop: {
-          float* gx = result + s * p.f * p.h * p.w;
-          struct {
-            const ConvProblem& p; const CMapF& wm; const CMapF& gs; float* gx; int64_t kk; std::vector<float> gpad;
-            void start() { gpad.resize(static_cast<size_t>(p.padded_h() * p.padded_w())); }
-            void operator()(int64_t i, MapF col) {
-              col.noalias() = wm.middleCols(i * kk, kk).transpose() * gs;
-              col2im_channel(p, col.data(), gpad.data(), gx + i * p.h * p.w);
+        case Pass::bprop: {  // each (sample, channel) writes its own gradInput plane
+          std::vector<float> gpad(static_cast<size_t>(p.padded_h() * p.padded_w()));
+          for (int64_t s = 0; s < p.S; ++s) {  // samples outside: the threads share sample s's gradOutput in cache
+#pragma omp for schedule(static) nowait
+            for (int64_t i = 0; i < p.f; ++i) {
+              col.noalias() = wm.middleCols(i * kk, kk).transpose() * sample_g(s);
+              col2im_channel(p, col.data(), gpad.data(), result + (s * p.f + i) * p.h * p.w);
             }
-            void finish() {}
-          } body{p, wm, gs, gx, kk, {}};
-          by_channel(p, body);
+          }
           break;
         }
-        case Pass::accgrad: {
-          MapF dw(result, p.fo, K);
-          struct {
-            const ConvProblem& p; const float* xs; const CMapF& gs; MapF& dw; int64_t kk;
-            void start() {}
-            void operator()(int64_t i, MapF col) {
-              im2col_channel(p, xs, i, col.data());
-              dw.middleCols(i * kk, kk).noalias() += gs * col.transpose();
+        case Pass::accgrad: {  // each channel's columns of dW: schedule(static) gives a thread the same
+                               // channels in every sample, so no two threads add into one column
+#pragma omp single
+          MapF(result, p.fo, K).setZero();  // the implied barrier: zeroed before any product is added
+          for (int64_t s = 0; s < p.S; ++s) {
+#pragma omp for schedule(static) nowait
+            for (int64_t i = 0; i < p.f; ++i) {
+              im2col_channel(p, sample_x(s), i, col.data());
+              MapF(result, p.fo, K).middleCols(i * kk, kk).noalias() += sample_g(s) * col.transpose();
             }
-            void finish() {}
-          } body{p, xs, gs, dw, kk};
-          by_channel(p, body);
+          }
           break;
         }
       }
@@ -166,7 +149,6 @@ class Im2colPlan final : public Plan {
            std::to_string(p_.S) + " samples, " + rows + " rows per input channel (" + std::to_string(p_.f) +
            " channels across the threads), one Eigen sgemm each (" + product + ")";
   }
-
 
  private:
   ConvProblem p_;
