@@ -169,7 +169,7 @@ class Im2colBackend final : public Backend {
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");
     return std::make_unique<Im2colPlan>(p, pass);
   }
-  std::string_view summary() const override { return "unroll + Eigen sgemm per sample (fp32 time-domain baseline)"; }
+  std::string_view summary() const override { return "unroll + Eigen sgemm, channel by channel across the threads (fp32 time-domain baseline)"; }
 };
 
 }  // namespace
