@@ -223,8 +223,7 @@ std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Lay
   cudaFuncAttributes attr{};
   FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
   int blocks = 0;
-  if (smem_bytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  detail::prepare_kernel(fn, smem_bytes);
   FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, threads, smem_bytes));
   int device = 0, max_threads = 0;
   FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
@@ -276,6 +275,34 @@ int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_bl
   }
   const int64_t floor = cluster > 1 ? cluster : 1;
   return static_cast<int>(work_blocks < wave ? (work_blocks > floor ? work_blocks : floor) : wave);
+}
+
+// Note [kernel attributes once]
+// The launchers used to call cudaFuncSetAttribute before every launch (the dynamic shared memory
+// limit, and for the cluster kernels the scheduling policy): a host call per launch for a setting
+// that belongs to the kernel on a device. It is now set the first time a (kernel, device) needs it,
+// and again only when a launch asks for more shared memory than was allowed before (the limit only
+// grows, so a smaller launch of the same kernel stays valid).
+void prepare_kernel(const void* kernel, int smem_bytes, bool cluster_load_balancing) {
+  struct Set {
+    int smem = 48 * 1024;  // the default limit: nothing to set below it
+    bool policy = false;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, Set> set;
+  int device = 0;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  Set& s = set[{kernel, device}];
+  if (smem_bytes > s.smem) {
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+    s.smem = smem_bytes;
+  }
+  if (cluster_load_balancing && !s.policy) {
+    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeClusterSchedulingPolicyPreference,
+                                            cudaClusterSchedulingPolicyLoadBalancing));
+    s.policy = true;
+  }
 }
 
 int sm_count() {

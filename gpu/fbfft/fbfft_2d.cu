@@ -260,8 +260,7 @@ template <int LH, int LW, class Args>
 void launch_2d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   using T = Tile2d<LH, LW>;
   const void* k = reinterpret_cast<const void*>(kernel);
-  if (T::kSmemBytes > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+  prepare_kernel(k, T::kSmemBytes);
   const int blocks = grid_blocks(k, kThreads, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
   kernel<<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();

@@ -612,8 +612,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 template <class Kernel, class Args>
 void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
-  if (smem > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, a.batch);
   kernel<<<blocks, threads, smem, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
@@ -631,10 +630,7 @@ void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, c
   const int c = small ? C1 : C;
   void (*kernel)(Args) = small ? one : planes;
   const void* k = reinterpret_cast<const void*>(kernel);
-  if (smem > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeClusterSchedulingPolicyPreference,
-                                          cudaClusterSchedulingPolicyLoadBalancing));
+  prepare_kernel(k, smem, true);  // before the cluster occupancy query (Note [kernel attributes once])
   const int64_t groups = (a.batch + c * pb - 1) / (c * pb);
   const int blocks = grid_blocks(k, threads, smem, groups * c, c);  // Note [cluster waves]
   const ClusterLaunch launch(blocks, threads, smem, c, stream);

@@ -283,7 +283,7 @@ void launch_plane(Kernel* kernel, const Args& a, cudaStream_t stream) {
   while (threads > 32 && (a.batch + threads - 1) / threads < 2 * static_cast<int64_t>(sm_count())) threads /= 2;
   const int smem = T::smem_bytes(threads);
   const void* k = reinterpret_cast<const void*>(kernel);
-  if (smem > 48 * 1024) FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, (a.batch + threads - 1) / threads);
   kernel<<<blocks, threads, smem, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();

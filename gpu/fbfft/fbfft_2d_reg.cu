@@ -431,8 +431,7 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
   auto* kernel = planes == T::kPlanes ? full : partial;
   const void* k = reinterpret_cast<const void*>(kernel);
   const int threads = T::threads(planes), smem = T::smem_bytes(planes);
-  if (smem > 48 * 1024)
-    FFTCONV_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, (a.batch + planes - 1) / planes);
   kernel<<<blocks, threads, smem, stream>>>(a, log_p);
   FFTCONV_CUDA_CHECK_LAUNCH();

@@ -80,6 +80,10 @@ struct ClusterLaunch {
 // cudaOccupancyMaxActiveClusters' count (Note [cluster waves]); work_blocks is then a multiple of
 // `cluster`, and so is the result.
 int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks, int cluster = 1);
+// Sets the kernel's dynamic shared memory limit to at least smem_bytes (when above the default
+// 48 KiB) and, with cluster_load_balancing, its cluster scheduling policy to load balancing, once
+// per kernel and device (Note [kernel attributes once]). Before any occupancy query or launch.
+void prepare_kernel(const void* kernel, int smem_bytes, bool cluster_load_balancing = false);
 // Multiprocessors of the current device (cached per device).
 int sm_count();
 
