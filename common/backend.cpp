@@ -55,10 +55,10 @@ SizePolicy parse_size_policy(std::string_view s) {
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
 
 bool is_known_extra_key(std::string_view key) {
-  // fftw: fftw_planner; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
+  // fftw: fftw_planner, fftw_cgemm; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
   // weights, max_prime, naive; fbfft: kernel, window.
   for (std::string_view k :
-       {"fftw_planner", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "weights", "max_prime", "naive", "kernel",
+       {"fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "weights", "max_prime", "naive", "kernel",
         "window"})
     if (key == k) return true;
   return false;

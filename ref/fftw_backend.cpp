@@ -21,6 +21,20 @@ std::size_t touched_bytes(const ConvProblem& p, DType d) {
   return std::size_t(p.input_elems() + p.weight_elems() + p.output_elems()) * e;
 }
 
+EngineOptions engine_options(const PlanOptions& o) {
+  auto pick = [&](const char* key, const char* a, const char* b) {
+    auto it = o.extra.find(key);
+    if (it == o.extra.end() || it->second == a) return false;
+    if (it->second == b) return true;
+    throw InvalidArgument(std::string(key) + ": expected " + a + " or " + b + ", got '" + it->second + "'");
+  };
+  EngineOptions e;
+  e.measure = !pick("fftw_planner", "measure", "estimate");
+  e.eigen_products = pick("fftw_cgemm", "auto", "eigen");
+  e.threads = o.threads;
+  return e;
+}
+
 std::size_t default_budget(const ConvProblem& p, const PlanOptions& o) {
   if (o.workspace_limit > 0) return o.workspace_limit;
   // Note [fftw workspace budget]: by default the frequency buffers may take as much memory as the
@@ -74,8 +88,7 @@ class FftwPlan final : public Plan {
   FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {
     shape_ = pass_shape(p, pass);
     basis_ = choose_basis(p.padded_h(), p.padded_w(), shape_, o);
-    const bool measure = !(o.extra.count("fftw_planner") && o.extra.at("fftw_planner") == "estimate");
-    engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, measure, o.threads);
+    engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
     chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, default_budget(p, o));
   }
   std::size_t workspace_bytes() const override { return chunks_.workspace; }
@@ -98,7 +111,7 @@ class FftwPlan final : public Plan {
       << basis_.table << "]; per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << default_budget(p_, opts_) << "); " << engine_->threads()
-      << " threads";
+      << " threads, products " << engine_->products();
     return s.str();
   }
 
@@ -135,7 +148,7 @@ class FftwBackend final : public Backend {
     return std::make_unique<FftwPlan<double>>(p, pass, o);
   }
   std::string_view summary() const override {
-    return "Table 1 pipeline: FFTW R2C/C2R + Eigen CGEMM per frequency + OpenMP; untiled or tiled (float32, float64)";
+    return "Table 1 pipeline: FFTW R2C/C2R + a complex product per frequency (float32: an AVX-512 kernel where built, else Eigen; float64: Eigen) + OpenMP; untiled or tiled (float32, float64)";
   }
 };
 

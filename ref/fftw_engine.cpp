@@ -1,20 +1,23 @@
 // FreqEngine (see fftw_engine.hpp): FFTW R2C/C2R on per-thread scratch, blocked transpositions into
-// frequency-major buffers, and per-frequency Eigen GEMMs, all parallel with OpenMP.
+// frequency-major buffers, and per-frequency complex products (the AVX-512 kernel of
+// Note [frequency CGEMM] in float where built, else Eigen), all parallel with OpenMP.
 #include "ref/fftw_engine.hpp"
 
 #include <fftw3.h>
 #include <omp.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "common/errors.hpp"
+#include "ref/eigen.hpp"
 #include "ref/fftw_api.hpp"
+#include "ref/freq_kernels.hpp"
 
 namespace fftconv {
 
@@ -70,8 +73,13 @@ struct FreqEngine<T>::Impl {
 };
 
 template <class T>
-FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, bool measure, int threads)
-    : nh_(nh), nw_(nw), threads_(threads > 0 ? threads : omp_get_max_threads()), impl_(std::make_unique<Impl>()) {
+FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options)
+    : nh_(nh),
+      nw_(nw),
+      threads_(options.threads > 0 ? options.threads : omp_get_max_threads()),
+      kernel_products_(std::is_same_v<T, float> && have_freq_cgemm() && !options.eigen_products),
+      impl_(std::make_unique<Impl>()) {
+  const bool measure = options.measure;
   if (nh < 1 || nw < 1 || nh > (1 << 20) || nw > (1 << 20))
     throw InvalidArgument("fftw: basis " + std::to_string(nh) + "x" + std::to_string(nw) + " out of range");
   using Cpx = typename Fftw<T>::Cpx;
@@ -207,9 +215,8 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
             Fftw<T>::exec_r2c(impl_->r2c, re.p, cx);
           }
         }
-        const C* spectra = reinterpret_cast<const C*>(block.p);
-        for (int64_t k = 0; k < F; ++k)  // Trans2D: BDHW -> HWBD, one contiguous run per frequency
-          for (int64_t b = 0; b < nb; ++b) dst[k * ld + b0 + b] = spectra[b * Fs + k];
+        // Trans2D: BDHW -> HWBD, one contiguous run per frequency (Note [spectrum transposition]).
+        transpose(reinterpret_cast<const C*>(block.p), Fs, dst + b0, ld, nb, F);
       }
     }
   };
@@ -243,6 +250,12 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
         // Cgemm: one complex product per frequency.
 #pragma omp parallel for num_threads(threads_) schedule(static)
         for (int64_t k = 0; k < F; ++k) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (kernel_products_) {  // Note [frequency CGEMM]
+              freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
+              continue;
+            }
+          }
           Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
           if (!acc) Cm.setZero();
           if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
@@ -263,8 +276,7 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
 #pragma omp for schedule(dynamic)
         for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
           const int64_t nb = std::min(kBlock, count - b0);
-          for (int64_t k = 0; k < F; ++k)
-            for (int64_t b = 0; b < nb; ++b) spectra[b * Fs + k] = cf[k * count + b0 + b];
+          transpose(cf + b0, count, spectra, Fs, F, nb);
           for (int64_t b = 0; b < nb; ++b) {
             Cpx* cx = block.p + b * Fs;  // the C2R transforms overwrite their input: each plane is used once
             int64_t used = nplane;

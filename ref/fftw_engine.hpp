@@ -41,12 +41,20 @@ struct ChunkPlan {
   int64_t b_transforms = 0;     // forward transforms of B including recomputation across M chunks
 };
 
+// How an engine plans and multiplies: `measure` selects FFTW_MEASURE (slower planning, faster
+// execution) over FFTW_ESTIMATE; threads 0 = OpenMP's default; eigen_products keeps Eigen's
+// products in float even where the AVX-512 kernel exists (Note [frequency CGEMM]).
+struct EngineOptions {
+  bool measure = true;
+  int threads = 0;
+  bool eigen_products = false;
+};
+
 template <class T>
 class FreqEngine {
  public:
   // Creates the FFTW plans once (guarded: the FFTW planner is not thread-safe).
-  // `measure` selects FFTW_MEASURE (slower planning, faster execution) over FFTW_ESTIMATE.
-  FreqEngine(int64_t nh, int64_t nw, bool measure, int threads);
+  FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options);
   ~FreqEngine();
   FreqEngine(const FreqEngine&) = delete;
   FreqEngine& operator=(const FreqEngine&) = delete;
@@ -55,6 +63,8 @@ class FreqEngine {
   int64_t nw() const { return nw_; }
   int64_t nfreq() const { return nh_ * (nw_ / 2 + 1); }
   int threads() const { return threads_; }
+  // What multiplies the spectra: "avx512 kernel" (Note [frequency CGEMM]) or "Eigen".
+  const char* products() const { return kernel_products_ ? "avx512 kernel" : "Eigen"; }
   // Largest chunks whose workspace fits `budget` (0 = unlimited), with M chunks at most mc_cap and
   // R chunks at most rc_cap (0 = no cap): N shrinks first, then M, then R.
   // Throws Unsupported naming workspace_limit when even 1×1×1 does not fit.
@@ -69,6 +79,7 @@ class FreqEngine {
  private:
   int64_t nh_, nw_;
   int threads_;
+  bool kernel_products_;
   std::unique_ptr<Impl> impl_;
 };
 

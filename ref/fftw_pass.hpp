@@ -29,6 +29,11 @@ struct BasisChoice {
 // Cheapest smooth basis >= need_h×need_w by the flop estimate (or the pinned opts.basis_h/w).
 BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o);
 
+// The engine options of a plan: extra fftw_planner=measure|estimate (default measure) and
+// fftw_cgemm=auto|eigen (default auto: the AVX-512 kernel in float where built, Note [frequency
+// CGEMM]), threads from opts.threads. Throws InvalidArgument naming the key for another value.
+EngineOptions engine_options(const PlanOptions& o);
+
 std::size_t touched_bytes(const ConvProblem& p, DType d);
 // Workspace budget of a plan: opts.workspace_limit, else Note [fftw workspace budget].
 std::size_t default_budget(const ConvProblem& p, const PlanOptions& o);

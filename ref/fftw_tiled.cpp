@@ -20,8 +20,7 @@ class FftwTiledPlan final : public Plan {
   FftwTiledPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, TilingChoice choice)
       : p_(p), pass_(pass), opts_(o), choice_(std::move(choice)) {
     const TilePlan& tp = choice_.plan;
-    const bool measure = !(o.extra.count("fftw_planner") && o.extra.at("fftw_planner") == "estimate");
-    engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, measure, o.threads);
+    engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, engine_options(o));
     const PassShape sh = pass_shape(p, pass);
     const int64_t items = tp.item_count(), flight = tp.tiles_in_flight;
     // Tiled: the planner already sized tiles_in_flight to the limit; untiled: Note [fftw workspace budget].
@@ -59,7 +58,7 @@ class FftwTiledPlan final : public Plan {
     if (pass_ == Pass::accgrad) s << ", accgrad reduction in the " << to_string(choice_.plan.reduction) << " domain";
     if (pass_ == Pass::bprop) s << ", bprop " << to_string(choice_.plan.assembly);
     s << "; chunks M " << chunks_.mc << ", R " << chunks_.rc << ", N " << chunks_.nc << ", workspace "
-      << chunks_.workspace << " bytes; planner: " << choice_.reason;
+      << chunks_.workspace << " bytes; products " << engine_->products() << "; planner: " << choice_.reason;
     return s.str();
   }
 

@@ -3,7 +3,7 @@
 // channel]), fp32. The CPU time-domain baseline.
 #include <omp.h>
 
-#include <Eigen/Core>
+#include "ref/eigen.hpp"
 #include <algorithm>
 #include <vector>
 
