@@ -26,7 +26,10 @@ namespace fftconv {
 // transposition set-up; kPointwiseWeight < 1 because Eigen's CGEMM runs its flops faster than
 // FFTW runs a transform's. 8×8 tiles were left out of the fit: the model charges them more than
 // they cost (they are never the cheapest either way). `fftconv bench tiling --candidates` prints
-// the predicted ratio beside the measured one.
+// the predicted ratio beside the measured one. Not refitted since the fftw backend's AVX-512 product
+// and transposition kernels (2026-11-24, Note [frequency CGEMM]): re-timed, 32×32 still ranks first
+// as measured, but 8×8, 64×64 and the time-domain accGrad reduction now cost 1.5-2.9× less than
+// predicted relative to untiled (README, "Predicted cost ratio against measured time ratio").
 inline constexpr double kCacheBytes = 8.0 * 1024 * 1024;
 inline constexpr double kFlopsPerTransform = 2800.0;
 inline constexpr double kPointwiseWeight = 0.4;
