@@ -282,10 +282,13 @@ int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_bl
 // limit, and for the cluster kernels the scheduling policy): a host call per launch for a setting
 // that belongs to the kernel on a device. It is now set the first time a (kernel, device) needs it,
 // and again only when a launch asks for more shared memory than was allowed before (the limit only
-// grows, so a smaller launch of the same kernel stays valid).
+// grows, so a smaller launch of the same kernel stays valid). Launches within the default limit and
+// without a policy, most of them, return before any lookup.
 void prepare_kernel(const void* kernel, int smem_bytes, bool cluster_load_balancing) {
+  constexpr int kDefaultSmem = 48 * 1024;  // the default limit: nothing to set below it
+  if (smem_bytes <= kDefaultSmem && !cluster_load_balancing) return;
   struct Set {
-    int smem = 48 * 1024;  // the default limit: nothing to set below it
+    int smem = kDefaultSmem;
     bool policy = false;
   };
   static std::mutex mutex;
