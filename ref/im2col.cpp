@@ -3,13 +3,13 @@
 // channel]), fp32. The CPU time-domain baseline.
 #include <omp.h>
 
-#include "ref/eigen.hpp"
 #include <algorithm>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/padding.hpp"
 #include "ref/backends.hpp"
+#include "ref/eigen.hpp"
 
 namespace fftconv {
 namespace {

@@ -25,9 +25,10 @@ namespace {
 //   own region, so compute needs no barrier. Every access to the region is 16 bytes wide: 4-byte
 //   ones meet 4 to a bank across a warp. (The inverse stored its real planes that way until
 //   2026-11-24; the 16-byte stores left its time unchanged, H100: n = 32 at 65,536 planes 1.41x
-//   cuFFT, 73% of the copy bandwidth, the same-size copy 81.5%: these kernels wait on memory.) The block's regions are contiguous and match the
-//   global order of the standard layout in both directions, so loads and stores are plain 16-byte
-//   copies when whole pairs of whole planes are moved.
+//   cuFFT, 73% of the copy bandwidth, the same-size copy 81.5%: these kernels wait on memory.)
+//   The block's regions are contiguous and match the global order of the standard layout in both
+//   directions, so loads and stores are plain 16-byte copies when whole pairs of whole planes are
+//   moved.
 // * n >= 64 ("four-step"): 32 pairs per block, the row pass of the four-step 2-D kernels
 //   (Note [four-step 2-D kernels]): 8 lanes per pair in pass 1, R1 in pass 2, the exchange in
 //   place in the pair's region (base(j) = j (n + 8) + 4 floor(j/2) float2), then the half spectra
