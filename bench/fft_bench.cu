@@ -201,6 +201,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   ia.out_w = c.n_w;
   ia.out_ld = c.n_w;
   ia.out_plane_stride = int64_t(c.n_h) * c.n_w;
+  fa.dependent_launch = ia.dependent_launch = o.dependent_launch != DependentLaunch::off;
 
   // One fbfft call on rotating slot i with kernel family k.
   auto run_fbfft = [&](int i, fbfft::Kernel k) {
@@ -314,11 +315,33 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   // overwrites slots (and, with one slot, the reference) that the verifications above use.
   const int64_t same_pieces = int64_t((real_bytes + cplx_bytes) / 32);  // 16-byte pieces each way (<= cplx_bytes)
   const std::size_t same_bytes = std::size_t(same_pieces) * 16;
-  const Stats same = time_events([&](int i) {
-    void* dst = slots > 1 ? cplx[(i + slots / 2) % slots].get() : check_cplx.get();
-    copy_device(static_cast<float4*>(dst), static_cast<const float4*>(cplx[i % slots].get()), same_pieces, stream);
-  }, o.warmup, o.repeat, stream, o.timer, per_sample);
+  auto time_copy = [&](bool dependent) {
+    return time_events([&](int i) {
+      void* dst = slots > 1 ? cplx[(i + slots / 2) % slots].get() : check_cplx.get();
+      copy_device(static_cast<float4*>(dst), static_cast<const float4*>(cplx[i % slots].get()), same_pieces, stream, dependent);
+    }, o.warmup, o.repeat, stream, o.timer, per_sample);
+  };
+  const Stats same = time_copy(o.dependent_launch != DependentLaunch::off);
   const double same_gbps = 2.0 * double(same_bytes) / (same.median_ms * 1e6);
+  // --dependent-launch compare: the automatic family and the copy launched plainly too (the
+  // baseline of Note [dependent launch], same buffers, same run). Timing only: the copy above has
+  // overwritten spectra slots with other slots' spectra, which does not change a transform's time.
+  nlohmann::json plain = nullptr;
+  std::string plain_line;
+  if (o.dependent_launch == DependentLaunch::compare) {
+    fa.dependent_launch = ia.dependent_launch = false;
+    const Stats fp = time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream, o.timer, per_sample);
+    fa.dependent_launch = ia.dependent_launch = true;
+    const Stats cp = time_copy(false);
+    const double fp_gbps = bytes / (fp.median_ms * 1e6), cp_gbps = 2.0 * double(same_bytes) / (cp.median_ms * 1e6);
+    plain = {{"fbfft", {{"median_ms", fp.median_ms}, {"min_ms", fp.min_ms}, {"gbps", fp_gbps}, {"copy_fraction", fp_gbps / copy_gbps},
+                        {"speedup", cu.median_ms / fp.median_ms}, {"timer", fp.timer}}},
+             {"same_size_copy", {{"median_ms", cp.median_ms}, {"min_ms", cp.min_ms}, {"copy_fraction", cp_gbps / copy_gbps}, {"timer", cp.timer}}}};
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " <plain launches: fbfft %.4f ms, %.1f%%, %.2fx cuFFT; copy %.4f ms, %.1f%%>", fp.median_ms,
+                  100 * fp_gbps / copy_gbps, cu.median_ms / fp.median_ms, cp.median_ms, 100 * cp_gbps / copy_gbps);
+    plain_line = buf;
+  }
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
   const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
   char line[400];
@@ -328,7 +351,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
   char same_line[96];
   std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%]", same.median_ms, 100 * same_gbps / copy_gbps);
-  out << line << same_line << others_line << shapes_line;
+  out << line << same_line << plain_line << others_line << shapes_line;
   for (const Stats* st : {&fb, &cu})
     if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
   out << std::endl;
@@ -350,10 +373,19 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"fbfft_kernel", attrs},
           {"fbfft_family", fbfft::to_string(family)},
           {"fbfft_other_families", others},
-          {"fbfft_shapes_1d", shapes}};
+          {"fbfft_shapes_1d", shapes},
+          {"plain_launches", plain}};
 }
 
 }  // namespace
+
+const char* to_string(DependentLaunch d) {
+  switch (d) {
+    case DependentLaunch::off: return "off";
+    case DependentLaunch::compare: return "compare";
+    default: return "on";
+  }
+}
 
 bool fft_bench_available(std::string* why) {
   const Support s = cuda_device_support();
@@ -386,14 +418,16 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   doc["warmup"] = o.warmup;
   doc["timer"] = to_string(o.timer);
   doc["layout"] = "standard batch x n_h x (n_w/2+1), no padding, out-of-place";
+  doc["dependent_launch"] = to_string(o.dependent_launch);
   const double copy = copy_bandwidth_gbps(o.repeat, stream);
   doc["copy_gbps"] = copy;
   const double floor_ms = launch_floor_ms(o.repeat, stream, o.timer);
   doc["launch_floor_ms"] = floor_ms;
   out << "device " << doc["device"]["name"].get<std::string>() << ", copy bandwidth " << copy
       << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing); timer "
-      << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)") << "\n";
-  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] (other families) {1-D block shapes}\n";
+      << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)")
+      << "; dependent launch " << to_string(o.dependent_launch) << "\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] <plain launches> (other families) {1-D block shapes}\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();

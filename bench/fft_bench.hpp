@@ -11,6 +11,9 @@
 
 namespace fftconv::bench {
 
+enum class DependentLaunch { on, off, compare };
+const char* to_string(DependentLaunch d);
+
 struct FftBenchOptions {
   int dims = 2;                                   // 1: n-point transforms; 2: n×n
   std::vector<int> sizes{8, 16, 32, 64};
@@ -20,6 +23,10 @@ struct FftBenchOptions {
   int warmup = 5;
   GpuTimer timer = GpuTimer::calls;               // calls: each call synchronized; stream / graph: per call,
                                                   // 8-64 calls back to back per sample (bench/timing.hpp)
+  // fbfft and the same-size copy launched as programmatic dependent launches (on, the library's
+  // default; Note [dependent launch]) or not (off); compare: both, in the same run (the fbfft and
+  // same-size copy columns launched dependent, the plain launches beside them).
+  DependentLaunch dependent_launch = DependentLaunch::on;
   std::vector<fbfft::Shape1d> shapes_1d;          // dims 1 only: these block shapes of the 1-D register /
                                                   // four-step kernels too, verified and timed in the same run
   std::string command_line;                       // recorded in the JSON

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/dependent_launch.cuh"
 
 namespace fftconv::bench {
 
@@ -54,9 +55,10 @@ __global__ void compare_kernel(const float* got, const float* ref, int64_t n, Er
 }
 
 // Four 16-byte pieces per thread, consecutive threads on consecutive pieces (coalesced), loads
-// issued before stores.
+// issued before stores; may be launched dependent, as the fbfft kernels are (Note [dependent launch]).
 __global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, const float4* __restrict__ src, int64_t n4) {
   const int64_t base = blockIdx.x * int64_t(1024) + threadIdx.x;
+  wait_for_prior_grids();
   float4 v[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k)
@@ -69,11 +71,12 @@ __global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, con
 }  // namespace detail
 
 // Copies n4 16-byte pieces with a kernel (not cudaMemcpy, whose D2D copies captured in a graph may
-// go through the copy engines): the same path as a transform kernel's loads and stores.
-inline void copy_device(float4* dst, const float4* src, int64_t n4, cudaStream_t stream) {
+// go through the copy engines): the same path as a transform kernel's loads and stores, launched
+// as a programmatic dependent launch when `dependent`, like the fbfft kernels.
+inline void copy_device(float4* dst, const float4* src, int64_t n4, cudaStream_t stream, bool dependent) {
   if (n4 <= 0) return;
-  detail::copy_kernel<<<static_cast<unsigned>((n4 + 1023) / 1024), 256, 0, stream>>>(dst, src, n4);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  const LaunchConfig cfg(dim3(static_cast<unsigned>((n4 + 1023) / 1024)), dim3(256), 0, stream, dependent);
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, detail::copy_kernel, dst, src, n4));
 }
 
 // p[i] uniform in [-1, 1), a pure function of (seed, i).

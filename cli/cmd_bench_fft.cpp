@@ -28,6 +28,7 @@ struct BenchFftArgs {
   int repeat = 50;
   std::string timer = "calls";
   std::vector<std::string> shapes_1d;
+  std::string dependent_launch = "on";
   std::string json;
 };
 
@@ -51,6 +52,9 @@ int run(const BenchFftArgs& a, const std::string& command) {
   o.repeat = a.repeat;
   o.timer = timer;
   o.shapes_1d = shapes;
+  o.dependent_launch = a.dependent_launch == "off"       ? bench::DependentLaunch::off
+                       : a.dependent_launch == "compare" ? bench::DependentLaunch::compare
+                                                         : bench::DependentLaunch::on;
   o.command_line = command;
   bool ok = true;
   const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
@@ -90,6 +94,11 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
                   "(an experiment knob; the fbfft columns use the automatic shape): 'plain' (32 pairs, no prefetch, no fill) or comma-separated pairs=4|8|16|32 (four-step pairs per block), prefetch "
                   "(load the next group while computing), fill (small sizes: shrink blocks until one full wave); "
                   "e.g. --shapes-1d plain pairs=16,prefetch");
+  cmd->add_option("--dependent-launch", args->dependent_launch,
+                  "launch fbfft and the same-size copy as programmatic dependent launches (on, the library's default: "
+                  "each call's launch overlaps the end of the call before it), plainly (off), or both in the same run "
+                  "(compare: the plain launches are printed and written beside the dependent ones)")
+      ->check(CLI::IsMember({"on", "off", "compare"}));
   cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
   cmd->callback([args, exit_code]() {
     std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";
@@ -98,6 +107,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
     for (std::size_t i = 0; i < args->batches.size(); ++i) command += (i ? "," : "") + std::to_string(args->batches[i]);
     if (args->inverse) command += " --inverse";
     command += " --repeat " + std::to_string(args->repeat) + " --timer " + args->timer;
+    if (args->dependent_launch != "on") command += " --dependent-launch " + args->dependent_launch;
     if (!args->shapes_1d.empty()) {
       command += " --shapes-1d";
       for (const std::string& s : args->shapes_1d) command += " " + s;

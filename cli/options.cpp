@@ -36,7 +36,7 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
   cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
-  cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable: cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, weights=fft|dft (pruned DFT of kernels up to 12x12), max_prime=2|3|5|7|11|13 (largest prime factor of the autotuned bases; default 13), naive=1; fbfft kernel=auto|registers|lanes|fourstep|shuffle, window=auto|off, fork=auto|on|off (the two forward transforms on two streams; auto: timed); fftw fftw_planner=estimate|measure, fftw_cgemm=auto|eigen (auto: an AVX-512 kernel for the float32 products where built)");
+  cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable: cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, weights=fft|dft (pruned DFT of kernels up to 12x12), max_prime=2|3|5|7|11|13 (largest prime factor of the autotuned bases; default 13), naive=1; fbfft kernel=auto|registers|lanes|fourstep|shuffle, window=auto|off, fork=auto|on|off (the two forward transforms on two streams; auto: timed), launch=dependent|plain (programmatic dependent launch of the transforms; default dependent); fftw fftw_planner=estimate|measure, fftw_cgemm=auto|eigen (auto: an AVX-512 kernel for the float32 products where built)");
 }
 
 PlanOptions PlanFlags::to_options() const {

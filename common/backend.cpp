@@ -56,10 +56,10 @@ std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2"
 
 bool is_known_extra_key(std::string_view key) {
   // fftw: fftw_planner, fftw_cgemm; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
-  // weights, max_prime, naive; fbfft: kernel, window.
+  // weights, max_prime, naive; fbfft: kernel, window, launch.
   for (std::string_view k :
        {"fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "weights", "max_prime", "naive", "kernel",
-        "window"})
+        "window", "launch"})
     if (key == k) return true;
   return false;
 }

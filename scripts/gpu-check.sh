@@ -40,7 +40,7 @@ stage_tests() {
 }
 
 stage_sanitize() {
-  local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
+  local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
   local tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck smoke}
   for tool in $tools; do
     case "$tool" in memcheck|racecheck|initcheck) ;; smoke) continue ;;
@@ -80,13 +80,16 @@ stage_bench() {
   $FC bench conv --json "$OUT/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
   log "CGEMM probe (the layers' products: CgemmStridedBatched vs cublasLt's algorithms)"
   $B/bench/fftconv_cgemm_probe | tee "$OUT/cgemm_probe.txt"
-  log "bench fft (fbfft vs cuFFT transforms; each call synchronized, then calls back to back in a CUDA graph)"
-  local t
+  log "bench conv, fbfft's transforms launched dependent vs plain (Note [dependent launch])"
+  $FC bench conv --baseline fbfft --baseline-opt launch=plain --json "$OUT/conv_dependent_vs_plain.json" 2>&1 | tail -2
+  log "bench fft (fbfft vs cuFFT transforms; each call synchronized, then calls back to back in a CUDA graph, launched dependent and plain)"
+  local t dl
   for t in calls graph; do
-    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --timer $t --json "$OUT/fft2d_$t.json" 2>&1 | tail -12
-    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --timer $t --json "$OUT/fft2d_inv_$t.json" 2>&1 | tail -12
-    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --timer $t --json "$OUT/fft1d_$t.json" 2>&1 | tail -19
-    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --timer $t --json "$OUT/fft1d_inv_$t.json" 2>&1 | tail -19
+    dl=(); [ "$t" = graph ] && dl=(--dependent-launch compare)
+    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --timer $t "${dl[@]}" --json "$OUT/fft2d_$t.json" 2>&1 | tail -12
+    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --timer $t "${dl[@]}" --json "$OUT/fft2d_inv_$t.json" 2>&1 | tail -12
+    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --timer $t "${dl[@]}" --json "$OUT/fft1d_$t.json" 2>&1 | tail -19
+    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --timer $t "${dl[@]}" --json "$OUT/fft1d_inv_$t.json" 2>&1 | tail -19
   done
   log "bench fft 1-D block shapes (Note [1-D register kernels]; graph timer)"
   local inv

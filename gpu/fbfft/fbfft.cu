@@ -261,7 +261,8 @@ int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_bl
   }
   if (wave == 0) {
     if (cluster > 1) {
-      const ClusterLaunch one(cluster, threads, smem_bytes, cluster);  // one cluster's shape
+      const LaunchConfig one(dim3(static_cast<unsigned>(cluster)), dim3(static_cast<unsigned>(threads)),
+                             static_cast<std::size_t>(smem_bytes), nullptr, false, cluster);  // one cluster's shape
       int clusters = 0;
       FFTCONV_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &one.config));
       wave = static_cast<int64_t>(cluster) * (clusters > 0 ? clusters : 1);

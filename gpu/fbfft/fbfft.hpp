@@ -69,6 +69,11 @@ struct ForwardArgs {
   // Block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp); none: the
   // measured automatic shape (Note [1-D register kernels]).
   std::optional<Shape1d> shape_1d;
+  // Launch as a programmatic dependent launch (gpu/dependent_launch.cuh, Note [dependent launch]):
+  // the kernel's launch and start-up overlap the end of the kernel before it on the stream; its
+  // blocks wait for that kernel to complete before they touch memory, so results are the same.
+  // The reference kernels ignore it.
+  bool dependent_launch = true;
 };
 
 // Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
@@ -88,6 +93,7 @@ struct InverseArgs {
   float scale = 1.f;
   Kernel kernel = Kernel::automatic;
   std::optional<Shape1d> shape_1d;  // as in ForwardArgs
+  bool dependent_launch = true;     // as in ForwardArgs
   // inverse_window() only: a 3×3 or 5×5 window by its exact-size instance (true) or by the padded
   // bound 4 or 8 (false); which is faster depends on the batch (Note [window bounds]).
   bool window_exact = true;

@@ -19,6 +19,7 @@ __global__ void __launch_bounds__(kThreads) forward_1d_kernel(ForwardArgs a) {
   const int lane = threadIdx.x & 31;
   Fft fft;
   fft.init(lane % kG);
+  wait_for_prior_grids();  // Note [dependent launch]
   const int64_t pairs = (a.batch + 1) / 2;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   const int64_t warp0 = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
@@ -57,6 +58,7 @@ __global__ void __launch_bounds__(kThreads) inverse_1d_kernel(InverseArgs a) {
   const int lane = threadIdx.x & 31;
   Fft fft;
   fft.init(lane % kG);
+  wait_for_prior_grids();  // Note [dependent launch]
   const int64_t pairs = (a.batch + 1) / 2;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   const int64_t warp0 = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
@@ -98,8 +100,7 @@ void launch_1d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   constexpr int kGroups = WarpFft<(1 << LW)>::kGroupsPerWarp * (kThreads / 32);  // pairs per block
   const int64_t work = ((a.batch + 1) / 2 + kGroups - 1) / kGroups;
   const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), kThreads, 0, work);
-  kernel<<<blocks, kThreads, 0, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, kThreads, 0, stream, 1, a);
 }
 
 template <int LW>

@@ -220,6 +220,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
+  wait_for_prior_grids();  // Note [dependent launch]
   auto load = [&](float2* dst, int64_t first) {
     load_real<T>(a, reinterpret_cast<float*>(dst), group_at(first, a.batch, pairs), pairs, whole);
   };
@@ -306,6 +307,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) inverse_1d_reg_ker
   const int buf = T::buffer(pairs);
   float2* tw = smem + T::kBuffers * buf;
   if constexpr (T::kFour) fill_twiddles<kN>(tw, T::kThreads);
+  wait_for_prior_grids();  // Note [dependent launch]
   auto load = [&](float2* dst, int64_t first) { load_spectra<T>(a, dst, group_at(first, a.batch, pairs), pairs); };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
   first_group<T>(load, smem, static_cast<int64_t>(blockIdx.x) * 2 * pairs, a.batch);
@@ -419,8 +421,7 @@ void launch_tile(const Args& a, bool fill, cudaStream_t stream) {
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
   const int64_t pairs = T::kFour ? T::kPairs : threads;
   const int blocks = grid_blocks(k, threads, smem, (a.batch + 2 * pairs - 1) / (2 * pairs));
-  void* args[] = {const_cast<Args*>(&a)};
-  FFTCONV_CUDA_CHECK(cudaLaunchKernel(k, dim3(blocks), dim3(threads), args, smem, stream));
+  launch_kernel(k, blocks, threads, smem, stream, a);
 }
 
 // The automatic shape (Note [1-D register kernels]) and the shape to launch: the one given, or it.

@@ -68,6 +68,7 @@ __global__ void __launch_bounds__(kThreads) forward_2d_kernel(ForwardArgs a) {
   row.init(lane % RowFft::kG);
   ColFft col;
   col.init(lane % ColFft::kG);
+  wait_for_prior_grids();  // Note [dependent launch]
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * T::kPlanes; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * T::kPlanes) {
@@ -163,6 +164,7 @@ __global__ void __launch_bounds__(kThreads) inverse_2d_kernel(InverseArgs a) {
   row.init(lane % RowFft::kG);
   ColFft col;
   col.init(lane % ColFft::kG);
+  wait_for_prior_grids();  // Note [dependent launch]
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * T::kPlanes; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * T::kPlanes) {
@@ -262,8 +264,7 @@ void launch_2d(void (*kernel)(Args), const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
   prepare_kernel(k, T::kSmemBytes);
   const int blocks = grid_blocks(k, kThreads, T::kSmemBytes, (a.batch + T::kPlanes - 1) / T::kPlanes);
-  kernel<<<blocks, kThreads, T::kSmemBytes, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, kThreads, T::kSmemBytes, stream, 1, a);
 }
 
 template <int LH, int LW>

@@ -289,6 +289,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   using T = FsTile<LH, LW>;
   extern __shared__ __align__(16) float2 smem[];
   const FsSmem<T> sm(smem, 1);
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_input<T>(a);
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
     issue_input<LH, LW>(a, plane, whole, sm.real());
@@ -453,6 +454,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   using T = FsTile<LH, LW>;
   extern __shared__ __align__(16) float2 smem[];
   const FsSmem<T> sm(smem, 1);
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_output<T>(a);
   for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
     load_plane<LH, LW>(a, plane, sm.data());
@@ -547,6 +549,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   constexpr int kNw2 = T::kNw2, G = C * PB;
   extern __shared__ __align__(16) float2 smem[];
   const FsSmem<T> sm(smem, PB);
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_input<T>(a);
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
@@ -585,6 +588,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   constexpr int kNw2 = T::kNw2, G = C * PB;
   extern __shared__ __align__(16) float2 smem[];
   const FsSmem<T> sm(smem, PB);
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_output<T>(a);
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
@@ -614,8 +618,7 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
   const void* k = reinterpret_cast<const void*>(kernel);
   prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, a.batch);
-  kernel<<<blocks, threads, smem, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, threads, smem, stream, 1, a);
 }
 
 // Clusters (Note [four-step freq_major clusters]): a whole number of clusters, at most one wave of
@@ -633,8 +636,7 @@ void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, c
   prepare_kernel(k, smem, true);  // before the cluster occupancy query (Note [kernel attributes once])
   const int64_t groups = (a.batch + c * pb - 1) / (c * pb);
   const int blocks = grid_blocks(k, threads, smem, groups * c, c);  // Note [cluster waves]
-  const ClusterLaunch launch(blocks, threads, smem, c, stream);
-  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, a));
+  launch_kernel(kernel, blocks, threads, smem, stream, c, a);
 }
 
 template <int LH, int LW>

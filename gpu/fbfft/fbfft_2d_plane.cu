@@ -123,6 +123,7 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) forward_plane_
   const int kP = static_cast<int>(blockDim.x);  // planes per block: T::kThreads, fewer for small batches
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x;
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld == kNw &&
                      a.in_plane_stride == kNh * kNw && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
@@ -202,6 +203,7 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) inverse_plane_
   const int kP = static_cast<int>(blockDim.x);  // planes per block: T::kThreads, fewer for small batches
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x;
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kNh && a.out_w == kNw && a.out_ld == kNw &&
                      a.out_plane_stride == kNh * kNw && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
@@ -285,8 +287,7 @@ void launch_plane(Kernel* kernel, const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
   prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, (a.batch + threads - 1) / threads);
-  kernel<<<blocks, threads, smem, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, threads, smem, stream, 1, a);
 }
 
 template <int LH, int LW>

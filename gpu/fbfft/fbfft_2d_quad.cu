@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kN && a.in_w >= kN && a.in_ld == kN &&
                      a.in_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
   const bool transposed = a.layout == Layout::transposed;
@@ -142,6 +143,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
+  wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kN && a.out_w == kN && a.out_ld == kN &&
                      a.out_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
   const bool transposed = a.layout == Layout::transposed;
@@ -257,8 +259,7 @@ template <class Kernel, class Args>
 void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
   const int blocks = grid_blocks(k, Quad::kThreads, Quad::kSmemBytes, (a.batch + Quad::kPlanes - 1) / Quad::kPlanes);
-  kernel<<<blocks, Quad::kThreads, Quad::kSmemBytes, stream>>>(a);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
 }
 
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) { launch_quad(forward_quad_kernel, a, stream); }

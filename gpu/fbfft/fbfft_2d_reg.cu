@@ -214,6 +214,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW,
   float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
+  wait_for_prior_grids();  // Note [dependent launch]
   const Job<RowFft::kG> rj(t, kNh / 2, log_p);  // rows 2j, 2j+1 of plane q
   const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
@@ -321,6 +322,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
   float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
+  wait_for_prior_grids();  // Note [dependent launch]
   const Job<RowFft::kG> rj(t, kNh / 2, log_p);
   const Job<ColFft::kG> cj(t, kHalf, log_p);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
@@ -433,8 +435,7 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
   const int threads = T::threads(planes), smem = T::smem_bytes(planes);
   prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, threads, smem, (a.batch + planes - 1) / planes);
-  kernel<<<blocks, threads, smem, stream>>>(a, log_p);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  launch_kernel(kernel, blocks, threads, smem, stream, 1, a, log_p);
 }
 
 template <int NH, int NW, int G0>

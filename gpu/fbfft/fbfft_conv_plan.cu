@@ -62,7 +62,9 @@ AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.
 
 // The backend's options, for experiments: extra["kernel"] pins the transforms' family (auto,
 // shuffle, registers, lanes, fourstep); extra["window"]=off turns the pruned small-window transforms off
-// (auto: tuned). Other backends' keys are ignored, a key no backend knows is an error.
+// (auto: tuned); extra["launch"]=plain launches the transforms without programmatic dependent launch
+// (default dependent, Note [dependent launch]). Other backends' keys are ignored, a key no backend
+// knows is an error.
 fbfft::Kernel transform_kernel(const PlanOptions& o) {
   fbfft::Kernel k = fbfft::Kernel::automatic;
   for (const auto& [key, value] : o.extra) {
@@ -71,17 +73,24 @@ fbfft::Kernel transform_kernel(const PlanOptions& o) {
     else if (key == "window") {
       if (value != "auto" && value != "off")
         throw InvalidArgument("extra[\"window\"]: expected auto or off, got '" + value + "'");
+    } else if (key == "launch") {
+      if (value != "dependent" && value != "plain")
+        throw InvalidArgument("extra[\"launch\"]: expected dependent or plain, got '" + value + "'");
     } else if (key == "fork") {
       if (value != "auto" && value != "on" && value != "off")
         throw InvalidArgument("extra[\"fork\"]: expected auto, on or off, got '" + value + "'");
     } else if (!is_known_extra_key(key))
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window, fork)");
+      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window, fork, launch)");
   }
   return k;
 }
 bool windows_allowed(const PlanOptions& o) {
   auto it = o.extra.find("window");
   return it == o.extra.end() || it->second != "off";
+}
+bool dependent_launches(const PlanOptions& o) {
+  auto it = o.extra.find("launch");
+  return it == o.extra.end() || it->second != "plain";
 }
 std::string fork_mode(const PlanOptions& o) {
   auto it = o.extra.find("fork");
@@ -174,7 +183,8 @@ class FbfftConvPlan final : public Plan {
       }
     };
     s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
-      << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")");
+      << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")")
+      << (dependent_ ? ", launched dependent (Note [dependent launch])" : ", plain launches");
     if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
     if (inv_window_)
       s << "; result by the pruned inverse to its window" << (inv_window_exact_ ? "" : " (padded bound)") << ", "
@@ -536,6 +546,7 @@ class FbfftConvPlan final : public Plan {
     f.layout = fbfft::Layout::freq_major;
     f.ld_batch = ld;
     f.kernel = fwd_kernel_;
+    f.dependent_launch = dependent_;
     return f;
   }
 
@@ -560,6 +571,7 @@ class FbfftConvPlan final : public Plan {
     v.layout = fbfft::Layout::freq_major;
     v.ld_batch = ld;
     v.kernel = inv_kernel_;
+    v.dependent_launch = dependent_;
     v.output = dst;
     v.out_h = out_h;
     v.out_w = out_w;
@@ -798,6 +810,7 @@ class FbfftConvPlan final : public Plan {
   PlanOptions opts_;
   int n_h_, n_w_;
   std::string why_;
+  bool dependent_ = dependent_launches(opts_);        // extra["launch"]
   fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
   bool inv_window_ = false;     // the result by the pruned inverse (tuned)

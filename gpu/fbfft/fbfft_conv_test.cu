@@ -443,7 +443,7 @@ TEST_SUITE("gpu") {
     CHECK_NOTHROW(fbfft_backend().plan(small, Pass::fprop, o));
   }
 
-  TEST_CASE("fbfft conv: the forked transforms (fork=on) give the result of one stream (fork=off) bit for bit; fork=auto") {
+  TEST_CASE("fbfft conv: the forked transforms (fork=on) give the result of one stream (fork=off) bit for bit, as do plain launches (launch=plain); fork=auto") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     // Untiled in one chunk and in several (a workspace limit), tiled with several chunks; mirror
     // padding for the padded-copy branch. Untuned, so that both plans run the same kernels.
@@ -464,13 +464,17 @@ TEST_SUITE("gpu") {
         const auto forked = fbfft_backend().plan(p, pass, o);
         o.extra["fork"] = "off";
         const auto serial = fbfft_backend().plan(p, pass, o);
+        o.extra["launch"] = "plain";  // Note [dependent launch]: the same bits without dependent launches
+        const auto plain = fbfft_backend().plan(p, pass, o);
         CHECK(forked->describe().find("second stream") != std::string::npos);
         CHECK(serial->describe().find("second stream") == std::string::npos);
+        CHECK(serial->describe().find("launched dependent") != std::string::npos);
+        CHECK(plain->describe().find("plain launches") != std::string::npos);
         const PassData d = make_pass_data(p, pass, fresh_seed());
         DeviceBuffer dx = upload(d.input), dw = upload(d.weight), dg = upload(d.grad_output);
-        std::vector<float> out[2];
+        std::vector<float> out[3];
         int i = 0;
-        for (const Plan* plan : {forked.get(), serial.get()}) {
+        for (const Plan* plan : {forked.get(), serial.get(), plain.get()}) {
           DeviceBuffer dr = upload(d.result);  // NaN poison
           Args a;
           a.input = d.input.empty() ? nullptr : dx.get();
@@ -483,6 +487,7 @@ TEST_SUITE("gpu") {
         }
         CHECK(count_nan(out[0]) == 0);
         CHECK(out[0] == out[1]);
+        CHECK(out[1] == out[2]);
       }
     }
     // fork=auto: accGrad forks; fprop/bprop timed with autotune (both times in the note), else not
@@ -500,6 +505,9 @@ TEST_SUITE("gpu") {
     PlanOptions bad;
     bad.extra["fork"] = "2";
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, bad), InvalidArgument);
+    bad.extra.clear();
+    bad.extra["launch"] = "fast";
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(p, Pass::fprop, bad), doctest::Contains("extra[\"launch\"]"), InvalidArgument);
   }
 
   TEST_CASE("fbfft conv breakdown times every step of every pass, untiled and tiled, on one stream") {

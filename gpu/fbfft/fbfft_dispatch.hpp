@@ -3,8 +3,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <optional>
 
+#include "gpu/cuda_check.hpp"
+#include "gpu/dependent_launch.cuh"
 #include "gpu/fbfft/fbfft.hpp"
 
 namespace fftconv::fbfft::detail {
@@ -52,27 +55,25 @@ const Launcher* launchers_2d_fourstep();
 // clusters]), same indexing and sizes.
 const Launcher* launchers_2d_fourstep_clusters();
 
-// A cudaLaunchKernelEx configuration of `blocks` blocks of `threads` threads in clusters of
-// `cluster` blocks along x, with `smem_bytes` of dynamic shared memory, on `stream` (sm_90). The
-// configuration points at the member attribute, so the object is neither copied nor moved.
-struct ClusterLaunch {
-  cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attr[1]{};
-  ClusterLaunch(int blocks, int threads, int smem_bytes, int cluster, cudaStream_t stream = nullptr) {
-    config.gridDim = dim3(static_cast<unsigned>(blocks));
-    config.blockDim = dim3(static_cast<unsigned>(threads));
-    config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
-    config.stream = stream;
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    config.attrs = attr;
-    config.numAttrs = 1;
-  }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
-};
+// kernel<<<grid, threads, smem, stream>>>(a, rest...) as fbfft launches its fast kernels: through
+// cudaLaunchKernelEx, as a programmatic dependent launch when a.dependent_launch (every such kernel
+// calls wait_for_prior_grids() before touching memory: Note [dependent launch]) and, with
+// cluster > 1, in thread-block clusters of that many blocks (sm_90).
+template <class... Params, class Args, class... Rest>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, int threads, int smem, cudaStream_t stream, int cluster,
+                   const Args& a, const Rest&... rest) {
+  const LaunchConfig cfg(grid, dim3(static_cast<unsigned>(threads)), static_cast<std::size_t>(smem), stream,
+                         a.dependent_launch, cluster);
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, kernel, a, rest...));
+}
+// The same for a kernel known only by its address, whose one parameter is `a`.
+template <class Args>
+void launch_kernel(const void* kernel, dim3 grid, int threads, int smem, cudaStream_t stream, const Args& a) {
+  const LaunchConfig cfg(grid, dim3(static_cast<unsigned>(threads)), static_cast<std::size_t>(smem), stream,
+                         a.dependent_launch);
+  void* args[] = {const_cast<Args*>(&a)};
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelExC(&cfg.config, kernel, args));
+}
 
 // Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
 // blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized). With

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
@@ -659,6 +660,98 @@ TEST_SUITE("gpu") {
       }
       CHECK(rel_l2(g, r) <= fft_tolerance(n_h, n_w));
     }
+  }
+
+  // Note [dependent launch]: a chain forward -> inverse -> forward ... queued without a
+  // synchronization, every buffer of the chain poisoned with NaN before it starts, so that a kernel
+  // that read its input before its predecessor's stores were visible would carry NaN (or stale
+  // values) to the end. Dependent launches must give the plain launches' bits.
+  TEST_CASE("fbfft dependent launches in a chain give the plain launches' bits") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    constexpr int kRounds = 4;
+    struct Case {
+      int n_h, n_w, window;  // window > 0: forward_window / inverse_window of window×window planes
+      int64_t batch;
+    };
+    const Case cases[] = {{1, 8, 0, 20000},   {1, 32, 0, 20000},  {1, 128, 0, 5000}, {1, 256, 0, 3000},
+                          {8, 8, 0, 20000},   {16, 16, 0, 6000},  {32, 32, 0, 3000}, {64, 64, 0, 700},
+                          {32, 64, 0, 700},   {128, 128, 0, 300}, {12, 12, 0, 4000}, {16, 16, 3, 9000},
+                          {32, 32, 5, 4000},  {16, 16, 12, 6000}};
+    int checked = 0;
+    for (const Case& c : cases)
+      for (Layout l : kLayouts)
+        for (Kernel k : c.window ? std::vector<Kernel>{Kernel::automatic} : families(c.n_h, c.n_w, l)) {
+          if (c.window && l != Layout::freq_major) continue;  // the windowed transforms' layout
+          INFO(size_name(c.n_h, c.n_w, l, k) << " batch " << c.batch << (c.window ? " window " : "") << (c.window ? std::to_string(c.window) : ""));
+          const int in_h = c.window ? c.window : c.n_h, in_w = c.window ? c.window : c.n_w;
+          const int64_t plane = int64_t(in_h) * in_w;
+          const int64_t ld = l == Layout::freq_major ? c.batch + 3 : 0;
+          const size_t nspec = spectrum_elems(l, c.batch, c.n_h, c.n_w, ld ? ld : c.batch);
+          const auto x0 = random_floats(size_t(c.batch * plane));
+          std::vector<float> last[2];
+          std::vector<float2> spec[2];
+          for (int dependent = 0; dependent < 2; ++dependent) {
+            std::vector<DeviceBuffer> xs, ss;
+            xs.push_back(upload(x0));
+            for (int r = 0; r < kRounds; ++r) {
+              xs.emplace_back(x0.size() * sizeof(float));
+              ss.emplace_back(nspec * sizeof(float2));
+              poison(xs.back());
+              poison(ss.back());
+            }
+            FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+            for (int r = 0; r < kRounds; ++r) {
+              ForwardArgs f;
+              f.batch = c.batch;
+              f.n_h = c.n_h;
+              f.n_w = c.n_w;
+              f.input = xs[r].as<float>();
+              f.in_h = in_h;
+              f.in_w = f.in_ld = in_w;
+              f.in_plane_stride = plane;
+              f.output = ss[r].as<float2>();
+              f.layout = l;
+              f.ld_batch = ld;
+              f.kernel = k;
+              f.dependent_launch = dependent == 1;
+              InverseArgs v;
+              v.batch = c.batch;
+              v.n_h = c.n_h;
+              v.n_w = c.n_w;
+              v.input = ss[r].as<float2>();
+              v.layout = l;
+              v.ld_batch = ld;
+              v.output = xs[r + 1].as<float>();
+              v.out_h = in_h;
+              v.out_w = v.out_ld = in_w;
+              v.out_plane_stride = plane;
+              v.scale = 1.f / float(c.n_h * c.n_w);
+              v.kernel = k;
+              v.dependent_launch = dependent == 1;
+              if (c.window) {
+                fftconv::fbfft::forward_window(f);
+                fftconv::fbfft::inverse_window(v);
+              } else {
+                fftconv::fbfft::forward(f);
+                fftconv::fbfft::inverse(v);
+              }
+            }
+            FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+            last[dependent] = download<float>(xs.back(), x0.size());
+            spec[dependent] = download<float2>(ss.back(), nspec);
+          }
+          // The round trips return the input (no NaN from a poisoned buffer), and both launch kinds agree bit for bit.
+          double num = 0, den = 0;
+          for (size_t i = 0; i < x0.size(); ++i) {
+            num += (double(last[1][i]) - x0[i]) * (double(last[1][i]) - x0[i]);
+            den += double(x0[i]) * x0[i];
+          }
+          CHECK(std::sqrt(num / den) <= 2 * kRounds * fft_tolerance(c.n_h, c.n_w));
+          CHECK(std::memcmp(last[0].data(), last[1].data(), last[0].size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(spec[0].data(), spec[1].data(), spec[0].size() * sizeof(float2)) == 0);
+          ++checked;
+        }
+    MESSAGE("chains checked: " << checked);
   }
 
   TEST_CASE("fbfft rejects bad arguments and sizes without a kernel") {

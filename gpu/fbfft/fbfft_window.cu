@@ -76,6 +76,7 @@ template <int K>
 __global__ void __launch_bounds__(kWindowThreads) forward_window_kernel(ForwardArgs a, int rows_per_block, int cols_per_block) {
   extern __shared__ float2 table[];  // W_nh^m, then W_nw^m; staged windows after them (Note [large windows])
   window_tables(table, a.n_h, a.n_w);
+  wait_for_prior_grids();  // Note [dependent launch]
   const float2* table_w = table + a.n_h;
   const int nw2 = a.n_w / 2 + 1;
   const int64_t plane = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -165,8 +166,7 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
                   static_cast<unsigned>(col_blocks));
   const std::size_t smem =
       (a.n_h + a.n_w) * sizeof(float2) + (kStagedWindow<K> ? std::size_t(K) * K * threads * sizeof(float) : 0);
-  forward_window_kernel<K><<<grid, threads, smem, stream>>>(a, rows, cols);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  detail::launch_kernel(forward_window_kernel<K>, grid, threads, static_cast<int>(smem), stream, 1, a, rows, cols);
 }
 
 // Note [pruned inverse to small windows]
@@ -209,6 +209,7 @@ __device__ __forceinline__ void inverse_window_body(const InverseArgs& a) {
   __shared__ float2 table[512];                     // W_nh^m, then W_nw^m (Note [window twiddle indices])
   __shared__ float part[kWindowWarps][kChunk][33];  // per warp, per output of the round, per lane
   window_tables(table, a.n_h, a.n_w);
+  wait_for_prior_grids();  // Note [dependent launch]
   __syncthreads();
   const float2* table_w = table + a.n_h;
   const int nw2 = a.n_w / 2 + 1;
@@ -301,15 +302,14 @@ void launch_inverse_window(const InverseArgs& a, cudaStream_t stream) {
     constexpr int kPlanes = 32 / decltype(split)::value;  // planes per block
     const auto blocks = static_cast<unsigned>((a.batch + kPlanes - 1) / kPlanes);
     if constexpr (K <= 4)
-      inverse_window_kernel_small<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
+      detail::launch_kernel(inverse_window_kernel_small<K, decltype(split)::value>, blocks, 32 * kWindowWarps, 0, stream, 1, a);
     else
-      inverse_window_kernel<K, decltype(split)::value><<<blocks, 32 * kWindowWarps, 0, stream>>>(a);
+      detail::launch_kernel(inverse_window_kernel<K, decltype(split)::value>, blocks, 32 * kWindowWarps, 0, stream, 1, a);
   };
   const int split = inverse_window_split(a);  // one of kWindowSplits (validate)
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     ((split == kWindowSplits[I] ? launch(std::integral_constant<int, kWindowSplits[I]>{}) : void()), ...);
   }(std::make_index_sequence<std::size(kWindowSplits)>{});
-  FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
