@@ -25,7 +25,11 @@ namespace {
 //   own region, so compute needs no barrier. Every access to the region is 16 bytes wide: 4-byte
 //   ones meet 4 to a bank across a warp. (The inverse stored its real planes that way until
 //   2026-11-24; the 16-byte stores left its time unchanged, H100: n = 32 at 65,536 planes 1.41x
-//   cuFFT, 73% of the copy bandwidth, the same-size copy 81.5%: these kernels wait on memory.)
+//   cuFFT, 73% of the copy bandwidth, the same-size copy 81.5%: these kernels wait on memory.
+//   Storing each thread's two planes straight from registers instead, 16 bytes per lane at
+//   addresses 256 bytes apart, was 1.8-2.6x slower at n = 16, 32 from 65,536 planes (H100,
+//   2026-11-24, an experiment build: n = 32 at 262,144 0.065 vs 0.025 ms): the staging through
+//   the region is what makes the global stores whole lines.)
 //   The block's regions are contiguous and match the global order of the standard layout in both
 //   directions, so loads and stores are plain 16-byte copies when whole pairs of whole planes are
 //   moved.
