@@ -700,34 +700,31 @@ TEST_SUITE("gpu") {
               poison(ss.back());
             }
             FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+            auto common = [&](auto& args) {  // the fields ForwardArgs and InverseArgs share
+              args.batch = c.batch;
+              args.n_h = c.n_h;
+              args.n_w = c.n_w;
+              args.layout = l;
+              args.ld_batch = ld;
+              args.kernel = k;
+              args.dependent_launch = dependent == 1;
+            };
             for (int r = 0; r < kRounds; ++r) {
               ForwardArgs f;
-              f.batch = c.batch;
-              f.n_h = c.n_h;
-              f.n_w = c.n_w;
+              common(f);
               f.input = xs[r].as<float>();
               f.in_h = in_h;
               f.in_w = f.in_ld = in_w;
               f.in_plane_stride = plane;
               f.output = ss[r].as<float2>();
-              f.layout = l;
-              f.ld_batch = ld;
-              f.kernel = k;
-              f.dependent_launch = dependent == 1;
               InverseArgs v;
-              v.batch = c.batch;
-              v.n_h = c.n_h;
-              v.n_w = c.n_w;
+              common(v);
               v.input = ss[r].as<float2>();
-              v.layout = l;
-              v.ld_batch = ld;
               v.output = xs[r + 1].as<float>();
               v.out_h = in_h;
               v.out_w = v.out_ld = in_w;
               v.out_plane_stride = plane;
               v.scale = 1.f / float(c.n_h * c.n_w);
-              v.kernel = k;
-              v.dependent_launch = dependent == 1;
               if (c.window) {
                 fftconv::fbfft::forward_window(f);
                 fftconv::fbfft::inverse_window(v);
