@@ -92,7 +92,8 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--shapes-1d", args->shapes_1d,
                   "with --dims 1, also verify and time these block shapes of fbfft's 1-D register / four-step kernels "
                   "(an experiment knob; the fbfft columns use the automatic shape): 'plain' (32 pairs, no prefetch, no fill) or comma-separated pairs=4|8|16|32 (four-step pairs per block), prefetch "
-                  "(load the next group while computing), fill (small sizes: shrink blocks until one full wave); "
+                  "(load the next group while computing), fill (small sizes: shrink blocks until one full wave), groups=2|4|8 "
+                  "(cut the grid so that each block loops over at least that many groups); "
                   "e.g. --shapes-1d plain pairs=16,prefetch");
   cmd->add_option("--dependent-launch", args->dependent_launch,
                   "launch fbfft and the same-size copy as programmatic dependent launches (on, the library's default: "

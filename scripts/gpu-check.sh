@@ -95,7 +95,7 @@ stage_bench() {
   local inv
   for inv in "" --inverse; do
     $FC bench fft --dims 1 --sizes 8,16,32 --batches 16384,65536,262144 $inv --timer graph \
-      --shapes-1d plain prefetch fill --json "$OUT/fft1d_shapes_small${inv:+_inv}.json" 2>&1 | tail -9
+      --shapes-1d plain prefetch fill prefetch,fill prefetch,fill,groups=2 --json "$OUT/fft1d_shapes_small${inv:+_inv}.json" 2>&1 | tail -9
     $FC bench fft --dims 1 --sizes 64,128,256 --batches 16384,65536,262144 $inv --timer graph \
       --shapes-1d plain pairs=8 pairs=16 prefetch pairs=8,prefetch pairs=16,prefetch --json "$OUT/fft1d_shapes_four${inv:+_inv}.json" 2>&1 | tail -9
   done

@@ -126,6 +126,8 @@ void validate_shape(const std::optional<Shape1d>& shape) {
   const Shape1d& s = *shape;
   if (s.pairs != 0 && s.pairs != 4 && s.pairs != 8 && s.pairs != 16 && s.pairs != 32)
     bad("shape_1d.pairs", s.pairs, "must be 0, 4, 8, 16 or 32");
+  if (s.groups != 0 && s.groups != 2 && s.groups != 4 && s.groups != 8)
+    bad("shape_1d.groups", s.groups, "must be 0, 2, 4 or 8");
 }
 
 }  // namespace

@@ -127,7 +127,7 @@ constexpr int smooth_side_index(int n) {
 }
 
 // Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
-// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32) or Unsupported for a size without a kernel.
+// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32, shape_1d.groups not 0, 2, 4 or 8) or Unsupported for a size without a kernel.
 void validate(const ForwardArgs& a);
 void validate(const InverseArgs& a);
 

@@ -1,6 +1,7 @@
 // fbfft 1-D register / four-step kernels (n = 4..256): two real planes packed as one complex
 // transform; up to 32 points one thread per plane pair with the whole transform in its registers,
 // from 64 points the four-step split of the 2-D kernels' rows. See Note [1-D register kernels].
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -45,12 +46,22 @@ namespace {
 // kind two buffers of pair regions, and a block that loops over groups (the grid is at most one
 // wave) issues the next group's cp.async loads before it computes the current one, so its loads
 // overlap its compute and stores; `fill` lets the small kind halve its block until the grid fills
-// one wave of resident blocks instead of two blocks per SM. Without a shape the kernels launch the
+// one wave of resident blocks instead of two blocks per SM; `groups` (2, 4, 8) cuts either kind's
+// grid so that each block loops over at least that many groups. Without a shape the kernels launch the
 // automatic one, measured on the H100 (`fftconv bench fft --dims 1 --shapes-1d …`, graph timer,
 // batches 16,384-262,144): 4 pairs without prefetch for the four-step kind (the plain shape's time
 // x 0.93 geomean, 0.88 at 16,384 where one wave of 32-pair blocks leaves each SM two blocks that
 // load, compute and store in lockstep; never slower), prefetch and fill for the register kind
-// (x 0.97, at most 1.005).
+// (x 0.97, at most 1.005), and at n = 32 also groups=2: the grid is cut so that each block loops
+// over at least two groups, never below two blocks per SM. Without the cut, n = 32 at 65,536 planes
+// runs as one wave of one-warp blocks that all load, then compute (by our count some 800
+// instructions per thread, ~0.85 us of issue per SM sub-partition, memory idle), then store; with it,
+// a block computes its first group while its second loads and stores it while the second computes.
+// Measured (H100, 2026-11-24, two interleaved runs, bench/results/fft1d_groups_experiment/): n = 32
+// at 65,536 forward 7.75 -> 7.47-7.53 us, inverse 7.61-7.62 -> 7.21-7.22 us (1.48x -> 1.56x cuFFT);
+// at 262,144 (blocks already loop) within 1%; at 16,384 (two blocks per SM) it would be 13-16%
+// slower, hence the floor. At n = 8 and 16 the cut was 0-6% slower at 65,536 (their compute is
+// short, so fewer warps only cost latency hiding), and groups=4 was slower everywhere below 262,144.
 template <int LN, int P = 32, bool Pipe = false>
 struct Tile1 {
   static constexpr int kN = 1 << LN, kHalf = kN / 2, kNh2 = kHalf + 1;
@@ -408,8 +419,10 @@ const void* tile_kernel() {
 
 // Small kind: pairs per block halved (down to 32) while the batch would fill fewer blocks than two
 // per SM (fill: than one full wave of resident blocks); the four-step kind has T::kPairs pairs.
+// groups (Shape1d::groups): the grid is cut to ceil(groups of the batch / groups) blocks so that each
+// block loops over that many, but not below two blocks per SM (or the uncut grid, if smaller).
 template <class T, class Args>
-void launch_tile(const Args& a, bool fill, cudaStream_t stream) {
+void launch_tile(const Args& a, bool fill, int groups, cudaStream_t stream) {
   const void* k = tile_kernel<T, Args>();
   prepare_kernel(k, T::kSmemBytes);  // the largest block's; before any occupancy query
   int threads = T::kThreads;
@@ -424,13 +437,18 @@ void launch_tile(const Args& a, bool fill, cudaStream_t stream) {
   }
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
   const int64_t pairs = T::kFour ? T::kPairs : threads;
-  const int blocks = grid_blocks(k, threads, smem, (a.batch + 2 * pairs - 1) / (2 * pairs));
+  const int64_t block_groups = (a.batch + 2 * pairs - 1) / (2 * pairs);
+  const int64_t floor = std::min<int64_t>(block_groups, 2 * static_cast<int64_t>(sm_count()));
+  const int64_t cut = groups > 1 ? std::max((block_groups + groups - 1) / groups, floor) : block_groups;
+  const int blocks = grid_blocks(k, threads, smem, cut);
   launch_kernel(k, blocks, threads, smem, stream, a);
 }
 
 // The automatic shape (Note [1-D register kernels]) and the shape to launch: the one given, or it.
 template <int LN>
-constexpr Shape1d kAutoShape = Tile1<LN>::kFour ? Shape1d{4, false, false} : Shape1d{0, true, true};
+constexpr Shape1d kAutoShape = Tile1<LN>::kFour ? Shape1d{4, false, false}
+                               : LN == 5        ? Shape1d{0, true, true, 2}
+                                                : Shape1d{0, true, true};
 template <int LN>
 Shape1d resolve_shape(const std::optional<Shape1d>& s) {
   return s ? *s : kAutoShape<LN>;
@@ -454,7 +472,7 @@ void with_tile(const Shape1d& s, F&& f) {
 template <int LN, class Args>
 void launch_1d(const Args& a, cudaStream_t stream) {
   const Shape1d s = resolve_shape<LN>(a.shape_1d);
-  with_tile<LN>(s, [&](auto tile) { launch_tile<decltype(tile)>(a, s.fill, stream); });
+  with_tile<LN>(s, [&](auto tile) { launch_tile<decltype(tile)>(a, s.fill, s.groups, stream); });
 }
 template <int LN>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {

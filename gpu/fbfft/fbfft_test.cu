@@ -335,14 +335,17 @@ std::vector<Kernel> families(int n_h, int n_w, Layout l = Layout::standard) {
 }
 
 // The block shapes of the 1-D kernels for size n: pairs 4, 8, 16, 32 with and without prefetch for
-// the four-step kind (n >= 64), prefetch and fill for the register kind.
+// the four-step kind (n >= 64), prefetch and fill for the register kind; and a cut grid (groups 2
+// and 8) with and without prefetch for each kind.
 std::vector<Shape1d> shapes_1d(int n) {
   std::vector<Shape1d> v;
   for (bool prefetch : {false, true}) {
     if (n >= 64) {
       for (int pairs : {4, 8, 16, 32}) v.push_back(Shape1d{pairs, prefetch, false});
+      v.push_back(Shape1d{prefetch ? 4 : 16, prefetch, false, prefetch ? 2 : 8});
     } else {
       for (bool fill : {false, true}) v.push_back(Shape1d{0, prefetch, fill});
+      v.push_back(Shape1d{0, prefetch, prefetch, prefetch ? 2 : 8});
     }
   }
   return v;
@@ -419,8 +422,8 @@ TEST_SUITE("gpu") {
 
   // Every block shape of the 1-D register / four-step kernels (Note [1-D register kernels]): batches
   // of up to 300 planes at random placements in every layout, contiguous planes (the 16-byte copy
-  // paths), and for the prefetching shapes batches of about 4M points, where the blocks (one wave on
-  // an H100) loop over groups and the second buffer is used, placed and contiguous.
+  // paths), and for the prefetching and cut-grid shapes batches of about 4M points, where the blocks
+  // (one wave on an H100, or fewer) loop over groups and the second buffer is used, placed and contiguous.
   TEST_CASE("fbfft 1-D block shapes match FFTW at every size") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     double worst = 0;
@@ -440,7 +443,7 @@ TEST_SUITE("gpu") {
         };
         for (Layout l : kLayouts) check(l, 1, 300, false);
         check(Layout::standard, 2000, 2100, true);
-        if (shape.prefetch) {
+        if (shape.prefetch || shape.groups) {
           check(Layout::standard, big, big + 100, true);
           check(Layout::standard, big, big + 100, false);
         }
@@ -450,13 +453,15 @@ TEST_SUITE("gpu") {
   }
 
   // The prefetching 1-D kernels where blocks loop over groups on an H100 (one block per SM at 256
-  // points and 32 pairs; three per SM at 32 points), for the sanitizer runs (`*launch shapes*`).
+  // points and 32 pairs; three per SM at 32 points; at 32 points the automatic shape's grid cut to
+  // two blocks per SM), for the sanitizer runs (`*launch shapes*`).
   TEST_CASE("fbfft 1-D prefetch launch shapes that loop over groups") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    const std::pair<int, Shape1d> cases[] = {{256, Shape1d{32, true, false}}, {32, Shape1d{0, true, false}}};
+    const std::pair<int, std::optional<Shape1d>> cases[] = {
+        {256, Shape1d{32, true, false}}, {32, Shape1d{0, true, false}}, {32, std::nullopt}};
     for (const auto& [n, shape] : cases) {
       const int lo = n == 256 ? 9000 : 110000;
-      INFO("n=" << n << " shape " << fftconv::fbfft::to_string(shape) << " batch " << lo);
+      INFO("n=" << n << " shape " << (shape ? fftconv::fbfft::to_string(*shape) : "automatic") << " batch " << lo);
       const Kernel k = n <= 32 ? Kernel::registers : Kernel::fourstep;
       CHECK(check_forward(1, n, Layout::standard, false, k, lo + 50, false, lo, {shape, true}) <= fft_tolerance(1, n));
       CHECK(check_inverse(1, n, Layout::standard, false, k, lo + 50, false, lo, {shape, true}) <= fft_tolerance(1, n));
@@ -865,6 +870,8 @@ TEST_SUITE("gpu") {
     b.window_split = 0;
     b.shape_1d = Shape1d{12, false, false};
     CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains("shape_1d.pairs=12"), fftconv::InvalidArgument);
+    b.shape_1d = Shape1d{0, false, false, 3};
+    CHECK_THROWS_WITH_AS(fftconv::fbfft::validate(b), doctest::Contains("shape_1d.groups=3"), fftconv::InvalidArgument);
     a.n_h = 8;
     a.shape_1d = Shape1d{64, false, false};
     CHECK_THROWS_AS(fftconv::fbfft::validate(a), fftconv::InvalidArgument);
@@ -875,10 +882,14 @@ TEST_SUITE("gpu") {
     CHECK(parse_shape_1d("plain", "f") == Shape1d{});
     CHECK(parse_shape_1d("pairs=16,prefetch", "f") == Shape1d{16, true, false});
     CHECK(parse_shape_1d("fill,prefetch,pairs=8", "f") == Shape1d{8, true, true});
-    for (const Shape1d& s : {Shape1d{}, Shape1d{8, false, false}, Shape1d{32, true, true}, Shape1d{0, false, true}})
+    CHECK(parse_shape_1d("groups=4,prefetch", "f") == Shape1d{0, true, false, 4});
+    for (const Shape1d& s : {Shape1d{}, Shape1d{8, false, false}, Shape1d{32, true, true}, Shape1d{0, false, true},
+                             Shape1d{0, true, true, 2}, Shape1d{16, false, false, 8}})
       CHECK(parse_shape_1d(fftconv::fbfft::to_string(s), "f") == s);
     CHECK(fftconv::fbfft::to_string(Shape1d{16, true, false}) == "pairs=16,prefetch");
-    for (const char* bad : {"", "pairs=12", "pairs=", "prefetch,prefetch", "pairs=8,pairs=16", "fast", "prefetch,", "plain,fill", "default"})
+    CHECK(fftconv::fbfft::to_string(Shape1d{0, true, true, 2}) == "prefetch,fill,groups=2");
+    for (const char* bad : {"", "pairs=12", "pairs=", "prefetch,prefetch", "pairs=8,pairs=16", "fast", "prefetch,", "plain,fill", "default",
+                            "groups=3", "groups=", "groups=1", "groups=2,groups=4", "groups=16"})
       CHECK_THROWS_WITH_AS(parse_shape_1d(bad, "--shapes-1d"), doctest::Contains("--shapes-1d: bad 1-D block shape part"),
                            fftconv::InvalidArgument);
   }
