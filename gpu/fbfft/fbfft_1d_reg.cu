@@ -53,14 +53,15 @@ namespace {
 // x 0.93 geomean, 0.88 at 16,384 where one wave of 32-pair blocks leaves each SM two blocks that
 // load, compute and store in lockstep; never slower), prefetch and fill for the register kind
 // (x 0.97, at most 1.005), and at n = 32 also groups=2: the grid is cut so that each block loops
-// over at least two groups, never below two blocks per SM. Without the cut, n = 32 at 65,536 planes
+// over at least two groups where that leaves three warps per SM or more. Without the cut, n = 32 at 65,536 planes
 // runs as one wave of one-warp blocks that all load, then compute (by our count some 800
 // instructions per thread, ~0.85 us of issue per SM sub-partition, memory idle), then store; with it,
 // a block computes its first group while its second loads and stores it while the second computes.
 // Measured (H100, 2026-11-24, two interleaved runs, bench/results/fft1d_groups_experiment/): n = 32
 // at 65,536 forward 7.75 -> 7.47-7.53 us, inverse 7.61-7.62 -> 7.21-7.22 us (1.48x -> 1.56x cuFFT);
-// at 262,144 (blocks already loop) within 1%; at 16,384 (two blocks per SM) it would be 13-16%
-// slower, hence the floor. At n = 8 and 16 the cut was 0-6% slower at 65,536 (their compute is
+// at 131,072 13.6-14.2 -> 12.6-13.2 us; at 262,144 (blocks already loop) within 1%; at 16,384 and
+// 32,768 (one or two one-warp blocks per SM after the cut) 13-16% and 3-5% slower, hence the
+// three-warp floor (launch_tile). At n = 8 and 16 the cut was 0-6% slower at 65,536 (their compute is
 // short, so fewer warps only cost latency hiding), and groups=4 was slower everywhere below 262,144.
 template <int LN, int P = 32, bool Pipe = false>
 struct Tile1 {
@@ -420,7 +421,9 @@ const void* tile_kernel() {
 // Small kind: pairs per block halved (down to 32) while the batch would fill fewer blocks than two
 // per SM (fill: than one full wave of resident blocks); the four-step kind has T::kPairs pairs.
 // groups (Shape1d::groups): the grid is cut to ceil(groups of the batch / groups) blocks so that each
-// block loops over that many, but not below two blocks per SM (or the uncut grid, if smaller).
+// block loops over that many, unless the cut grid would hold fewer than three warps per SM (then it is
+// not cut): n = 32 with the cut was 3-5% slower at 32,768 planes (two one-warp blocks per SM) and 5-8%
+// faster at 65,536 (3.9 per SM) and 131,072 (two four-warp blocks per SM), H100.
 template <class T, class Args>
 void launch_tile(const Args& a, bool fill, int groups, cudaStream_t stream) {
   const void* k = tile_kernel<T, Args>();
@@ -438,9 +441,9 @@ void launch_tile(const Args& a, bool fill, int groups, cudaStream_t stream) {
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
   const int64_t pairs = T::kFour ? T::kPairs : threads;
   const int64_t block_groups = (a.batch + 2 * pairs - 1) / (2 * pairs);
-  const int64_t floor = std::min<int64_t>(block_groups, 2 * static_cast<int64_t>(sm_count()));
-  const int64_t cut = groups > 1 ? std::max((block_groups + groups - 1) / groups, floor) : block_groups;
-  const int blocks = grid_blocks(k, threads, smem, cut);
+  const int64_t cut = groups > 1 ? (block_groups + groups - 1) / groups : block_groups;
+  const bool enough_warps = cut * threads >= 3 * 32 * static_cast<int64_t>(sm_count());
+  const int blocks = grid_blocks(k, threads, smem, enough_warps ? cut : block_groups);
   launch_kernel(k, blocks, threads, smem, stream, a);
 }
 

@@ -17,7 +17,8 @@ struct Shape1d {
   bool fill = false;      // register kind (n <= 32): blocks are halved (down to 32 pairs) while the
                           // grid is under one full wave of resident blocks (default: under two per SM)
   int groups = 0;         // both kinds: the grid is cut so that each block loops over at least this many
-                          // groups of planes, 2, 4 or 8 (0: as many blocks as groups, up to one wave)
+                          // groups of planes, 2, 4 or 8, where the cut grid keeps three warps per SM
+                          // (0: as many blocks as groups, up to one wave)
   bool operator==(const Shape1d&) const = default;
 };
 
