@@ -62,6 +62,15 @@ void measure_interleaved(const Backend& b, const ConvProblem& p, Pass pass, std:
   }
 }
 
+// The terms of a candidate's modeled cost (Note [cost model]), so that a refit of the model's
+// constants (bench/tools/fit_cost_model.py) can recompute every prediction from the JSON.
+nlohmann::json cost_terms(const TileCost& c) {
+  return {{"transforms", c.transforms},         {"transform_flops", c.transform_flops},
+          {"pointwise_flops", c.pointwise_flops}, {"extra_flops", c.extra_flops},
+          {"traffic_bytes", c.traffic_bytes},   {"workspace_bytes", c.workspace_bytes},
+          {"cost", c.cost}};
+}
+
 int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
@@ -126,9 +135,11 @@ int run(const Flags& f) {
           std::printf("    %-16s %14.3f %14.3f %12.2f %12.1f%s\n", c.label().c_str(), pred, meas, mc.median_ms,
                       mc.workspace / 1048576.0, mc.ok ? "" : "  FAILED");
           cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"measured_time_ratio", meas},
-                           {"median_ms", mc.median_ms}, {"workspace_bytes", mc.workspace}, {"ok", mc.ok}});
+                           {"median_ms", mc.median_ms}, {"workspace_bytes", mc.workspace}, {"ok", mc.ok},
+                           {"cost", cost_terms(c.cost)}});
         }
         row["candidates"] = cands;
+        row["untiled_cost"] = cost_terms(choice.candidates.front().cost);  // the ratios' denominator
       }
       rows.push_back(row);
       std::fflush(stdout);

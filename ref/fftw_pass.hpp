@@ -35,8 +35,9 @@ BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, co
 EngineOptions engine_options(const PlanOptions& o);
 
 std::size_t touched_bytes(const ConvProblem& p, DType d);
-// Workspace budget of a plan: opts.workspace_limit, else Note [fftw workspace budget].
-std::size_t default_budget(const ConvProblem& p, const PlanOptions& o);
+// Workspace budget of a plan: opts.workspace_limit, else Note [fftw workspace budget], never below
+// `minimum` (the engine's smallest chunk, so that a basis the caller pinned plans without a limit).
+std::size_t default_budget(const ConvProblem& p, const PlanOptions& o, std::size_t minimum);
 
 // Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp).
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o);

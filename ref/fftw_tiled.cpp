@@ -24,7 +24,7 @@ class FftwTiledPlan final : public Plan {
     const PassShape sh = pass_shape(p, pass);
     const int64_t items = tp.item_count(), flight = tp.tiles_in_flight;
     // Tiled: the planner already sized tiles_in_flight to the limit; untiled: Note [fftw workspace budget].
-    const std::size_t budget = tp.tiled ? o.workspace_limit : default_budget(p, o);
+    const std::size_t budget = tp.tiled ? o.workspace_limit : default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
     if (pass == Pass::accgrad) {
       const int64_t r = tp.reduction == AccgradReduction::frequency ? items : std::min(items, flight);
       chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
