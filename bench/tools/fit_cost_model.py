@@ -71,6 +71,32 @@ def rms(values):
     return math.sqrt(sum(v * v for v in values) / len(values))
 
 
+def report_picks(points, before, after):
+    """The planner's decision per problem and pass: the candidate (or the untiled plan, ratio 1) of the
+    lowest predicted cost, and its measured time over the fastest measured one's."""
+    groups = {}
+    for p, rb, ra in zip(points, before, after):
+        groups.setdefault((p[0], p[1]), []).append((p[2], p[5], p[5] * math.exp(rb), p[5] * math.exp(ra)))
+    print("\nthe planner's pick per problem and pass (measured time over the fastest's in parentheses)")
+    print(f"{'problem':34s} {'pass':8s} {'fastest':12s} {'pick before':20s} {'pick after':20s}")
+    picks, loss_before, loss_after = [], [], []
+    for (prob, ps), cands in groups.items():
+        cands = [("untiled", 1.0, 1.0, 1.0)] + cands
+        fastest = min(cands, key=lambda c: c[1])
+        pb = min(cands, key=lambda c: c[2])
+        pa = min(cands, key=lambda c: c[3])
+        loss_before.append(pb[1] / fastest[1])
+        loss_after.append(pa[1] / fastest[1])
+        print(f"{prob[:34]:34s} {ps:8s} {fastest[0]:12s} {pb[0]:11s} ({pb[1] / fastest[1]:5.3f}) "
+              f"{pa[0]:11s} ({pa[1] / fastest[1]:5.3f})")
+        picks.append({"problem": prob, "pass": ps, "fastest": fastest[0], "pick_before": pb[0], "pick_after": pa[0],
+                      "loss_before": pb[1] / fastest[1], "loss_after": pa[1] / fastest[1]})
+    geo = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
+    print(f"picks' measured time over the fastest: geomean {geo(loss_before):.3f} -> {geo(loss_after):.3f}, "
+          f"worst {max(loss_before):.3f} -> {max(loss_after):.3f}")
+    return picks, (loss_before, loss_after)
+
+
 def nelder_mead(f, x0, steps, iters=4000, tol=1e-12):
     """Minimizes f from x0 (plain Nelder-Mead, so that the script needs no packages)."""
     n = len(x0)
@@ -112,6 +138,9 @@ def main():
     ap.add_argument("--exclude", default="", help="leave out candidates whose label matches this regex (e.g. '^8x8')")
     ap.add_argument("--current", default=",".join(str(v) for v in COMMITTED),
                     help="the constants the files were written with, comma-separated in the order " + ", ".join(NAMES))
+    ap.add_argument("--evaluate", nargs="+", default=[],
+                    help="also report the rms error and the picks of both constant sets on these files (not fitted: "
+                         "a held-out check, e.g. another run or other problems)")
     ap.add_argument("--json", help="write the fit (constants, rms errors, every point) to this path")
     a = ap.parse_args()
     try:
@@ -150,33 +179,21 @@ def main():
         print(f"{prob[:34]:34s} {ps:8s} {label:12s} {meas:9.3f} {pb:8.3f} {pa:8.3f}")
         rows.append({"problem": prob, "pass": ps, "candidate": label, "measured_time_ratio": meas,
                      "predicted_before": pb, "predicted_after": pa})
-    # The planner's decision per problem and pass: the candidate (or the untiled plan, ratio 1) of the
-    # lowest predicted cost, and what it costs in measured time against the fastest measured one.
-    groups = {}
-    for p, rb, ra in zip(points, before, after):
-        groups.setdefault((p[0], p[1]), []).append((p[2], p[5], p[5] * math.exp(rb), p[5] * math.exp(ra)))
-    print(f"\nthe planner's pick per problem and pass (measured time over the fastest's in parentheses)")
-    print(f"{'problem':34s} {'pass':8s} {'fastest':12s} {'pick before':20s} {'pick after':20s}")
-    picks = []
-    loss_before, loss_after = [], []
-    for (prob, ps), cands in groups.items():
-        cands = [("untiled", 1.0, 1.0, 1.0)] + cands
-        fastest = min(cands, key=lambda c: c[1])
-        pb = min(cands, key=lambda c: c[2])
-        pa = min(cands, key=lambda c: c[3])
-        loss_before.append(pb[1] / fastest[1])
-        loss_after.append(pa[1] / fastest[1])
-        print(f"{prob[:34]:34s} {ps:8s} {fastest[0]:12s} {pb[0]:11s} ({pb[1] / fastest[1]:5.3f}) {pa[0]:11s} ({pa[1] / fastest[1]:5.3f})")
-        picks.append({"problem": prob, "pass": ps, "fastest": fastest[0], "pick_before": pb[0], "pick_after": pa[0],
-                      "loss_before": pb[1] / fastest[1], "loss_after": pa[1] / fastest[1]})
-    geo = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
-    print(f"picks' measured time over the fastest: geomean {geo(loss_before):.3f} -> {geo(loss_after):.3f}, "
-          f"worst {max(loss_before):.3f} -> {max(loss_after):.3f}")
+    picks, loss = report_picks(points, before, after)
+    held_out = {}
+    if a.evaluate:
+        other = load(a.evaluate, a.exclude)
+        ob, oa = residuals(other, current), residuals(other, fitted)
+        print(f"\nheld out: {len(other)} candidates from {', '.join(a.evaluate)}: rms of log(predicted / measured) "
+              f"{rms(ob):.3f} -> {rms(oa):.3f}")
+        other_picks, other_loss = report_picks(other, ob, oa)
+        held_out = {"files": a.evaluate, "rms_log_before": rms(ob), "rms_log_after": rms(oa), "picks": other_picks}
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"files": a.files, "exclude": a.exclude, "cache_bytes": CACHE_BYTES,
                        "current": dict(zip(NAMES, current)), "fitted": dict(zip(NAMES, fitted)),
-                       "rms_log_before": rms(before), "rms_log_after": rms(after), "points": rows, "picks": picks},
+                       "rms_log_before": rms(before), "rms_log_after": rms(after), "points": rows, "picks": picks,
+                       "held_out": held_out},
                       f, indent=2)
             f.write("\n")
 
