@@ -20,7 +20,8 @@ The script first recomputes every prediction with the constants the JSON was wri
 --current, default the committed ones) and stops if they do not reproduce the file's
 predicted_cost_ratio: the formula here must be the C++ one.
 
-Usage: fit_cost_model.py FILE.json [FILE.json ...] [--exclude REGEX] [--json OUT]
+Usage: fit_cost_model.py FILE.json [FILE.json ...] [--exclude REGEX] [--constants C1,...,C5]
+                         [--evaluate FILE.json ...] [--json OUT]
 """
 import argparse
 import json
@@ -29,7 +30,7 @@ import re
 import sys
 
 CACHE_BYTES = 8.0 * 1024 * 1024  # kCacheBytes (not fitted: a property of the machine's caches)
-COMMITTED = (2800.0, 0.4, 1.0, 0.25, 1.5)
+COMMITTED = (2800.0, 0.4, 1.0, 0.25, 1.5)  # tiling/cost_model.hpp (kExtraWeight: extra flops count in full there)
 NAMES = ("kFlopsPerTransform", "kPointwiseWeight", "kExtraWeight", "kFlopsPerCachedByte", "kFlopsPerDramByte")
 
 
@@ -43,7 +44,7 @@ def cost(terms, theta):
 
 
 def load(paths, exclude):
-    """(problem, pass, label, candidate terms, untiled terms, measured ratio, file's predicted ratio)."""
+    """(problem, pass, label, candidate terms, untiled terms, measured ratio, file's predicted ratio, file)."""
     points = []
     for path in paths:
         with open(path) as f:
@@ -59,28 +60,39 @@ def load(paths, exclude):
                 if exclude and re.search(exclude, c["label"]):
                     continue
                 points.append((row["problem"], row["pass"], c["label"], c["cost"], row["untiled_cost"],
-                               c["measured_time_ratio"], c["predicted_cost_ratio"]))
+                               c["measured_time_ratio"], c["predicted_cost_ratio"], path))
     return points
 
 
 def residuals(points, theta):
-    return [math.log(cost(t, theta) / cost(u, theta)) - math.log(m) for _, _, _, t, u, m, _ in points]
+    return [math.log(cost(t, theta) / cost(u, theta)) - math.log(m) for _, _, _, t, u, m, _, _ in points]
 
 
 def rms(values):
     return math.sqrt(sum(v * v for v in values) / len(values))
 
 
+def parse_constants(text, option, allow_zero):
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        sys.exit(f"{option}: expected {len(NAMES)} comma-separated numbers, got '{text}'")
+    if len(values) != len(NAMES) or min(values) < 0 or (not allow_zero and min(values) == 0):
+        sys.exit(f"{option}: expected {len(NAMES)} {'non-negative' if allow_zero else 'positive'} numbers "
+                 f"({', '.join(NAMES)}), got '{text}'")
+    return values
+
+
 def report_picks(points, before, after):
     """The planner's decision per problem and pass: the candidate (or the untiled plan, ratio 1) of the
     lowest predicted cost, and its measured time over the fastest measured one's."""
-    groups = {}
+    groups = {}  # per file (run), problem and pass
     for p, rb, ra in zip(points, before, after):
-        groups.setdefault((p[0], p[1]), []).append((p[2], p[5], p[5] * math.exp(rb), p[5] * math.exp(ra)))
+        groups.setdefault((p[7], p[0], p[1]), []).append((p[2], p[5], p[5] * math.exp(rb), p[5] * math.exp(ra)))
     print("\nthe planner's pick per problem and pass (measured time over the fastest's in parentheses)")
     print(f"{'problem':34s} {'pass':8s} {'fastest':12s} {'pick before':20s} {'pick after':20s}")
     picks, loss_before, loss_after = [], [], []
-    for (prob, ps), cands in groups.items():
+    for (_, prob, ps), cands in groups.items():
         cands = [("untiled", 1.0, 1.0, 1.0)] + cands
         fastest = min(cands, key=lambda c: c[1])
         pb = min(cands, key=lambda c: c[2])
@@ -137,23 +149,21 @@ def main():
     ap.add_argument("files", nargs="+", help="`fftconv bench tiling --candidates --json` outputs")
     ap.add_argument("--exclude", default="", help="leave out candidates whose label matches this regex (e.g. '^8x8')")
     ap.add_argument("--current", default=",".join(str(v) for v in COMMITTED),
-                    help="the constants the files were written with, comma-separated in the order " + ", ".join(NAMES))
+                    help="the constants the files were written with, comma-separated in the order " + ", ".join(NAMES)
+                         + " (default: the committed ones; run6_paper_shapes.json in bench/results/cost_model_refit/ "
+                           "was written with the trial constants 0,0.46,1,0,0)")
+    ap.add_argument("--constants", help="skip the fit and compare these constants (same order as --current) instead")
     ap.add_argument("--evaluate", nargs="+", default=[],
                     help="also report the rms error and the picks of both constant sets on these files (not fitted: "
                          "a held-out check, e.g. another run or other problems)")
     ap.add_argument("--json", help="write the fit (constants, rms errors, every point) to this path")
     a = ap.parse_args()
-    try:
-        current = tuple(float(v) for v in a.current.split(","))
-    except ValueError:
-        sys.exit(f"--current: expected {len(NAMES)} numbers, got '{a.current}'")
-    if len(current) != len(NAMES) or min(current) <= 0:
-        sys.exit(f"--current: expected {len(NAMES)} positive numbers, got '{a.current}'")
+    current = parse_constants(a.current, "--current", allow_zero=True)
     points = load(a.files, a.exclude)
     if len(points) < 5:
         sys.exit(f"only {len(points)} candidates to fit; need at least 5")
     for p in points:
-        _, _, label, t, u, _, file_pred = p
+        _, _, label, t, u, _, file_pred, _ = p
         pred = cost(t, current) / cost(u, current)
         if abs(pred - file_pred) > 1e-6 * file_pred:
             sys.exit(f"{p[0]} {p[1]} {label}: recomputed prediction {pred:.6f} != the file's {file_pred:.6f} "
@@ -162,9 +172,13 @@ def main():
     def objective(log_theta):
         return sum(r * r for r in residuals(points, [math.exp(v) for v in log_theta]))
 
-    x, _ = nelder_mead(objective, [math.log(v) for v in current], [0.5] * len(NAMES))
-    x, _ = nelder_mead(objective, x, [0.2] * len(NAMES))  # restart: Nelder-Mead can stall on a ridge
-    fitted = tuple(math.exp(v) for v in x)
+    if a.constants:
+        fitted = parse_constants(a.constants, "--constants", allow_zero=True)
+    else:
+        start = [math.log(max(v, 1e-3)) for v in current]  # log space: a zero constant starts small
+        x, _ = nelder_mead(objective, start, [0.5] * len(NAMES))
+        x, _ = nelder_mead(objective, x, [0.2] * len(NAMES))  # restart: Nelder-Mead can stall on a ridge
+        fitted = tuple(math.exp(v) for v in x)
     before, after = residuals(points, current), residuals(points, fitted)
     print(f"{len(points)} candidates from {len(a.files)} file(s){' (excluding ' + a.exclude + ')' if a.exclude else ''}")
     for name, c, f in zip(NAMES, current, fitted):
@@ -174,7 +188,7 @@ def main():
     print(f"{'problem':34s} {'pass':8s} {'candidate':12s} {'measured':>9s} {'before':>8s} {'after':>8s}")
     rows = []
     for p, rb, ra in zip(points, before, after):
-        prob, ps, label, _, _, meas, _ = p
+        prob, ps, label, _, _, meas, _, _ = p
         pb, pa = meas * math.exp(rb), meas * math.exp(ra)
         print(f"{prob[:34]:34s} {ps:8s} {label:12s} {meas:9.3f} {pb:8.3f} {pa:8.3f}")
         rows.append({"problem": prob, "pass": ps, "candidate": label, "measured_time_ratio": meas,
