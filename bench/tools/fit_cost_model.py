@@ -5,8 +5,7 @@ measured candidate times.
 Input: JSON files written by `fftconv bench tiling --candidates --json PATH` (each candidate row
 carries the terms of its modeled cost, and each problem row the untiled plan's). For constants
 theta = (flops per transform, pointwise weight, extra-flop weight, flops per cached byte, flops per
-DRAM byte) a
-candidate's predicted ratio is cost(candidate) / cost(untiled), with
+DRAM byte) a candidate's predicted ratio is cost(candidate) / cost(untiled), with
 
     cost = transform_flops + k_transform * transforms + k_pointwise * pointwise_flops + k_extra * extra_flops
            + traffic_bytes * (k_cached + (k_dram - k_cached) * uncached(workspace_bytes)),
@@ -106,7 +105,7 @@ def report_picks(points, before, after):
     geo = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))
     print(f"picks' measured time over the fastest: geomean {geo(loss_before):.3f} -> {geo(loss_after):.3f}, "
           f"worst {max(loss_before):.3f} -> {max(loss_after):.3f}")
-    return picks, (loss_before, loss_after)
+    return picks
 
 
 def nelder_mead(f, x0, steps, iters=4000, tol=1e-12):
@@ -193,14 +192,14 @@ def main():
         print(f"{prob[:34]:34s} {ps:8s} {label:12s} {meas:9.3f} {pb:8.3f} {pa:8.3f}")
         rows.append({"problem": prob, "pass": ps, "candidate": label, "measured_time_ratio": meas,
                      "predicted_before": pb, "predicted_after": pa})
-    picks, loss = report_picks(points, before, after)
+    picks = report_picks(points, before, after)
     held_out = {}
     if a.evaluate:
         other = load(a.evaluate, a.exclude)
         ob, oa = residuals(other, current), residuals(other, fitted)
         print(f"\nheld out: {len(other)} candidates from {', '.join(a.evaluate)}: rms of log(predicted / measured) "
               f"{rms(ob):.3f} -> {rms(oa):.3f}")
-        other_picks, other_loss = report_picks(other, ob, oa)
+        other_picks = report_picks(other, ob, oa)
         held_out = {"files": a.evaluate, "rms_log_before": rms(ob), "rms_log_after": rms(oa), "picks": other_picks}
     if a.json:
         with open(a.json, "w") as f:

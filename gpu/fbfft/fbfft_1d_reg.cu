@@ -1,7 +1,6 @@
 // fbfft 1-D register / four-step kernels (n = 4..256): two real planes packed as one complex
 // transform; up to 32 points one thread per plane pair with the whole transform in its registers,
 // from 64 points the four-step split of the 2-D kernels' rows. See Note [1-D register kernels].
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -425,14 +424,14 @@ const void* tile_kernel() {
 // not cut): n = 32 with the cut was 3-5% slower at 32,768 planes (two one-warp blocks per SM) and 5-8%
 // faster at 65,536 (3.9 per SM) and 131,072 (two four-warp blocks per SM), H100.
 template <class T, class Args>
-void launch_tile(const Args& a, bool fill, int groups, cudaStream_t stream) {
+void launch_tile(const Args& a, const Shape1d& shape, cudaStream_t stream) {
   const void* k = tile_kernel<T, Args>();
   prepare_kernel(k, T::kSmemBytes);  // the largest block's; before any occupancy query
   int threads = T::kThreads;
   if constexpr (!T::kFour) {
     auto blocks_for = [&](int th) { return (a.batch + 2 * th - 1) / (2 * th); };
     while (threads > 32) {
-      const int64_t enough = fill ? grid_blocks(k, threads, T::smem_bytes(threads), INT64_MAX)
+      const int64_t enough = shape.fill ? grid_blocks(k, threads, T::smem_bytes(threads), INT64_MAX)
                                              : 2 * static_cast<int64_t>(sm_count());
       if (blocks_for(threads) >= enough) break;
       threads /= 2;
@@ -441,7 +440,7 @@ void launch_tile(const Args& a, bool fill, int groups, cudaStream_t stream) {
   const int smem = T::smem_bytes(T::kFour ? T::kPairs : threads);
   const int64_t pairs = T::kFour ? T::kPairs : threads;
   const int64_t block_groups = (a.batch + 2 * pairs - 1) / (2 * pairs);
-  const int64_t cut = groups > 1 ? (block_groups + groups - 1) / groups : block_groups;
+  const int64_t cut = shape.groups > 1 ? (block_groups + shape.groups - 1) / shape.groups : block_groups;
   const bool enough_warps = cut * threads >= 3 * 32 * static_cast<int64_t>(sm_count());
   const int blocks = grid_blocks(k, threads, smem, enough_warps ? cut : block_groups);
   launch_kernel(k, blocks, threads, smem, stream, a);
@@ -475,7 +474,7 @@ void with_tile(const Shape1d& s, F&& f) {
 template <int LN, class Args>
 void launch_1d(const Args& a, cudaStream_t stream) {
   const Shape1d s = resolve_shape<LN>(a.shape_1d);
-  with_tile<LN>(s, [&](auto tile) { launch_tile<decltype(tile)>(a, s.fill, s.groups, stream); });
+  with_tile<LN>(s, [&](auto tile) { launch_tile<decltype(tile)>(a, s, stream); });
 }
 template <int LN>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {

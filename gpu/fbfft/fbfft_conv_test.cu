@@ -20,6 +20,7 @@
 #include "validation/data.hpp"
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
+#include "validation/verdict.hpp"
 
 #include "gpu/test_device.hpp"
 
@@ -122,8 +123,7 @@ std::string check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
   const Run r = run_plan(p, pass, *plan, stream);
   const int64_t n = p.result_elems(pass);
   const ErrorStats e = compare(r.result.data(), r.ref.data(), n);
-  const Tolerance tol = with_cancellation(tolerance(p, pass, DType::f32, basis_elems),
-                                          cancellation_factor(n, p.reduction_length(pass), r.rms_a, r.rms_b, e.ref_norm));
+  const Tolerance tol = judge_stats(p, pass, e, r.rms_a, r.rms_b, basis_elems).tol;  // Note [cancellation] included
   CHECK(e.nonfinite == 0);
   CHECK(count_nan(r.result) == 0);
   CHECK(e.rel_l2 <= tol.rel_l2);
