@@ -23,7 +23,7 @@ int log2_exact(int n) {
 }
 
 // The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
-// 32..128 and 16x16 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts
+// 32..128, 16x16 and 8x8 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts
 // (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x cuFFT where the register kernels reach 1.4-1.9x);
 // in the freq_major layout (the fbfft backend's) the four-step kernels launched as clusters (Note
 // [four-step freq_major clusters]) where a side is 64 or more, the register family below (at 32x32
@@ -56,9 +56,12 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
   // row pair and column otherwise (fbfft_2d_reg.cu).
   const detail::Launcher* p = entry(detail::launchers_2d_plane(), index);
   const detail::Launcher* r = p ? p : entry(detail::launchers_2d_registers(), index);
-  const bool quad = n_h == 16 && n_w == 16;  // the four-step family's 16x16 entry: no freq_major output
+  // The four-step family's 8x8 and 16x16 entries (four lanes per plane): no freq_major output.
+  const detail::Launcher* quad = n_h == 16 && n_w == 16 ? detail::launcher_2d_quad16()
+                                 : n_h == 8 && n_w == 8 ? detail::launcher_2d_quad8()
+                                                        : nullptr;
   const detail::Launcher* f =
-      quad ? (layout == Layout::freq_major ? nullptr : detail::launcher_2d_quad16())
+      quad ? (layout == Layout::freq_major ? nullptr : quad)
            : entry(layout == Layout::freq_major ? detail::launchers_2d_fourstep_clusters() : detail::launchers_2d_fourstep(), index);
   const detail::Launcher* w = entry(detail::launchers_2d(), index);
   switch (kernel) {
@@ -96,7 +99,7 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
       case Kernel::lanes: sizes = " (lanes kernels: 2-D, sides 16 and 32)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
-                " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 16x16 outside the freq_major layout)";
+                " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 8x8 and 16x16 outside the freq_major layout)";
         break;
       default:
         sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128, powers of two; "
@@ -171,7 +174,7 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool in
   if (&l == &detail::launchers_2d_registers()[index] || &l == &detail::launchers_2d_plane()[index]) return Kernel::registers;
   if (&l == &detail::launchers_2d_lanes()[index]) return Kernel::lanes;
   if (&l == &detail::launchers_2d_fourstep()[index] || &l == &detail::launchers_2d_fourstep_clusters()[index] ||
-      &l == detail::launcher_2d_quad16())
+      &l == detail::launcher_2d_quad16() || &l == detail::launcher_2d_quad8())
     return Kernel::fourstep;
   return Kernel::shuffle;
 }

@@ -45,9 +45,10 @@ const Launcher* launchers_2d_lanes();
 const Launcher* launchers_1d_registers();
 // The one-thread-per-plane kernels (fbfft_2d_plane.cu), same indexing; sides 4 and 8, every layout.
 const Launcher* launchers_2d_plane();
-// The four-step family's 16x16 entry (fbfft_2d_quad.cu: four lanes per plane), standard and
-// transposed layouts.
+// The four-step family's 16x16 and 8x8 entries (fbfft_2d_quad.cu: four lanes per plane), standard
+// and transposed layouts.
 const Launcher* launcher_2d_quad16();
+const Launcher* launcher_2d_quad8();
 // The four-step kernels (fbfft_2d_fourstep.cu), same indexing; entries for sides 32, 64 and 128
 // (square and rectangular), standard and transposed layouts only.
 const Launcher* launchers_2d_fourstep();

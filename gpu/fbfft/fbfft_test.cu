@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -468,6 +469,24 @@ TEST_SUITE("gpu") {
     }
   }
 
+  // The four-lane 2-D kernels (the four-step family at 8x8 and 16x16: Notes [8x8 four-lane
+  // kernels], [16x16 four-lane kernels]) on contiguous planes (their 16-byte copy paths, which the
+  // random placements above almost never take), on small batches (partial warps and blocks) and on
+  // batches of about 100,000 planes, where the warps or blocks loop over groups; for the sanitizer
+  // runs (`*launch shapes*`).
+  TEST_CASE("fbfft four-lane 2-D launch shapes: contiguous planes, partial groups and loops") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    for (int n : {8, 16})
+      for (Layout l : {Layout::standard, Layout::transposed})
+        for (auto [lo, hi, contiguous] : {std::tuple{1, 40, true}, std::tuple{100000, 100050, true}, std::tuple{100000, 100050, false}}) {
+          INFO(size_name(n, n, l, Kernel::fourstep) << " batch " << lo << ".." << hi << (contiguous ? " contiguous" : " placed"));
+          Extra extra;
+          extra.contiguous = contiguous;
+          CHECK(check_forward(n, n, l, false, Kernel::fourstep, hi, false, lo, extra) <= fft_tolerance(n, n));
+          CHECK(check_inverse(n, n, l, false, Kernel::fourstep, hi, false, lo, extra) <= fft_tolerance(n, n));
+        }
+  }
+
   TEST_CASE("fbfft forward_window (pruned DFT of windows up to 12x12) matches FFTW at every size and placement") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     check_window_sizes(check_forward);
@@ -818,7 +837,11 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::shuffle));
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(16, 16, Kernel::automatic, Layout::freq_major) == Kernel::registers);
-    CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic, Layout::transposed, true) == Kernel::fourstep);
+    CHECK(fftconv::fbfft::resolve_kernel(8, 8, Kernel::automatic, Layout::freq_major) == Kernel::registers);
+    CHECK_FALSE(fftconv::fbfft::supported(8, 8, Kernel::fourstep, Layout::freq_major));
+    CHECK_FALSE(fftconv::fbfft::supported(8, 16, Kernel::fourstep));
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic) == Kernel::fourstep);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::automatic, Layout::freq_major) == Kernel::registers);
     CHECK(fftconv::fbfft::resolve_kernel(32, 32, Kernel::fourstep, Layout::freq_major) == Kernel::fourstep);
