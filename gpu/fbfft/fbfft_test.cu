@@ -472,9 +472,9 @@ TEST_SUITE("gpu") {
   // The four-lane 2-D kernels (the four-step family at 8x8 and 16x16: Notes [8x8 four-lane
   // kernels], [16x16 four-lane kernels]) on contiguous planes (their 16-byte copy paths, which the
   // random placements above almost never take), on small batches (partial warps and blocks) and on
-  // batches of about 60,000 planes, where the warps or blocks loop over groups (one wave on an H100
-  // holds at most 50,688 planes at 8x8 and 33,792 at 16x16); for the sanitizer
-  // runs (`*launch shapes*`).
+  // batches of about 60,000 planes, where the warps or blocks loop over groups (one wave of the 8x8
+  // kernels holds 33,792 (inverse) to 50,688 (forward) planes on an H100); for the sanitizer runs
+  // (`*launch shapes*`).
   TEST_CASE("fbfft four-lane 2-D launch shapes: contiguous planes, partial groups and loops") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     for (int n : {8, 16})
