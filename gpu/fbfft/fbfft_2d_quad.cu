@@ -278,7 +278,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // about 120 instructions of hoisted index arithmetic ran before the first load.
 // Measured (H100, graph timer, batch 16,384, bench/results/fft2d_*_graph_h100.json): 765,952 warp
 // instructions (374 per warp, 40 registers, 18% achieved occupancy); forward 0.0053 -> 0.0047 ms,
-// inverse 0.0054 -> 0.0049 ms against the one-thread kernel in the same run; at 65,536 5-7%
+// inverse 0.0055 -> 0.0049 ms against the one-thread kernel in the same run; at 65,536 5-7%
 // faster. A variant with 7% fewer instructions (lane 0 unpacking only kh <= 4 and conjugating the
 // rest) timed the same at 16,384 and 3% slower at 65,536 (48 registers): at 16,384 the kernel waits
 // on its phases (load, shared-memory round trips, the arithmetic of the last warps to get their
