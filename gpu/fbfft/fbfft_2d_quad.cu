@@ -33,6 +33,79 @@ struct Quad {
 
 __device__ __forceinline__ float4 f4(float2 a, float2 b) { return make_float4(a.x, a.y, b.x, b.y); }
 
+// The packed row pairs of both four-lane kernels (N = 8, 16): rows r0 and r1 of N floats, N/4
+// 16-byte groups each, transformed as z = r0 + i r1 by RegFft<N>; a row's half spectrum is kept as
+// columns 0..N/2-1 with column 0 holding (X[0], X[N/2]) (both real) as one complex value, N/4 groups.
+
+// Forward: the two rows' half spectra written over them.
+template <int N>
+__device__ __forceinline__ void row_pair_forward(float4* r0, float4* r1) {
+  constexpr int kL = ilog2(N);
+  float2 v[N];
+  static_for<N / 4>([&](auto g) {
+    const float4 x0 = r0[g], x1 = r1[g];
+    v[4 * g] = make_float2(x0.x, x1.x);
+    v[4 * g + 1] = make_float2(x0.y, x1.y);
+    v[4 * g + 2] = make_float2(x0.z, x1.z);
+    v[4 * g + 3] = make_float2(x0.w, x1.w);
+  });
+  RegFft<N>::forward(v);  // v[i] = Z[bitrev(i)]
+  float2 s0[N / 2], s1[N / 2];
+  static_for<N / 2>([&](auto k) {
+    constexpr int ik = bitrev(k, kL), im = bitrev((N - k) % N, kL);
+    if constexpr (k == 0) {
+      s0[0] = make_float2(v[0].x, v[1].x);  // v[1] = Z[N/2]
+      s1[0] = make_float2(v[0].y, v[1].y);
+    } else {
+      s0[k] = unpack_a(v[ik], v[im]);
+      s1[k] = unpack_b(v[ik], v[im]);
+    }
+  });
+  static_for<N / 4>([&](auto g) {
+    r0[g] = f4(s0[2 * g], s0[2 * g + 1]);
+    r1[g] = f4(s1[2 * g], s1[2 * g + 1]);
+  });
+}
+
+// Inverse: the two rows' half spectra, Hermitian-extended and packed, replaced by the rows (times scale).
+template <int N>
+__device__ __forceinline__ void row_pair_inverse(float4* r0, float4* r1, float scale) {
+  constexpr int kL = ilog2(N), kHalf = N / 2;
+  float2 b0[kHalf], b1[kHalf];
+  static_for<N / 4>([&](auto g) {
+    const float4 w0 = r0[g], w1 = r1[g];
+    b0[2 * g] = make_float2(w0.x, w0.y);
+    b0[2 * g + 1] = make_float2(w0.z, w0.w);
+    b1[2 * g] = make_float2(w1.x, w1.y);
+    b1[2 * g + 1] = make_float2(w1.z, w1.w);
+  });
+  float2 v[N];
+  static_for<N>([&](auto k) {
+    float2 za, zb;
+    if constexpr (k == 0) {
+      za = make_float2(b0[0].x, 0.f);
+      zb = make_float2(b1[0].x, 0.f);
+    } else if constexpr (k == kHalf) {
+      za = make_float2(b0[0].y, 0.f);
+      zb = make_float2(b1[0].y, 0.f);
+    } else if constexpr (k < kHalf) {
+      za = b0[k];
+      zb = b1[k];
+    } else {
+      za = conjf2(b0[N - k]);
+      zb = conjf2(b1[N - k]);
+    }
+    v[k] = swap_ri(pack_ab(za, zb));
+  });
+  RegFft<N>::forward(v);  // swap(v[i]) = (r0 + i r1)[bitrev(i)]
+  static_for<N / 4>([&](auto g) {
+    constexpr int x0 = 4 * decltype(g)::value;
+    constexpr int i0 = bitrev(x0, kL), i1 = bitrev(x0 + 1, kL), i2 = bitrev(x0 + 2, kL), i3 = bitrev(x0 + 3, kL);
+    r0[g] = make_float4(v[i0].y * scale, v[i1].y * scale, v[i2].y * scale, v[i3].y * scale);
+    r1[g] = make_float4(v[i0].x * scale, v[i1].x * scale, v[i2].x * scale, v[i3].x * scale);
+  });
+}
+
 __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
@@ -67,30 +140,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
     // (1) rows 4l..4l+3: two packed pairs; each row's spectrum columns 0..7 (0: (A[0], A[8])) over it
     static_for<2>([&](auto jj) {
       constexpr int r0 = 2 * decltype(jj)::value;
-      float2 v[kN];
-      static_for<4>([&](auto g) {
-        const float4 x0 = rows[4 * r0 + g], x1 = rows[4 * (r0 + 1) + g];
-        v[4 * g] = make_float2(x0.x, x1.x);
-        v[4 * g + 1] = make_float2(x0.y, x1.y);
-        v[4 * g + 2] = make_float2(x0.z, x1.z);
-        v[4 * g + 3] = make_float2(x0.w, x1.w);
-      });
-      RegFft<kN>::forward(v);  // v[i] = Z[bitrev(i)]
-      float2 s0[8], s1[8];
-      static_for<8>([&](auto k) {
-        constexpr int ik = bitrev(k, 4), im = bitrev((kN - k) % kN, 4);
-        if constexpr (k == 0) {
-          s0[0] = make_float2(v[0].x, v[1].x);  // v[1] = Z[8]
-          s1[0] = make_float2(v[0].y, v[1].y);
-        } else {
-          s0[k] = unpack_a(v[ik], v[im]);
-          s1[k] = unpack_b(v[ik], v[im]);
-        }
-      });
-      static_for<4>([&](auto cp) {
-        rows[4 * r0 + cp] = f4(s0[2 * cp], s0[2 * cp + 1]);
-        rows[4 * (r0 + 1) + cp] = f4(s1[2 * cp], s1[2 * cp + 1]);
-      });
+      row_pair_forward<kN>(rows + 4 * r0, rows + 4 * (r0 + 1));
     });
     __syncwarp();  // the plane's row spectra are written
     // (2) columns 2l, 2l+1
@@ -201,39 +251,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     float4* rows = mine + 17 * l;
     static_for<2>([&](auto jj) {
       constexpr int r0 = 2 * decltype(jj)::value;
-      float2 b0[8], b1[8];  // columns 0..7 of rows r0, r0 + 1 (0: (B[0], B[8]))
-      static_for<4>([&](auto cp) {
-        const float4 w0 = rows[4 * r0 + cp], w1 = rows[4 * (r0 + 1) + cp];
-        b0[2 * cp] = make_float2(w0.x, w0.y);
-        b0[2 * cp + 1] = make_float2(w0.z, w0.w);
-        b1[2 * cp] = make_float2(w1.x, w1.y);
-        b1[2 * cp + 1] = make_float2(w1.z, w1.w);
-      });
-      float2 v[kN];
-      static_for<kN>([&](auto k) {
-        float2 za, zb;
-        if constexpr (k == 0) {
-          za = make_float2(b0[0].x, 0.f);
-          zb = make_float2(b1[0].x, 0.f);
-        } else if constexpr (k == 8) {
-          za = make_float2(b0[0].y, 0.f);
-          zb = make_float2(b1[0].y, 0.f);
-        } else if constexpr (k < 8) {
-          za = b0[k];
-          zb = b1[k];
-        } else {
-          za = conjf2(b0[kN - k]);
-          zb = conjf2(b1[kN - k]);
-        }
-        v[k] = swap_ri(pack_ab(za, zb));
-      });
-      RegFft<kN>::forward(v);  // swap(v[i]) = (row r0 + i row r0+1)[bitrev(i)]
-      static_for<4>([&](auto g) {
-        constexpr int x0 = 4 * decltype(g)::value;
-        constexpr int i0 = bitrev(x0, 4), i1 = bitrev(x0 + 1, 4), i2b = bitrev(x0 + 2, 4), i3 = bitrev(x0 + 3, 4);
-        rows[4 * r0 + g] = make_float4(v[i0].y * a.scale, v[i1].y * a.scale, v[i2b].y * a.scale, v[i3].y * a.scale);
-        rows[4 * (r0 + 1) + g] = make_float4(v[i0].x * a.scale, v[i1].x * a.scale, v[i2b].x * a.scale, v[i3].x * a.scale);
-      });
+      row_pair_inverse<kN>(rows + 4 * r0, rows + 4 * (r0 + 1), a.scale);
     });
     __syncthreads();
     // (3) the output windows
@@ -342,25 +360,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
     cp_async_wait_all();
     __syncwarp();
     // (1) rows 2l, 2l+1 packed; their spectra's columns 0..3 (0: (A[0], A[4])) over them
-    {
-      const float4 r00 = mine[4 * l], r01 = mine[4 * l + 1], r10 = mine[4 * l + 2], r11 = mine[4 * l + 3];
-      float2 v[kN] = {make_float2(r00.x, r10.x), make_float2(r00.y, r10.y), make_float2(r00.z, r10.z),
-                      make_float2(r00.w, r10.w), make_float2(r01.x, r11.x), make_float2(r01.y, r11.y),
-                      make_float2(r01.z, r11.z), make_float2(r01.w, r11.w)};
-      RegFft<kN>::forward(v);  // v[i] = Z[bitrev(i)]; v[1] = Z[4]
-      float2 s0[4], s1[4];
-      s0[0] = make_float2(v[0].x, v[1].x);
-      s1[0] = make_float2(v[0].y, v[1].y);
-      static_for<3>([&](auto k1) {
-        constexpr int k = k1 + 1, ik = bitrev(k, 3), im = bitrev(kN - k, 3);
-        s0[k] = unpack_a(v[ik], v[im]);
-        s1[k] = unpack_b(v[ik], v[im]);
-      });
-      mine[4 * l] = f4(s0[0], s0[1]);
-      mine[4 * l + 1] = f4(s0[2], s0[3]);
-      mine[4 * l + 2] = f4(s1[0], s1[1]);
-      mine[4 * l + 3] = f4(s1[2], s1[3]);
-    }
+    row_pair_forward<kN>(mine + 4 * l, mine + 4 * l + 2);
     __syncwarp();  // the planes' row spectra are written
     // (2) column l
     float2 c[kN];
@@ -469,38 +469,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
     static_for<kN>([&](auto y) { m2[4 * y + l] = swap_ri(c[bitrev(y, 3)]); });
     __syncwarp();  // the planes' rows are complete
     // (2) rows 2l, 2l+1: one packed pair with the Hermitian extension, written back as real rows
-    {
-      const float4 w00 = mine[4 * l], w01 = mine[4 * l + 1], w10 = mine[4 * l + 2], w11 = mine[4 * l + 3];
-      const float2 b0[4] = {make_float2(w00.x, w00.y), make_float2(w00.z, w00.w), make_float2(w01.x, w01.y),
-                            make_float2(w01.z, w01.w)};
-      const float2 b1[4] = {make_float2(w10.x, w10.y), make_float2(w10.z, w10.w), make_float2(w11.x, w11.y),
-                            make_float2(w11.z, w11.w)};
-      float2 v[kN];
-      static_for<kN>([&](auto k) {
-        float2 za, zb;
-        if constexpr (k == 0) {
-          za = make_float2(b0[0].x, 0.f);
-          zb = make_float2(b1[0].x, 0.f);
-        } else if constexpr (k == 4) {
-          za = make_float2(b0[0].y, 0.f);
-          zb = make_float2(b1[0].y, 0.f);
-        } else if constexpr (k < 4) {
-          za = b0[k];
-          zb = b1[k];
-        } else {
-          za = conjf2(b0[kN - k]);
-          zb = conjf2(b1[kN - k]);
-        }
-        v[k] = swap_ri(pack_ab(za, zb));
-      });
-      RegFft<kN>::forward(v);  // swap(v[i]) = (row 2l + i row 2l+1)[bitrev(i)]
-      static_for<2>([&](auto g) {
-        constexpr int x0 = 4 * decltype(g)::value;
-        constexpr int i0 = bitrev(x0, 3), i1 = bitrev(x0 + 1, 3), i2b = bitrev(x0 + 2, 3), i3 = bitrev(x0 + 3, 3);
-        mine[4 * l + g] = make_float4(v[i0].y * a.scale, v[i1].y * a.scale, v[i2b].y * a.scale, v[i3].y * a.scale);
-        mine[4 * l + 2 + g] = make_float4(v[i0].x * a.scale, v[i1].x * a.scale, v[i2b].x * a.scale, v[i3].x * a.scale);
-      });
-    }
+    row_pair_inverse<kN>(mine + 4 * l, mine + 4 * l + 2, a.scale);
     __syncwarp();
     // (3) the output windows
     if constexpr (Contiguous) {
