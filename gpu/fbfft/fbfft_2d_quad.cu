@@ -300,7 +300,11 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // faster. A variant with 7% fewer instructions (lane 0 unpacking only kh <= 4 and conjugating the
 // rest) timed the same at 16,384 and 3% slower at 65,536 (48 registers): at 16,384 the kernel waits
 // on its phases (load, shared-memory round trips, the arithmetic of the last warps to get their
-// data), not on issue slots, and still takes ~1.1x the time of a same-size copy.
+// data), not on issue slots, and still takes ~1.1x the time of a same-size copy. Also tried (same
+// run each, docs/history.md, eleventh session): eight lanes per plane, four planes per warp (a real
+// row per lane, half a column per lane): forward 1.5% faster at 16,384, inverse 4% and both at
+// 65,536 4-6% slower; and griddepcontrol.launch_dependents before the stores: 2-3% at 16,384, 1-3%
+// slower forward at 65,536.
 // x, as a value the compiler cannot compute ahead of this point (so that index arithmetic that
 // depends on it is not hoisted above the loads issued before it).
 __device__ __forceinline__ int opaque(int x) {
