@@ -40,6 +40,26 @@ stage_tests() {
   ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
 }
 
+# sanitize NAME LOG LIMIT TOOL CMD...: compute-sanitizer --tool TOOL on CMD within LIMIT seconds, one summary line.
+sanitize() {
+  local name=$1 logf=$2 limit=$3 tool=$4 rc=0
+  shift 4
+  timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 "$@" >"$logf" 2>&1 || rc=$?
+  if [ $rc = 0 ]; then
+    echo "sanitizer $name: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logf" | tail -1))" | tee -a "$summary"
+  elif [ $rc = 124 ]; then
+    # Out of time is not a finding: say so, and whether the sanitizer reported anything before.
+    # (every sanitizer line starts with "========= "; without a report there is only the banner)
+    local reports
+    reports=$(grep -E "^=========" "$logf" | grep -vc "COMPUTE-SANITIZER" || true)
+    echo "sanitizer $name: TIMED OUT after ${limit} s with $reports sanitizer lines before that (raise SANITIZE_TIMEOUT or split SANITIZE_FILTER)" | tee -a "$summary"
+    [ "$reports" = 0 ] || grep -E "^=========" "$logf" | head -20
+  else
+    echo "sanitizer $name: FAILED (exit $rc)" | tee -a "$summary"
+    grep -E "=========|ERROR" "$logf" | head -20
+  fi
+}
+
 stage_sanitize() {
   local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
   local tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck smoke}
@@ -53,27 +73,12 @@ stage_sanitize() {
     # racecheck is the slowest tool: its own time limit (RACECHECK_TIMEOUT).
     local limit=${SANITIZE_TIMEOUT:-540}
     [ "$tool" = racecheck ] && limit=${RACECHECK_TIMEOUT:-540}
-    local rc=0
-    timeout "$limit" compute-sanitizer --tool $tool --error-exitcode 9 $B/gpu/gpu_test -ts=gpu -tc="$f" >"$OUT/sanitize-$tool.log" 2>&1 || rc=$?
-    if [ $rc = 0 ]; then
-      echo "sanitizer $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tail -1))" | tee -a "$summary"
-    elif [ $rc = 124 ]; then
-      # Out of time is not a finding: say so, and whether the sanitizer reported anything before.
-      # (every sanitizer line starts with "========= "; without a report there is only the banner)
-      local reports
-      reports=$(grep -E "^=========" "$OUT/sanitize-$tool.log" | grep -vc "COMPUTE-SANITIZER" || true)
-      echo "sanitizer $tool: TIMED OUT after ${limit} s with $reports sanitizer lines before that (raise SANITIZE_TIMEOUT or split SANITIZE_FILTER)" | tee -a "$summary"
-      [ "$reports" = 0 ] || grep -E "^=========" "$OUT/sanitize-$tool.log" | head -20
-    else
-      echo "sanitizer $tool: FAILED (exit $rc)" | tee -a "$summary"; grep -E "=========|ERROR" "$OUT/sanitize-$tool.log" | head -20
-    fi
+    sanitize "$tool" "$OUT/sanitize-$tool.log" "$limit" "$tool" $B/gpu/gpu_test -ts=gpu -tc="$f"
   done
   case " $tools " in *" smoke "*) ;; *) return 0 ;; esac
   log "validate smoke on the GPU backends under memcheck"
-  timeout "${SANITIZE_TIMEOUT:-540}" compute-sanitizer --tool memcheck --error-exitcode 9 $FC validate --set smoke --backends cufft,fbfft --no-autotune \
-    --no-progress --out "$OUT/smoke-memcheck.jsonl" >"$OUT/smoke-memcheck.log" 2>&1 &&
-    echo "sanitizer memcheck on validate smoke: clean" | tee -a "$summary" ||
-    { echo "sanitizer memcheck on validate smoke: FAILED" | tee -a "$summary"; tail -20 "$OUT/smoke-memcheck.log"; }
+  sanitize "memcheck on validate smoke" "$OUT/smoke-memcheck.log" "${SANITIZE_TIMEOUT:-540}" memcheck \
+    $FC validate --set smoke --backends cufft,fbfft --no-autotune --no-progress --out "$OUT/smoke-memcheck.jsonl"
 }
 
 stage_validate() {
