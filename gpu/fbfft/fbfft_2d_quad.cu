@@ -3,6 +3,7 @@
 // through the plane's shared-memory region. See Notes [16x16 four-lane kernels] and [8x8 four-lane
 // kernels].
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/fbfft/fbfft_dispatch.hpp"
@@ -104,6 +105,17 @@ __device__ __forceinline__ void row_pair_inverse(float4* r0, float4* r1, float s
     r0[g] = make_float4(v[i0].y * scale, v[i1].y * scale, v[i2].y * scale, v[i3].y * scale);
     r1[g] = make_float4(v[i0].x * scale, v[i1].x * scale, v[i2].x * scale, v[i3].x * scale);
   });
+}
+
+// The inverses' packed column 0 at frequency kh, swapped (both four-lane kernels, N = 8, 16): the
+// Hermitian parts (the C2R contract) of the real columns 0 and N/2 of the staged spectrum s as one
+// complex column; idx(kh, kw) is where frequency (kh, kw) sits in the layout.
+template <int N, class Idx, class Kh>
+__device__ __forceinline__ float2 packed_edge_columns(const float2* s, Idx idx, Kh kh) {
+  constexpr std::integral_constant<int, (N - Kh::value) % N> km{};
+  const float2 a0 = s[idx(kh, 0)], b0 = s[idx(km, 0)];
+  const float2 a1 = s[idx(kh, N / 2)], b1 = s[idx(km, N / 2)];
+  return swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
 }
 
 __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
@@ -224,14 +236,10 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     float2 c0[kN], c1[kN];
     auto gather = [&](auto idx) {
       static_for<kN>([&](auto kh) {
-        constexpr int km = (kN - kh) % kN;
-        if (l == 0) {
-          const float2 a0 = i2[idx(kh, 0)], b0 = i2[idx(std::integral_constant<int, km>{}, 0)];
-          const float2 a1 = i2[idx(kh, 8)], b1 = i2[idx(std::integral_constant<int, km>{}, 8)];
-          c0[kh] = swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
-        } else {
+        if (l == 0)
+          c0[kh] = packed_edge_columns<kN>(i2, idx, kh);
+        else
           c0[kh] = swap_ri(i2[idx(kh, 2 * l)]);
-        }
         c1[kh] = swap_ri(i2[idx(kh, 2 * l + 1)]);
       });
     };
@@ -453,14 +461,10 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
     float2 c[kN];
     auto gather = [&](auto idx) {
       static_for<kN>([&](auto kh) {
-        constexpr int km = (kN - kh) % kN;
-        if (l == 0) {
-          const float2 a0 = i2[idx(kh, 0)], b0 = i2[idx(std::integral_constant<int, km>{}, 0)];
-          const float2 a1 = i2[idx(kh, 4)], b1 = i2[idx(std::integral_constant<int, km>{}, 4)];
-          c[kh] = swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
-        } else {
+        if (l == 0)
+          c[kh] = packed_edge_columns<kN>(i2, idx, kh);
+        else
           c[kh] = swap_ri(i2[idx(kh, l)]);
-        }
       });
     };
     if (transposed)
