@@ -56,7 +56,9 @@ sanitize() {
     [ "$reports" = 0 ] || grep -E "^=========" "$logf" | head -20
   else
     echo "sanitizer $name: FAILED (exit $rc)" | tee -a "$summary"
+    # the sanitizer's reports, then the end of the command's own output (a failed check prints no report)
     grep -E "=========|ERROR" "$logf" | head -20
+    tail -20 "$logf"
   fi
 }
 
