@@ -323,24 +323,40 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                   100 * fp["copy_fraction"].get<double>(), fp["speedup"].get<double>(), fp["verified"].get<bool>() ? "" : ", FAILED");
     plain_line = buf;
   }
-  // A copy kernel that reads and writes as many bytes as the transform, timed the same way: how
-  // close to the (large-copy) copy bandwidth a kernel of this size gets at all. It writes half the
-  // rotation ahead of what it reads, so that neither side is still in L2; it runs last because it
-  // overwrites slots (and, with one slot, the reference) that the verifications above use.
+  // Two copy kernels timed the same way: how close to the (large-copy) copy bandwidth a kernel of
+  // this size gets at all. The same-size copy reads and writes half the transform's bytes each; the
+  // same-shape copy reads the transform's input bytes and writes its output bytes (R2C writes more
+  // than it reads, C2R reads more: a read costs more than a write, which goes only to L2). Each
+  // writes half the rotation ahead of what it reads, so that neither side is still in L2; they run
+  // last because they overwrite slots (and, with one slot, the references) that the verifications
+  // above use.
   const int64_t same_pieces = int64_t((real_bytes + cplx_bytes) / 32);  // 16-byte pieces each way (<= cplx_bytes)
   const std::size_t same_bytes = std::size_t(same_pieces) * 16;
-  auto time_copy = [&](bool dependent) {
+  const std::size_t in_bytes = c.inverse ? cplx_bytes : real_bytes, out_bytes = c.inverse ? real_bytes : cplx_bytes;
+  auto time_copy = [&](bool dependent, bool shaped) {
     return time_events([&](int i) {
-      void* dst = slots > 1 ? cplx[(i + slots / 2) % slots].get() : check_cplx.get();
-      copy_device(static_cast<float4*>(dst), static_cast<const float4*>(cplx[i % slots].get()), same_pieces, stream, dependent);
+      const int j = (i + slots / 2) % slots;
+      if (!shaped) {
+        void* dst = slots > 1 ? cplx[j].get() : check_cplx.get();
+        copy_device(static_cast<float4*>(dst), same_pieces, static_cast<const float4*>(cplx[i % slots].get()), same_pieces,
+                    stream, dependent);
+        return;
+      }
+      const void* src = c.inverse ? cplx[i % slots].get() : real[i % slots].get();
+      void* dst = c.inverse ? (slots > 1 ? real[j].get() : check_real.get()) : (slots > 1 ? cplx[j].get() : check_cplx.get());
+      copy_device(static_cast<float4*>(dst), int64_t(out_bytes / 16), static_cast<const float4*>(src), int64_t(in_bytes / 16),
+                  stream, dependent);
     }, o.warmup, o.repeat, stream, o.timer, per_sample);
   };
-  const Stats same = time_copy(o.dependent_launch != DependentLaunch::off);
+  const bool dependent = o.dependent_launch != DependentLaunch::off;
+  const Stats same = time_copy(dependent, false);
+  const Stats shape = time_copy(dependent, true);
+  const double shape_gbps = double(in_bytes / 16 * 16 + out_bytes / 16 * 16) / (shape.median_ms * 1e6);
   const double same_gbps = 2.0 * double(same_bytes) / (same.median_ms * 1e6);
   // --dependent-launch compare: the copy launched plainly too (the automatic family's plain
   // launches were measured above, before the copies overwrote the slots its verification uses).
   if (o.dependent_launch == DependentLaunch::compare) {
-    const Stats cp = time_copy(false);
+    const Stats cp = time_copy(false, false);
     const double cp_gbps = 2.0 * double(same_bytes) / (cp.median_ms * 1e6);
     plain["same_size_copy"] = {{"median_ms", cp.median_ms}, {"min_ms", cp.min_ms}, {"copy_fraction", cp_gbps / copy_gbps}, {"timer", cp.timer}};
     char buf[64];
@@ -354,8 +370,9 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
                 cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
                 cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
-  char same_line[96];
-  std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%]", same.median_ms, 100 * same_gbps / copy_gbps);
+  char same_line[128];
+  std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%; same-shape copy %.4f ms, %.1f%%]", same.median_ms,
+                100 * same_gbps / copy_gbps, shape.median_ms, 100 * shape_gbps / copy_gbps);
   out << line << same_line << plain_line << others_line << shapes_line;
   for (const Stats* st : {&fb, &cu})
     if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
@@ -371,6 +388,8 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}, {"timer", cu.timer}}},
           {"same_size_copy", {{"bytes_read_and_written", 2 * same_bytes}, {"median_ms", same.median_ms}, {"min_ms", same.min_ms},
                               {"copy_fraction", same_gbps / copy_gbps}, {"timer", same.timer}}},
+          {"same_shape_copy", {{"bytes_read", in_bytes / 16 * 16}, {"bytes_written", out_bytes / 16 * 16}, {"median_ms", shape.median_ms},
+                               {"min_ms", shape.min_ms}, {"copy_fraction", shape_gbps / copy_gbps}, {"timer", shape.timer}}},
           {"speedup", cu.median_ms / fb.median_ms},
           {"rel_l2_vs_cufft", rel},
           {"non_finite", non_finite},
@@ -432,7 +451,7 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
       << " GB/s (read+write), launch floor " << floor_ms * 1e3 << " us (empty kernel, same timing); timer "
       << to_string(o.timer) << (o.timer == GpuTimer::calls ? " (each call synchronized)" : " (per call, calls back to back)")
       << "; dependent launch " << to_string(o.dependent_launch) << "\n";
-  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [a D2D copy of the same bytes] <plain launches> (other families) {1-D block shapes}\n";
+  out << "     size    batch dir | fbfft med   min(ms) | cufft med   min(ms) | fbfft GB/s %copy | cufft GB/s %copy | speedup | rel_l2 | fbfft family [copy kernels: same size; same shape] <plain launches> (other families) {1-D block shapes}\n";
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();

@@ -23,9 +23,9 @@ struct FftBenchOptions {
   int warmup = 5;
   GpuTimer timer = GpuTimer::calls;               // calls: each call synchronized; stream / graph: per call,
                                                   // 8-64 calls back to back per sample (bench/timing.hpp)
-  // fbfft and the same-size copy launched as programmatic dependent launches (on, the library's
-  // default; Note [dependent launch]) or not (off); compare: both, in the same run (the fbfft and
-  // same-size copy columns launched dependent, the plain launches beside them).
+  // fbfft and the copies launched as programmatic dependent launches (on, the library's default;
+  // Note [dependent launch]) or not (off); compare: both, in the same run (the fbfft and copy
+  // columns launched dependent, fbfft's and the same-size copy's plain launches beside them).
   DependentLaunch dependent_launch = DependentLaunch::on;
   std::vector<fbfft::Shape1d> shapes_1d;          // dims 1 only: these block shapes of the 1-D register /
                                                   // four-step kernels too, verified and timed in the same run

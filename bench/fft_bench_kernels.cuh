@@ -1,11 +1,13 @@
 // Device helpers of the FFT benchmark: a counter-based uniform fill (no host round trip for
 // gigabyte buffers), a device-side normwise comparison that also counts non-finite values, and a
-// streaming copy kernel (the same-size copy baseline).
+// streaming copy kernel (the same-size and same-shape copy baselines).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
+#include "common/errors.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/dependent_launch.cuh"
 
@@ -54,29 +56,34 @@ __global__ void compare_kernel(const float* got, const float* ref, int64_t n, Er
   }
 }
 
-// Four 16-byte pieces per thread, consecutive threads on consecutive pieces (coalesced), loads
-// issued before stores; may be launched dependent, as the fbfft kernels are (Note [dependent launch]).
-__global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, const float4* __restrict__ src, int64_t n4) {
+// Reads n_in and writes n_out 16-byte pieces (dst[i] = src[i] for i < min, zeros beyond n_in):
+// four pieces per thread, consecutive threads on consecutive pieces (coalesced), loads issued
+// before stores; may be launched dependent, as the fbfft kernels are (Note [dependent launch]).
+__global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, int64_t n_out, const float4* __restrict__ src,
+                                                   int64_t n_in) {
   const int64_t base = blockIdx.x * int64_t(1024) + threadIdx.x;
   wait_for_prior_grids();
   float4 v[4];
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
-    if (base + 256 * k < n4) v[k] = src[base + 256 * k];
+  for (int k = 0; k < 4; ++k) v[k] = base + 256 * k < n_in ? src[base + 256 * k] : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
   for (int k = 0; k < 4; ++k)
-    if (base + 256 * k < n4) dst[base + 256 * k] = v[k];
+    if (base + 256 * k < n_out) dst[base + 256 * k] = v[k];
 }
 
 }  // namespace detail
 
-// Copies n4 16-byte pieces with a kernel (not cudaMemcpy, whose D2D copies captured in a graph may
-// go through the copy engines): the same path as a transform kernel's loads and stores, launched
-// as a programmatic dependent launch when `dependent`, like the fbfft kernels.
-inline void copy_device(float4* dst, const float4* src, int64_t n4, cudaStream_t stream, bool dependent) {
-  if (n4 <= 0) return;
-  const LaunchConfig cfg(dim3(static_cast<unsigned>((n4 + 1023) / 1024)), dim3(256), 0, stream, dependent);
-  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, detail::copy_kernel, dst, src, n4));
+// Reads n_in and writes n_out 16-byte pieces with a kernel (not cudaMemcpy, whose D2D copies
+// captured in a graph may go through the copy engines): the same path as a transform kernel's loads
+// and stores, launched as a programmatic dependent launch when `dependent`, like the fbfft kernels.
+// dst[i] = src[i] below min(n_in, n_out), 0 from n_in to n_out; nothing is written from n_out on.
+inline void copy_device(float4* dst, int64_t n_out, const float4* src, int64_t n_in, cudaStream_t stream, bool dependent) {
+  if (n_in < 0 || n_out < 0) throw InvalidArgument("copy_device: piece counts must be >= 0 (n_in " + std::to_string(n_in) +
+                                                   ", n_out " + std::to_string(n_out) + ")");
+  const int64_t n = n_in > n_out ? n_in : n_out;
+  if (n == 0) return;
+  const LaunchConfig cfg(dim3(static_cast<unsigned>((n + 1023) / 1024)), dim3(256), 0, stream, dependent);
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, detail::copy_kernel, dst, n_out, src, n_in));
 }
 
 // p[i] uniform in [-1, 1), a pure function of (seed, i).

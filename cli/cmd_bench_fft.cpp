@@ -82,7 +82,9 @@ int run(const BenchFftArgs& a, const std::string& command) {
 
 void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   auto args = std::make_shared<BenchFftArgs>();
-  CLI::App* cmd = bench.add_subcommand("fft", "fbfft vs cuFFT: batched R2C (or --inverse C2R) transforms, time and GB/s");
+  CLI::App* cmd = bench.add_subcommand("fft", "fbfft vs cuFFT: batched R2C (or --inverse C2R) transforms, time and GB/s, beside two copy kernels timed the same way "
+                                    "(the same-size copy reads and writes half the transform's bytes each; the same-shape copy reads its input "
+                                    "bytes and writes its output bytes)");
   cmd->add_option("--dims", args->dims, "1 (n-point) or 2 (n x n)")->check(CLI::IsMember({1, 2}));
   cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two; 2-D also the smooth squares 12, 14, 18, 20, 24, 28, 30)")->delimiter(',');
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
@@ -96,7 +98,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
                   "(cut the grid so that each block loops over at least that many groups); "
                   "e.g. --shapes-1d plain pairs=16,prefetch");
   cmd->add_option("--dependent-launch", args->dependent_launch,
-                  "launch fbfft and the same-size copy as programmatic dependent launches (on, the library's default: "
+                  "launch fbfft and the copies as programmatic dependent launches (on, the library's default: "
                   "each call's launch overlaps the end of the call before it), plainly (off), or both in the same run "
                   "(compare: the plain launches are printed and written beside the dependent ones)")
       ->check(CLI::IsMember({"on", "off", "compare"}));
