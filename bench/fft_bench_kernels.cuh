@@ -57,17 +57,18 @@ __global__ void compare_kernel(const float* got, const float* ref, int64_t n, Er
 }
 
 // Reads n_in and writes n_out 16-byte pieces (dst[i] = src[i] for i < min, zeros beyond n_in):
-// four pieces per thread, consecutive threads on consecutive pieces (coalesced), loads issued
-// before stores; may be launched dependent, as the fbfft kernels are (Note [dependent launch]).
+// K pieces per thread, consecutive threads on consecutive pieces (coalesced), loads issued before
+// stores; may be launched dependent, as the fbfft kernels are (Note [dependent launch]).
+template <int K>
 __global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, int64_t n_out, const float4* __restrict__ src,
                                                    int64_t n_in) {
-  const int64_t base = blockIdx.x * int64_t(1024) + threadIdx.x;
+  const int64_t base = blockIdx.x * int64_t(256 * K) + threadIdx.x;
   wait_for_prior_grids();
-  float4 v[4];
+  float4 v[K];
 #pragma unroll
-  for (int k = 0; k < 4; ++k) v[k] = base + 256 * k < n_in ? src[base + 256 * k] : make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int k = 0; k < K; ++k) v[k] = base + 256 * k < n_in ? src[base + 256 * k] : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-  for (int k = 0; k < 4; ++k)
+  for (int k = 0; k < K; ++k)
     if (base + 256 * k < n_out) dst[base + 256 * k] = v[k];
 }
 
@@ -77,13 +78,21 @@ __global__ void __launch_bounds__(256) copy_kernel(float4* __restrict__ dst, int
 // captured in a graph may go through the copy engines): the same path as a transform kernel's loads
 // and stores, launched as a programmatic dependent launch when `dependent`, like the fbfft kernels.
 // dst[i] = src[i] below min(n_in, n_out), 0 from n_in to n_out; nothing is written from n_out on.
-inline void copy_device(float4* dst, int64_t n_out, const float4* src, int64_t n_in, cudaStream_t stream, bool dependent) {
+// pieces_per_thread (1, 2 or 4) trades bytes in flight per thread against blocks: four fill a
+// large copy with fewer, longer threads; one spreads a small copy over more SMs.
+inline void copy_device(float4* dst, int64_t n_out, const float4* src, int64_t n_in, cudaStream_t stream, bool dependent,
+                        int pieces_per_thread = 4) {
   if (n_in < 0 || n_out < 0) throw InvalidArgument("copy_device: piece counts must be >= 0 (n_in " + std::to_string(n_in) +
                                                    ", n_out " + std::to_string(n_out) + ")");
+  if (pieces_per_thread != 1 && pieces_per_thread != 2 && pieces_per_thread != 4)
+    throw InvalidArgument("copy_device: pieces_per_thread must be 1, 2 or 4, got " + std::to_string(pieces_per_thread));
   const int64_t n = n_in > n_out ? n_in : n_out;
   if (n == 0) return;
-  const LaunchConfig cfg(dim3(static_cast<unsigned>((n + 1023) / 1024)), dim3(256), 0, stream, dependent);
-  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, detail::copy_kernel, dst, n_out, src, n_in));
+  const int64_t per_block = 256 * int64_t(pieces_per_thread);
+  const LaunchConfig cfg(dim3(static_cast<unsigned>((n + per_block - 1) / per_block)), dim3(256), 0, stream, dependent);
+  void (*kernel)(float4*, int64_t, const float4*, int64_t) =
+      pieces_per_thread == 1 ? detail::copy_kernel<1> : pieces_per_thread == 2 ? detail::copy_kernel<2> : detail::copy_kernel<4>;
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelEx(&cfg.config, kernel, dst, n_out, src, n_in));
 }
 
 // p[i] uniform in [-1, 1), a pure function of (seed, i).
