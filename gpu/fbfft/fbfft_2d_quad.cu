@@ -312,7 +312,11 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // run each, docs/history.md, eleventh session): eight lanes per plane, four planes per warp (a real
 // row per lane, half a column per lane): forward 1.5% faster at 16,384, inverse 4% and both at
 // 65,536 4-6% slower; and griddepcontrol.launch_dependents before the stores: 2-3% at 16,384, 1-3%
-// slower forward at 65,536.
+// slower forward at 65,536. Twelfth session: cache hints on the 16-byte loads and stores (.L2::256B
+// prefetch, an L2 evict_first policy, .cs stores): within 1.1% at 16,384, evict_first 3% slower on
+// the inverse at 65,536 (bench/results/fft_cache_hints_experiment). Against a copy that reads and
+// writes the same bytes (bench fft's same-shape copy) the kernel takes 1.08x / 1.10x its time at
+// 16,384; 70% of the copy bandwidth needs 1.034x / 1.014x.
 // x, as a value the compiler cannot compute ahead of this point (so that index arithmetic that
 // depends on it is not hoisted above the loads issued before it).
 __device__ __forceinline__ int opaque(int x) {
