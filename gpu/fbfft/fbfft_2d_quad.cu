@@ -316,7 +316,10 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // prefetch, an L2 evict_first policy, .cs stores): within 1.1% at 16,384, evict_first 3% slower on
 // the inverse at 65,536 (bench/results/fft_cache_hints_experiment). Against a copy that reads and
 // writes the same bytes (bench fft's same-shape copy) the kernel takes 1.08x / 1.10x its time at
-// 16,384; 70% of the copy bandwidth needs 1.034x / 1.014x.
+// 16,384; 70% of the copy bandwidth needs 1.034x / 1.014x. With the row and column passes removed
+// (same loads, staging and stores; bench/results/fft2d_8x8_nocompute_experiment) it still takes
+// 1.06x the copy (68% / 67%): the gap is this memory path (cp.async into shared memory, stores from
+// it, eight-plane warp groups), and the arithmetic adds only 2% / 4-5%.
 // x, as a value the compiler cannot compute ahead of this point (so that index arithmetic that
 // depends on it is not hoisted above the loads issued before it).
 __device__ __forceinline__ int opaque(int x) {
