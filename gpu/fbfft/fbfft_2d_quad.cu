@@ -118,6 +118,17 @@ __device__ __forceinline__ float2 packed_edge_columns(const float2* s, Idx idx, 
   return swap_ri(pack_ab(unpack_a(a0, b0), unpack_a(a1, b1)));
 }
 
+// f(idx) with idx(kh, kw) the float2 index of frequency (kh, kw) in a staged spectrum of N rows and
+// Nw2 = N / 2 + 1 columns, in the layout's order: standard kh * Nw2 + kw, transposed kw * N + kh (kh
+// a compile-time constant, so the index folds into each access).
+template <int N, class F>
+__device__ __forceinline__ void with_spectrum_index(bool transposed, F&& f) {
+  if (transposed)
+    f([](auto kh, int kw) { return kw * N + decltype(kh)::value; });
+  else
+    f([](auto kh, int kw) { return decltype(kh)::value * (N / 2 + 1) + kw; });
+}
+
 __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
@@ -178,10 +189,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
         o2[idx(kh, 2 * l + 1)] = c1[i];
       });
     };
-    if (transposed)
-      emit([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
-    else
-      emit([](auto kh, int kw) { return decltype(kh)::value * Quad::kNw2 + kw; });
+    with_spectrum_index<kN>(transposed, emit);
     __syncthreads();
     // (3) the spectra, 144 float2 (72 groups) per plane, contiguous in both layouts
     float2* out = a.output + first * (kN * Quad::kNw2);
@@ -243,10 +251,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
         c1[kh] = swap_ri(i2[idx(kh, 2 * l + 1)]);
       });
     };
-    if (transposed)
-      gather([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
-    else
-      gather([](auto kh, int kw) { return decltype(kh)::value * Quad::kNw2 + kw; });
+    with_spectrum_index<kN>(transposed, gather);
     RegFft<kN>::forward(c0);  // swap(c[i]) = 16 B[y][c], y = bitrev(i)
     RegFft<kN>::forward(c1);
     __syncwarp();  // the plane's lanes have read their columns
@@ -396,10 +401,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
         if (l == 0) o2[idx(kh, 4)] = ub;
       });
     };
-    if (transposed)
-      emit([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
-    else
-      emit([](auto kh, int kw) { return decltype(kh)::value * Quad8::kNw2 + kw; });
+    with_spectrum_index<kN>(transposed, emit);
     __syncwarp();
     // (3) the spectra, 40 float2 (20 groups) per plane, contiguous in both layouts
     float2* out = a.output + first * (kN * Quad8::kNw2);
@@ -474,10 +476,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
           c[kh] = swap_ri(i2[idx(kh, l)]);
       });
     };
-    if (transposed)
-      gather([](auto kh, int kw) { return kw * kN + decltype(kh)::value; });
-    else
-      gather([](auto kh, int kw) { return decltype(kh)::value * Quad8::kNw2 + kw; });
+    with_spectrum_index<kN>(transposed, gather);
     RegFft<kN>::forward(c);  // swap(c[i]) = 8 B[y][l], y = bitrev(i)
     __syncwarp();            // the planes' lanes have read their spectra
     float2* m2 = reinterpret_cast<float2*>(mine);
