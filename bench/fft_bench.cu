@@ -335,7 +335,9 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   // above use.
   const int64_t same_pieces = int64_t((real_bytes + cplx_bytes) / 32);  // 16-byte pieces each way (<= cplx_bytes)
   const std::size_t same_bytes = std::size_t(same_pieces) * 16;
-  const std::size_t in_bytes = c.inverse ? cplx_bytes : real_bytes, out_bytes = c.inverse ? real_bytes : cplx_bytes;
+  // the same-shape copy's 16-byte pieces: the transform's input bytes read, its output bytes written
+  const int64_t in_pieces = int64_t((c.inverse ? cplx_bytes : real_bytes) / 16);
+  const int64_t out_pieces = int64_t((c.inverse ? real_bytes : cplx_bytes) / 16);
   // Each copy is timed with 1, 2 and 4 pieces per thread and the fastest is kept: four suit large
   // copies, while a small one with four pieces per thread runs fewer blocks than there are SMs.
   struct CopyStats {
@@ -355,8 +357,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
         }
         const void* src = c.inverse ? cplx[i % slots].get() : real[i % slots].get();
         void* dst = c.inverse ? (slots > 1 ? real[j].get() : check_real.get()) : (slots > 1 ? cplx[j].get() : check_cplx.get());
-        copy_device(static_cast<float4*>(dst), int64_t(out_bytes / 16), static_cast<const float4*>(src), int64_t(in_bytes / 16),
-                    stream, dependent, k);
+        copy_device(static_cast<float4*>(dst), out_pieces, static_cast<const float4*>(src), in_pieces, stream, dependent, k);
       }, o.warmup, o.repeat, stream, o.timer, per_sample);
       if (best.pieces_per_thread == 0 || st.median_ms < best.st.median_ms) best = {st, k};
     }
@@ -365,7 +366,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
   const bool dependent = o.dependent_launch != DependentLaunch::off;
   const CopyStats same_c = time_copy(dependent, false), shape_c = time_copy(dependent, true);
   const Stats &same = same_c.st, &shape = shape_c.st;
-  const double shape_gbps = double(in_bytes / 16 * 16 + out_bytes / 16 * 16) / (shape.median_ms * 1e6);
+  const double shape_gbps = 16.0 * double(in_pieces + out_pieces) / (shape.median_ms * 1e6);
   const double same_gbps = 2.0 * double(same_bytes) / (same.median_ms * 1e6);
   // --dependent-launch compare: the copy launched plainly too (the automatic family's plain
   // launches were measured above, before the copies overwrote the slots its verification uses).
@@ -404,7 +405,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
           {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}, {"timer", cu.timer}}},
           {"same_size_copy", {{"bytes_read_and_written", 2 * same_bytes}, {"median_ms", same.median_ms}, {"min_ms", same.min_ms},
                               {"copy_fraction", same_gbps / copy_gbps}, {"timer", same.timer}, {"pieces_per_thread", same_c.pieces_per_thread}}},
-          {"same_shape_copy", {{"bytes_read", in_bytes / 16 * 16}, {"bytes_written", out_bytes / 16 * 16}, {"median_ms", shape.median_ms},
+          {"same_shape_copy", {{"bytes_read", 16 * in_pieces}, {"bytes_written", 16 * out_pieces}, {"median_ms", shape.median_ms},
                                {"min_ms", shape.min_ms}, {"copy_fraction", shape_gbps / copy_gbps}, {"timer", shape.timer},
                                {"pieces_per_thread", shape_c.pieces_per_thread}}},
           {"speedup", cu.median_ms / fb.median_ms},
