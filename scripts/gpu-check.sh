@@ -67,6 +67,7 @@ sanitize() {
 stage_sanitize() {
   local filter=${SANITIZE_FILTER:-"bench copy*,fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
   local tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck smoke}
+  local default_limit=${SANITIZE_TIMEOUT:-540}
   for tool in $tools; do
     case "$tool" in memcheck|racecheck|initcheck) ;; smoke) continue ;;
       *) echo "gpu-check: SANITIZE_TOOLS: unknown tool '$tool' (memcheck racecheck initcheck smoke)" >&2; exit 2 ;; esac
@@ -75,13 +76,13 @@ stage_sanitize() {
     [ "$tool" = racecheck ] && f=${RACECHECK_FILTER:-"error_sums_device*,fbfft forward*,fbfft inverse inverts*,*inverse_window*,*pruned transforms*,*corner cases*,direct64 on*,*launch shapes*"}
     log "compute-sanitizer --tool $tool on gpu_test ($f)"
     # racecheck is the slowest tool: its own time limit (RACECHECK_TIMEOUT).
-    local limit=${SANITIZE_TIMEOUT:-540}
+    local limit=$default_limit
     [ "$tool" = racecheck ] && limit=${RACECHECK_TIMEOUT:-540}
     sanitize "$tool" "$OUT/sanitize-$tool.log" "$limit" "$tool" $B/gpu/gpu_test -ts=gpu -tc="$f"
   done
   case " $tools " in *" smoke "*) ;; *) return 0 ;; esac
   log "validate smoke on the GPU backends under memcheck"
-  sanitize "memcheck on validate smoke" "$OUT/smoke-memcheck.log" "${SANITIZE_TIMEOUT:-540}" memcheck \
+  sanitize "memcheck on validate smoke" "$OUT/smoke-memcheck.log" "$default_limit" memcheck \
     $FC validate --set smoke --backends cufft,fbfft --no-autotune --no-progress --out "$OUT/smoke-memcheck.jsonl"
 }
 
