@@ -325,12 +325,11 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // (same loads, staging and stores; bench/results/fft2d_8x8_nocompute_experiment) it still takes
 // 1.06x the copy (68% / 67%): the gap is this memory path (cp.async into shared memory, stores from
 // it, eight-plane warp groups), and the arithmetic adds only 2% / 4-5%.
-// x, as a value the compiler cannot compute ahead of this point (so that index arithmetic that
-// depends on it is not hoisted above the loads issued before it).
-__device__ __forceinline__ int opaque(int x) {
-  asm volatile("" : "+r"(x));
-  return x;
-}
+// lane, as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
+// batch that fits in memory), so that neither NVVM nor ptxas hoists the index arithmetic that uses it
+// out of the loop, above the first iteration's loads. (An empty asm volatile stops NVVM only: ptxas
+// then computed ~50 loop-invariant staging and shared-memory indices ahead of the inverse's loads.)
+__device__ __forceinline__ int late_lane(int lane, int64_t first) { return lane + static_cast<int>(first >> 62); }
 
 struct Quad8 {
   static constexpr int kN = 8, kNw2 = 5, kWarpPlanes = 8;
@@ -342,9 +341,12 @@ struct Quad8 {
 };
 
 // Contiguous: the input planes whole and contiguous, input and output 16-byte aligned (the host's
-// choice, so that this instance has no per-element paths and issues its loads first).
-template <bool Contiguous>
+// choice, so that this instance has no per-element paths and issues its loads first). Full (with
+// Contiguous): the batch a multiple of eight, so that every warp has eight planes and no load or
+// store needs a per-plane predicate.
+template <bool Contiguous, bool Full = false>
 __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(ForwardArgs a) {
+  static_assert(Contiguous || !Full, "Full is an instance of the contiguous path");
   constexpr int kN = Quad8::kN, kR = Quad8::kRegion, kWP = Quad8::kWarpPlanes, kSG = Quad8::kSpecGroups;
   extern __shared__ __align__(16) float4 sm4[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -356,17 +358,16 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
     const int planes = a.batch - first < kWP ? static_cast<int>(a.batch - first) : kWP;
     // (0) the warp's input planes (zero outside the windows)
     if constexpr (Contiguous) {
-      // lane's 16-byte pieces: plane 2i + lane/16, group lane%16 (one base address, immediate offsets)
+      // lane's 16-byte pieces: plane 2i + lane/16, group lane%16 (one base address, immediate
+      // offsets), loaded into registers and then staged
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN)) + lane;
-      float4* dst = region + (lane >> 4) * kR + (lane & 15);
-      if (planes == kWP) {
-        static_for<kWP * 16 / 32>([&](auto i) { cp_async<16>(dst + 2 * kR * i, src + 32 * i, true); });
-      } else {
-        static_for<kWP * 16 / 32>([&](auto i) {
-          const bool live = 2 * i + (lane >> 4) < planes;
-          cp_async<16>(dst + 2 * kR * i, live ? src + 32 * i : src, live);
-        });
-      }
+      float4 v[kWP * 16 / 32];
+      static_for<kWP * 16 / 32>([&](auto i) {
+        v[i] = Full || 2 * i + (lane >> 4) < planes ? __ldg(src + 32 * i) : make_float4(0.f, 0.f, 0.f, 0.f);
+      });
+      const int lo = late_lane(lane, first);
+      float4* dst = region + (lo >> 4) * kR + (lo & 15);
+      static_for<kWP * 16 / 32>([&](auto i) { dst[2 * kR * i] = v[i]; });
     } else {
       float* sf = reinterpret_cast<float*>(region);
       for (int e = lane; e < kWP * kN * kN; e += 32) {
@@ -378,10 +379,10 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
       }
     }
     // The rest of the iteration's indices from here on (Note [8x8 four-lane kernels]: loads first).
-    const int ln = opaque(lane), q = ln & 7, l = ln >> 3;
+    const int ln = late_lane(lane, first), q = ln & 7, l = ln >> 3;
     float4* mine = region + q * kR;
     const bool transposed = a.layout == Layout::transposed;
-    cp_async_wait_all();
+    if constexpr (!Contiguous) cp_async_wait_all();
     __syncwarp();
     // (1) rows 2l, 2l+1 packed; their spectra's columns 0..3 (0: (A[0], A[4])) over them
     row_pair_forward<kN>(mine + 4 * l, mine + 4 * l + 2);
@@ -409,7 +410,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
       float4* o4 = reinterpret_cast<float4*>(out);
       static_for<kWP * kSG / 32>([&](auto i) {
         const unsigned e = ln + 32 * i, pq = e / kSG;  // region + pq * kR + (e - pq * kSG)
-        if (pq < static_cast<unsigned>(planes)) o4[e] = region[e + pq];
+        if (Full || pq < static_cast<unsigned>(planes)) o4[e] = region[e + pq];
       });
     } else {
       const float2* s2 = reinterpret_cast<const float2*>(region);
@@ -422,9 +423,11 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
   }
 }
 
-// Contiguous: the output windows whole and contiguous, input and output 16-byte aligned.
-template <bool Contiguous>
+// Contiguous: the output windows whole and contiguous, input and output 16-byte aligned. Full: as
+// in the forward.
+template <bool Contiguous, bool Full = false>
 __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(InverseArgs a) {
+  static_assert(Contiguous || !Full, "Full is an instance of the contiguous path");
   constexpr int kN = Quad8::kN, kR = Quad8::kRegion, kWP = Quad8::kWarpPlanes, kSG = Quad8::kSpecGroups;
   extern __shared__ __align__(16) float4 sm4[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -439,19 +442,16 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
     if constexpr (Contiguous) {
       // piece e = lane + 32 i of the warp's spectra: plane e / 20, so region + e + e / 20 (kR = 21)
       const float4* src = reinterpret_cast<const float4*>(in) + lane;
-      float4* dst = region + lane;
-      if (planes == kWP) {
-        static_for<kWP * kSG / 32>([&](auto i) {
-          const unsigned e = lane + 32 * i;
-          cp_async<16>(dst + 32 * i + e / kSG, src + 32 * i, true);
-        });
-      } else {
-        static_for<kWP * kSG / 32>([&](auto i) {
-          const unsigned e = lane + 32 * i;
-          const bool live = e / kSG < static_cast<unsigned>(planes);
-          cp_async<16>(dst + 32 * i + e / kSG, live ? src + 32 * i : src, live);
-        });
-      }
+      float4 v[kWP * kSG / 32];
+      static_for<kWP * kSG / 32>([&](auto i) {
+        const bool live = Full || (lane + 32 * i) / kSG < planes;
+        v[i] = live ? __ldg(src + 32 * i) : make_float4(0.f, 0.f, 0.f, 0.f);
+      });
+      const int lo = late_lane(lane, first);
+      static_for<kWP * kSG / 32>([&](auto i) {
+        const int e = lo + 32 * i;
+        region[e + e / kSG] = v[i];
+      });
     } else {
       float2* s2 = reinterpret_cast<float2*>(region);
       for (int e = lane; e < kWP * 2 * kSG; e += 32) {
@@ -460,10 +460,10 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
         cp_async<8>(s2 + pq * kR * 2 + m, live ? in + e : a.input, live);
       }
     }
-    const int ln = opaque(lane), q = ln & 7, l = ln >> 3;  // (loads first)
+    const int ln = late_lane(lane, first), q = ln & 7, l = ln >> 3;  // (loads first)
     float4* mine = region + q * kR;
     const bool transposed = a.layout == Layout::transposed;
-    cp_async_wait_all();
+    if constexpr (!Contiguous) cp_async_wait_all();
     __syncwarp();
     // (1) column l, swapped (lane 0: the Hermitian parts of columns 0 and 4, packed)
     const float2* i2 = reinterpret_cast<const float2*>(mine);
@@ -490,7 +490,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
       float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
       static_for<kWP * 16 / 32>([&](auto i) {
         const int e = ln + 32 * i, pq = e >> 4, g = e & 15;
-        if (pq < planes) dst[e] = region[pq * kR + g];
+        if (Full || pq < planes) dst[e] = region[pq * kR + g];
       });
     } else {
       const float* sf = reinterpret_cast<const float*>(region);
@@ -544,15 +544,19 @@ const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad
 constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &inverse_kernel, Quad::kSmemBytes, Quad::kThreads};
 static_assert(Quad::kSmemBytes <= 48 * 1024, "the quad kernels use at most the default 48 KB of dynamic shared memory");
 
+bool full8(const ForwardArgs& a) { return a.batch % Quad8::kWarpPlanes == 0; }
+bool full8(const InverseArgs& a) { return a.batch % Quad8::kWarpPlanes == 0; }
 void launch_forward8(const ForwardArgs& a, cudaStream_t stream) {
-  launch_quad8(contiguous8(a) ? forward_quad8_kernel<true> : forward_quad8_kernel<false>, a, stream);
+  if (!contiguous8(a)) return launch_quad8(forward_quad8_kernel<false>, a, stream);
+  launch_quad8(full8(a) ? forward_quad8_kernel<true, true> : forward_quad8_kernel<true, false>, a, stream);
 }
 void launch_inverse8(const InverseArgs& a, cudaStream_t stream) {
-  launch_quad8(contiguous8(a) ? inverse_quad8_kernel<true> : inverse_quad8_kernel<false>, a, stream);
+  if (!contiguous8(a)) return launch_quad8(inverse_quad8_kernel<false>, a, stream);
+  launch_quad8(full8(a) ? inverse_quad8_kernel<true, true> : inverse_quad8_kernel<true, false>, a, stream);
 }
-// (for reports: the contiguous instances, which batched transforms of whole planes run)
-const void* forward_kernel8() { return reinterpret_cast<const void*>(forward_quad8_kernel<true>); }
-const void* inverse_kernel8() { return reinterpret_cast<const void*>(inverse_quad8_kernel<true>); }
+// (for reports: the contiguous instances of whole warps, which batched transforms of 8k whole planes run)
+const void* forward_kernel8() { return reinterpret_cast<const void*>(forward_quad8_kernel<true, true>); }
+const void* inverse_kernel8() { return reinterpret_cast<const void*>(inverse_quad8_kernel<true, true>); }
 
 constexpr Launcher kQuad8{&launch_forward8, &launch_inverse8, &forward_kernel8, &inverse_kernel8,
                           Quad8::smem_bytes(Quad8::kMaxThreads), Quad8::kMaxThreads};

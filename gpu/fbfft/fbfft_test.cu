@@ -473,13 +473,16 @@ TEST_SUITE("gpu") {
   // kernels], [16x16 four-lane kernels]) on contiguous planes (their 16-byte copy paths, which the
   // random placements above almost never take), on small batches (partial warps and blocks) and on
   // batches of about 60,000 planes, where the warps or blocks loop over groups (one wave of the 8x8
-  // kernels holds 33,792 (inverse) to 50,688 (forward) planes on an H100); for the sanitizer runs
-  // (`*launch shapes*`).
+  // kernels holds 33,792 (inverse) to 50,688 (forward) planes on an H100); the fixed batches 16,384
+  // and 16,389 take the 8x8 kernels' whole-warp instance (a multiple of eight planes) and the
+  // contiguous one with a partial last warp, whatever the draws; for the sanitizer runs (`*launch
+  // shapes*`).
   TEST_CASE("fbfft four-lane 2-D launch shapes: contiguous planes, partial groups and loops") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     for (int n : {8, 16})
       for (Layout l : {Layout::standard, Layout::transposed})
-        for (auto [lo, hi, contiguous] : {std::tuple{1, 40, true}, std::tuple{60000, 60050, true}, std::tuple{60000, 60050, false}}) {
+        for (auto [lo, hi, contiguous] : {std::tuple{1, 40, true}, std::tuple{16384, 16384, true}, std::tuple{16389, 16389, true},
+                                          std::tuple{60000, 60050, true}, std::tuple{60000, 60050, false}}) {
           INFO(size_name(n, n, l, Kernel::fourstep) << " batch " << lo << ".." << hi << (contiguous ? " contiguous" : " placed"));
           Extra extra;
           extra.contiguous = contiguous;
