@@ -322,9 +322,17 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // the inverse at 65,536 (bench/results/fft_cache_hints_experiment). Against a copy that reads and
 // writes the same bytes (bench fft's same-shape copy) the kernel takes 1.08x / 1.10x its time at
 // 16,384; 70% of the copy bandwidth needs 1.034x / 1.014x. With the row and column passes removed
-// (same loads, staging and stores; bench/results/fft2d_8x8_nocompute_experiment) it still takes
-// 1.06x the copy (68% / 67%): the gap is this memory path (cp.async into shared memory, stores from
-// it, eight-plane warp groups), and the arithmetic adds only 2% / 4-5%.
+// (same loads, staging and stores; bench/results/fft2d_8x8_nocompute_experiment) it still took
+// 1.06x the copy (68% / 67%): the gap was the memory path, and the arithmetic adds only 2% / 4-5%.
+// Thirteenth session (bench/results/fft2d_8x8_memory_path_experiment, arithmetic removed, 16,384):
+// cp.async staging 4.64 / 4.71 us, ld.global.nc into registers then st.shared 4.55 / 4.66, the
+// registers stored straight back (the copy's path on this grid) 4.43 / 4.49, the same-shape copy
+// 4.37 / 4.45: the grid costs nothing, the staging does. So the contiguous instances load into
+// registers, and batches of 8k planes take a Full instance without per-plane predicates: with the
+// arithmetic, forward 4.71 -> 4.60 (registers) -> 4.50 us (Full; 67% -> 70%), inverse 4.94 -> 4.73
+// us (64% -> 67%), 65,536 4-5% faster. Slower there: TMA bulk copies per plane (5.2 us), stores
+// straight from each lane's results (8-byte pieces 40 bytes apart: 6.0 us, 2.2x at 65,536), loads of
+// each lane's own rows or column (inverse 5.5 us). The stores must stay staged and coalesced.
 // lane, as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
 // batch that fits in memory), so that neither NVVM nor ptxas hoists the index arithmetic that uses it
 // out of the loop, above the first iteration's loads. (An empty asm volatile stops NVVM only: ptxas
