@@ -25,6 +25,13 @@ namespace {
 // writes only its own rows in the row phase (no barrier); __syncwarp separates the phases that
 // cross lanes. Outputs are staged in the layout's global order (standard or transposed, one
 // inlined copy each) and copied out in 16-byte pieces.
+// Loads (thirteenth session, bench/results/fft2d_16x16_register_loads_experiment, H100, graph
+// timer, two rounds in one run): whole planes in a grid of one wave take an instance that loads
+// them with ld.global.nc into registers (16 or 18 16-byte pieces per thread) and then stages them,
+// the wholeness checked on the host: at 16,384 forward 15.1 -> 13.7 us (79% -> 87% of the copy
+// bandwidth), inverse 15.0 -> 14.7-14.8 us (79% -> 81%). Where the blocks loop (65,536) the
+// register loads were 4-6% slower on the forward (54.0 -> 56.2-57.2 us) and equal on the inverse,
+// so larger grids keep cp.async (presumably it overlaps better with the other resident blocks).
 struct Quad {
   static constexpr int kN = 16, kNw2 = 9, kPlanes = 32, kThreads = 128;
   static constexpr int kRegion = 76;  // 16-byte groups per plane
@@ -129,22 +136,40 @@ __device__ __forceinline__ void with_spectrum_index(bool transposed, F&& f) {
     f([](auto kh, int kw) { return decltype(kh)::value * (N / 2 + 1) + kw; });
 }
 
+// lane, as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
+// batch that fits in memory), so that neither NVVM nor ptxas hoists the index arithmetic that uses it
+// out of the loop, above the first iteration's loads. (An empty asm volatile stops NVVM only: ptxas
+// then computed ~50 loop-invariant staging and shared-memory indices ahead of the inverse's loads.)
+__device__ __forceinline__ int late_lane(int lane, int64_t first) { return lane + static_cast<int>(first >> 62); }
+
+// RegisterLoads: the block's 32 whole planes (the host checked the forward's input planes, the
+// inverse's output windows and 16-byte alignment) loaded with ld.global.nc into registers and then
+// staged, for grids of one wave; otherwise cp.async (Note [16x16 four-lane kernels]).
+template <bool RegisterLoads>
 __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
-  const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kN && a.in_w >= kN && a.in_ld == kN &&
-                     a.in_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
+  const bool whole = RegisterLoads || (a.off_h == 0 && a.off_w == 0 && a.in_h >= kN && a.in_w >= kN && a.in_ld == kN &&
+                                   a.in_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0);
   const bool transposed = a.layout == Layout::transposed;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
     // (0) the input planes (zero outside the windows)
     if (whole && planes == kP) {
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
-      for (int e = t; e < kP * 64; e += Quad::kThreads) {
-        const int pq = e >> 6, g = e & 63;
-        cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), src + e, true);
+      if constexpr (RegisterLoads) {
+        float4 v[kP * 64 / Quad::kThreads];
+        static_for<kP * 64 / Quad::kThreads>([&](auto j) { v[j] = __ldg(src + t + Quad::kThreads * j); });
+        const int tt = late_lane(t, first);
+        float4* d = sm4 + (tt >> 6) * kR + Quad::rowg((tt & 63) >> 2) + (tt & 3);
+        static_for<kP * 64 / Quad::kThreads>([&](auto j) { d[2 * kR * j] = v[j]; });
+      } else {
+        for (int e = t; e < kP * 64; e += Quad::kThreads) {
+          const int pq = e >> 6, g = e & 63;
+          cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), src + e, true);
+        }
       }
     } else {
       float* sf = reinterpret_cast<float*>(sm4);
@@ -210,23 +235,34 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
   }
 }
 
+template <bool RegisterLoads>
 __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(InverseArgs a) {
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
-  const bool whole = a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kN && a.out_w == kN && a.out_ld == kN &&
-                     a.out_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0;
+  const bool whole = RegisterLoads || (a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kN && a.out_w == kN && a.out_ld == kN &&
+                                   a.out_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0);
   const bool transposed = a.layout == Layout::transposed;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
     // (0) the spectra, in their global order, at the start of each region
     const float2* in = a.input + first * (kN * Quad::kNw2);
-    if (planes == kP && (reinterpret_cast<uintptr_t>(in) & 15) == 0) {
+    if (planes == kP && (RegisterLoads || (reinterpret_cast<uintptr_t>(in) & 15) == 0)) {
       const float4* i4 = reinterpret_cast<const float4*>(in);
-      for (int e = t; e < kP * 72; e += Quad::kThreads) {
-        const int pq = e / 72, g = e - pq * 72;
-        cp_async<16>(sm4 + pq * kR + g, i4 + e, true);
+      if constexpr (RegisterLoads) {
+        float4 v[kP * 72 / Quad::kThreads];
+        static_for<kP * 72 / Quad::kThreads>([&](auto j) { v[j] = __ldg(i4 + t + Quad::kThreads * j); });
+        const int tt = late_lane(t, first);
+        static_for<kP * 72 / Quad::kThreads>([&](auto j) {
+          const int e = tt + Quad::kThreads * j;
+          sm4[e + e / 72 * (kR - 72)] = v[j];
+        });
+      } else {
+        for (int e = t; e < kP * 72; e += Quad::kThreads) {
+          const int pq = e / 72, g = e - pq * 72;
+          cp_async<16>(sm4 + pq * kR + g, i4 + e, true);
+        }
       }
     } else {
       float2* s2 = reinterpret_cast<float2*>(sm4);
@@ -333,11 +369,6 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // us (64% -> 67%), 65,536 4-5% faster. Slower there: TMA bulk copies per plane (5.2 us), stores
 // straight from each lane's results (8-byte pieces 40 bytes apart: 6.0 us, 2.2x at 65,536), loads of
 // each lane's own rows or column (inverse 5.5 us). The stores must stay staged and coalesced.
-// lane, as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
-// batch that fits in memory), so that neither NVVM nor ptxas hoists the index arithmetic that uses it
-// out of the loop, above the first iteration's loads. (An empty asm volatile stops NVVM only: ptxas
-// then computed ~50 loop-invariant staging and shared-memory indices ahead of the inverse's loads.)
-__device__ __forceinline__ int late_lane(int lane, int64_t first) { return lane + static_cast<int>(first >> 62); }
 
 struct Quad8 {
   static constexpr int kN = 8, kNw2 = 5, kWarpPlanes = 8;
@@ -544,10 +575,31 @@ void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
   launch_kernel(kernel, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
 }
 
-void launch_forward(const ForwardArgs& a, cudaStream_t stream) { launch_quad(forward_quad_kernel, a, stream); }
-void launch_inverse(const InverseArgs& a, cudaStream_t stream) { launch_quad(inverse_quad_kernel, a, stream); }
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel); }
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel); }
+bool contiguous16(const ForwardArgs& a) {
+  return a.off_h == 0 && a.off_w == 0 && a.in_h >= Quad::kN && a.in_w >= Quad::kN && a.in_ld == Quad::kN &&
+         a.in_plane_stride == Quad::kN * Quad::kN && aligned16(a.input);
+}
+bool contiguous16(const InverseArgs& a) {
+  return a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == Quad::kN && a.out_w == Quad::kN && a.out_ld == Quad::kN &&
+         a.out_plane_stride == Quad::kN * Quad::kN && aligned16(a.output) && aligned16(a.input);
+}
+// The register-load instance where the planes are whole and the grid is one wave (every block one
+// group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
+template <class Args>
+void launch_quad16(void (*registers)(Args), void (*async)(Args), const Args& a, cudaStream_t stream) {
+  const int64_t groups = (a.batch + Quad::kPlanes - 1) / Quad::kPlanes;
+  const bool one_wave = grid_blocks(reinterpret_cast<const void*>(registers), Quad::kThreads, Quad::kSmemBytes, groups) == groups;
+  launch_quad(contiguous16(a) && one_wave ? registers : async, a, stream);
+}
+void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
+  launch_quad16(forward_quad_kernel<true>, forward_quad_kernel<false>, a, stream);
+}
+void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
+  launch_quad16(inverse_quad_kernel<true>, inverse_quad_kernel<false>, a, stream);
+}
+// (for reports: the instances that batches of 16,384 whole planes run)
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel<true>); }
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel<true>); }
 
 constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &inverse_kernel, Quad::kSmemBytes, Quad::kThreads};
 static_assert(Quad::kSmemBytes <= 48 * 1024, "the quad kernels use at most the default 48 KB of dynamic shared memory");
