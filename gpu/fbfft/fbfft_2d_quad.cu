@@ -136,7 +136,7 @@ __device__ __forceinline__ void with_spectrum_index(bool transposed, F&& f) {
     f([](auto kh, int kw) { return decltype(kh)::value * (N / 2 + 1) + kw; });
 }
 
-// lane, as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
+// lane (or thread index), as a value that depends on the grid-stride loop's first plane (first >> 62 is 0 for any
 // batch that fits in memory), so that neither NVVM nor ptxas hoists the index arithmetic that uses it
 // out of the loop, above the first iteration's loads. (An empty asm volatile stops NVVM only: ptxas
 // then computed ~50 loop-invariant staging and shared-memory indices ahead of the inverse's loads.)
