@@ -545,14 +545,21 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
-bool contiguous8(const ForwardArgs& a) {
-  return a.off_h == 0 && a.off_w == 0 && a.in_h >= 8 && a.in_w >= 8 && a.in_ld == 8 && a.in_plane_stride == 64 &&
-         aligned16(a.input) && aligned16(a.output);
+// N x N transforms of whole planes: the forward's input planes whole, contiguous and 16-byte
+// aligned; the inverse's output windows whole and contiguous, input and output 16-byte aligned.
+template <int N>
+bool whole_planes(const ForwardArgs& a) {
+  return a.off_h == 0 && a.off_w == 0 && a.in_h >= N && a.in_w >= N && a.in_ld == N && a.in_plane_stride == N * N &&
+         aligned16(a.input);
 }
-bool contiguous8(const InverseArgs& a) {
-  return a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == 8 && a.out_w == 8 && a.out_ld == 8 &&
-         a.out_plane_stride == 64 && aligned16(a.input) && aligned16(a.output);
+template <int N>
+bool whole_planes(const InverseArgs& a) {
+  return a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == N && a.out_w == N && a.out_ld == N &&
+         a.out_plane_stride == N * N && aligned16(a.input) && aligned16(a.output);
 }
+// (the 8x8 forward's contiguous instance also stores 16-byte pieces unconditionally)
+bool contiguous8(const ForwardArgs& a) { return whole_planes<8>(a) && aligned16(a.output); }
+bool contiguous8(const InverseArgs& a) { return whole_planes<8>(a); }
 
 // Threads per block: 128 (four independent warps), halved down to 32 while the batch would fill
 // fewer than four blocks per SM (finer blocks spread a small batch's warps over the SMs; measured
@@ -575,21 +582,16 @@ void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
   launch_kernel(kernel, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
 }
 
-bool contiguous16(const ForwardArgs& a) {
-  return a.off_h == 0 && a.off_w == 0 && a.in_h >= Quad::kN && a.in_w >= Quad::kN && a.in_ld == Quad::kN &&
-         a.in_plane_stride == Quad::kN * Quad::kN && aligned16(a.input);
-}
-bool contiguous16(const InverseArgs& a) {
-  return a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == Quad::kN && a.out_w == Quad::kN && a.out_ld == Quad::kN &&
-         a.out_plane_stride == Quad::kN * Quad::kN && aligned16(a.output) && aligned16(a.input);
-}
 // The register-load instance where the planes are whole and the grid is one wave (every block one
 // group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
 template <class Args>
 void launch_quad16(void (*registers)(Args), void (*async)(Args), const Args& a, cudaStream_t stream) {
-  const int64_t groups = (a.batch + Quad::kPlanes - 1) / Quad::kPlanes;
-  const bool one_wave = grid_blocks(reinterpret_cast<const void*>(registers), Quad::kThreads, Quad::kSmemBytes, groups) == groups;
-  launch_quad(contiguous16(a) && one_wave ? registers : async, a, stream);
+  if (whole_planes<Quad::kN>(a)) {
+    const int64_t groups = (a.batch + Quad::kPlanes - 1) / Quad::kPlanes;
+    const int blocks = grid_blocks(reinterpret_cast<const void*>(registers), Quad::kThreads, Quad::kSmemBytes, groups);
+    if (blocks == groups) return launch_kernel(registers, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
+  }
+  launch_quad(async, a, stream);
 }
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
   launch_quad16(forward_quad_kernel<true>, forward_quad_kernel<false>, a, stream);
