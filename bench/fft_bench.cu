@@ -345,19 +345,17 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     int pieces_per_thread;
   };
   auto time_copy = [&](bool dependent, bool shaped) {
+    // same size: spectra slots to spectra slots; same shape: the transform's input slots to its output slots
+    const bool from_real = shaped && !c.inverse, to_real = shaped && c.inverse;
+    const std::vector<DeviceBuffer>& srcs = from_real ? real : cplx;
+    std::vector<DeviceBuffer>& dsts = to_real ? real : cplx;
+    DeviceBuffer& dst_one_slot = to_real ? check_real : check_cplx;
+    const int64_t n_in = shaped ? in_pieces : same_pieces, n_out = shaped ? out_pieces : same_pieces;
     CopyStats best{};
     for (int k : {1, 2, 4}) {
       const Stats st = time_events([&](int i) {
-        const int j = (i + slots / 2) % slots;
-        if (!shaped) {
-          void* dst = slots > 1 ? cplx[j].get() : check_cplx.get();
-          copy_device(static_cast<float4*>(dst), same_pieces, static_cast<const float4*>(cplx[i % slots].get()), same_pieces,
-                      stream, dependent, k);
-          return;
-        }
-        const void* src = c.inverse ? cplx[i % slots].get() : real[i % slots].get();
-        void* dst = c.inverse ? (slots > 1 ? real[j].get() : check_real.get()) : (slots > 1 ? cplx[j].get() : check_cplx.get());
-        copy_device(static_cast<float4*>(dst), out_pieces, static_cast<const float4*>(src), in_pieces, stream, dependent, k);
+        void* dst = slots > 1 ? dsts[(i + slots / 2) % slots].get() : dst_one_slot.get();
+        copy_device(static_cast<float4*>(dst), n_out, static_cast<const float4*>(srcs[i % slots].get()), n_in, stream, dependent, k);
       }, o.warmup, o.repeat, stream, o.timer, per_sample);
       if (best.pieces_per_thread == 0 || st.median_ms < best.st.median_ms) best = {st, k};
     }
