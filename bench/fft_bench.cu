@@ -282,7 +282,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     const double gbps = bytes / (st.median_ms * 1e6);
     return {{"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps}, {"copy_fraction", gbps / copy_gbps},
             {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", rel_k}, {"non_finite", nf_k}, {"verified", ok_k},
-            {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k, fbfft::Layout::standard, shape)}};
+            {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k, fbfft::Layout::standard, shape, c.batch)}};
   };
   // The other kernel families of the same size, where there are: the measurements behind the
   // automatic choice (find_launcher in fbfft.cu).
@@ -379,7 +379,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     plain_line += buf;
   }
   const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
-  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family);
+  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family, fbfft::Layout::standard, std::nullopt, c.batch);
   char line[400];
   std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s | %s",
                 c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,

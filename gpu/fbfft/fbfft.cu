@@ -220,11 +220,14 @@ void inverse(const InverseArgs& a, cudaStream_t stream) {
   l.inverse(a, stream);
 }
 
-std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout, const std::optional<Shape1d>& shape) {
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Layout layout, const std::optional<Shape1d>& shape,
+                              std::optional<int64_t> batch) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, kernel, layout, inverse);
+  if (batch && *batch < 1) bad("batch", *batch, "must be >= 1 (kernel_attributes)");
   const void* fn = inverse ? l.inverse_kernel() : l.forward_kernel();
   int threads = l.threads, smem_bytes = l.smem_bytes;
   if (l.shaped) l.shaped(shape, inverse, &fn, &threads, &smem_bytes);
+  if (l.batched && batch) l.batched(*batch, inverse, &fn, &threads, &smem_bytes);
   cudaFuncAttributes attr{};
   FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
   int blocks = 0;

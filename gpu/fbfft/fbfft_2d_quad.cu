@@ -564,14 +564,19 @@ bool contiguous8(const InverseArgs& a) { return whole_planes<8>(a); }
 // Threads per block: 128 (four independent warps), halved down to 32 while the batch would fill
 // fewer than four blocks per SM (finer blocks spread a small batch's warps over the SMs; measured
 // against eight and two: the same at 16,384, 2% faster than eight at 32,768).
+int64_t quad8_blocks(int64_t batch, int threads) {
+  const int planes = threads / 32 * Quad8::kWarpPlanes;
+  return (batch + planes - 1) / planes;
+}
+int quad8_threads(int64_t batch) {
+  int threads = Quad8::kMaxThreads;
+  while (threads > 32 && quad8_blocks(batch, threads) < 4 * static_cast<int64_t>(sm_count())) threads /= 2;
+  return threads;
+}
 template <class Kernel, class Args>
 void launch_quad8(Kernel* kernel, const Args& a, cudaStream_t stream) {
-  int threads = Quad8::kMaxThreads;
-  auto blocks_for = [&](int t) { return (a.batch + t / 32 * Quad8::kWarpPlanes - 1) / (t / 32 * Quad8::kWarpPlanes); };
-  while (threads > 32 && blocks_for(threads) < 4 * static_cast<int64_t>(sm_count())) threads /= 2;
-  const int smem = Quad8::smem_bytes(threads);
-  const void* k = reinterpret_cast<const void*>(kernel);
-  const int blocks = grid_blocks(k, threads, smem, blocks_for(threads));
+  const int threads = quad8_threads(a.batch), smem = Quad8::smem_bytes(threads);
+  const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), threads, smem, quad8_blocks(a.batch, threads));
   launch_kernel(kernel, blocks, threads, smem, stream, 1, a);
 }
 
@@ -584,13 +589,17 @@ void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
 
 // The register-load instance where the planes are whole and the grid is one wave (every block one
 // group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
+// (the grid of the register instance, 0 where it would loop)
+int quad16_one_wave(const void* registers, int64_t batch) {
+  const int64_t groups = (batch + Quad::kPlanes - 1) / Quad::kPlanes;
+  const int blocks = grid_blocks(registers, Quad::kThreads, Quad::kSmemBytes, groups);
+  return blocks == groups ? blocks : 0;
+}
 template <class Args>
 void launch_quad16(void (*registers)(Args), void (*async)(Args), const Args& a, cudaStream_t stream) {
-  if (whole_planes<Quad::kN>(a)) {
-    const int64_t groups = (a.batch + Quad::kPlanes - 1) / Quad::kPlanes;
-    const int blocks = grid_blocks(reinterpret_cast<const void*>(registers), Quad::kThreads, Quad::kSmemBytes, groups);
-    if (blocks == groups) return launch_kernel(registers, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
-  }
+  if (whole_planes<Quad::kN>(a))
+    if (const int blocks = quad16_one_wave(reinterpret_cast<const void*>(registers), a.batch))
+      return launch_kernel(registers, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
   launch_quad(async, a, stream);
 }
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
@@ -603,7 +612,17 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
 const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel<true>); }
 const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel<true>); }
 
-constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &inverse_kernel, Quad::kSmemBytes, Quad::kThreads};
+void batched16(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
+  const void* registers = inverse ? inverse_kernel() : forward_kernel();
+  const void* async = inverse ? reinterpret_cast<const void*>(inverse_quad_kernel<false>)
+                              : reinterpret_cast<const void*>(forward_quad_kernel<false>);
+  *kernel = quad16_one_wave(registers, batch) ? registers : async;
+  *threads = Quad::kThreads;
+  *smem_bytes = Quad::kSmemBytes;
+}
+
+constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &inverse_kernel, Quad::kSmemBytes, Quad::kThreads,
+                           nullptr, &batched16};
 static_assert(Quad::kSmemBytes <= 48 * 1024, "the quad kernels use at most the default 48 KB of dynamic shared memory");
 
 bool full8(const ForwardArgs& a) { return a.batch % Quad8::kWarpPlanes == 0; }
@@ -620,8 +639,18 @@ void launch_inverse8(const InverseArgs& a, cudaStream_t stream) {
 const void* forward_kernel8() { return reinterpret_cast<const void*>(forward_quad8_kernel<true, true>); }
 const void* inverse_kernel8() { return reinterpret_cast<const void*>(inverse_quad8_kernel<true, true>); }
 
+void batched8(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
+  const bool full = batch % Quad8::kWarpPlanes == 0;
+  if (inverse)
+    *kernel = full ? inverse_kernel8() : reinterpret_cast<const void*>(inverse_quad8_kernel<true, false>);
+  else
+    *kernel = full ? forward_kernel8() : reinterpret_cast<const void*>(forward_quad8_kernel<true, false>);
+  *threads = quad8_threads(batch);
+  *smem_bytes = Quad8::smem_bytes(*threads);
+}
+
 constexpr Launcher kQuad8{&launch_forward8, &launch_inverse8, &forward_kernel8, &inverse_kernel8,
-                          Quad8::smem_bytes(Quad8::kMaxThreads), Quad8::kMaxThreads};
+                          Quad8::smem_bytes(Quad8::kMaxThreads), Quad8::kMaxThreads, nullptr, &batched8};
 
 }  // namespace
 

@@ -26,6 +26,9 @@ struct Launcher {
   // The 1-D register / four-step table only: the instance a shape launches (none: the automatic
   // one, which the fields above describe): its kernel, threads and shared memory at the largest block.
   void (*shaped)(const std::optional<Shape1d>&, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
+  // The four-lane kernels only (8x8, 16x16), whose instance and block size depend on the batch: what a
+  // batch of whole contiguous planes launches (the fields above describe 16,384 such planes).
+  void (*batched)(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
 };
 
 // launchers_1d()[log2 n] for n = 2..256 (entry 0 empty).

@@ -491,6 +491,24 @@ TEST_SUITE("gpu") {
         }
   }
 
+  // kernel_attributes with a batch reports the block that the launch takes: the 8x8 four-lane
+  // launcher halves its 128 threads while the batch would fill fewer than four blocks per SM.
+  TEST_CASE("fbfft kernel_attributes follows the batch where the four-lane launch depends on it") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    using fftconv::fbfft::kernel_attributes;
+    for (bool inverse : {false, true}) {
+      INFO((inverse ? "inverse" : "forward"));
+      const std::string small = kernel_attributes(8, 8, inverse, Kernel::fourstep, Layout::standard, std::nullopt, 64);
+      const std::string large = kernel_attributes(8, 8, inverse, Kernel::fourstep, Layout::standard, std::nullopt, int64_t{1} << 20);
+      CHECK(small.find("threads=32 ") != std::string::npos);
+      CHECK(large.find("threads=128 ") != std::string::npos);
+      CHECK(kernel_attributes(8, 8, inverse, Kernel::fourstep).find("threads=128 ") != std::string::npos);
+      for (int64_t batch : {int64_t{16384}, int64_t{16389}, int64_t{1} << 20})
+        CHECK(kernel_attributes(16, 16, inverse, Kernel::fourstep, Layout::standard, std::nullopt, batch).find("regs=") == 0);
+      CHECK_THROWS_AS(kernel_attributes(8, 8, inverse, Kernel::fourstep, Layout::standard, std::nullopt, 0), fftconv::InvalidArgument);
+    }
+  }
+
   TEST_CASE("fbfft forward_window (pruned DFT of windows up to 12x12) matches FFTW at every size and placement") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
     check_window_sizes(check_forward);
