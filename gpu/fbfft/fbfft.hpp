@@ -162,7 +162,8 @@ void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
 // Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..";
 // `shape` selects the 1-D register / four-step instance (at its largest block; none: the automatic one);
 // `batch` (>= 1), the instance and block size that a batch of whole contiguous planes launches, where
-// they depend on it (the 8x8 and 16x16 four-lane kernels; none: those of 16,384 planes).
+// they depend on it (the 8x8 and 16x16 four-lane kernels; none: the instance of 16,384 planes at the
+// largest block).
 std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic,
                               Layout layout = Layout::standard, const std::optional<Shape1d>& shape = std::nullopt,
                               std::optional<int64_t> batch = std::nullopt);

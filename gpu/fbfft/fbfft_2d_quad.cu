@@ -587,14 +587,14 @@ void launch_quad(Kernel* kernel, const Args& a, cudaStream_t stream) {
   launch_kernel(kernel, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
 }
 
-// The register-load instance where the planes are whole and the grid is one wave (every block one
-// group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
-// (the grid of the register instance, 0 where it would loop)
+// The grid of the 16x16 register instance for `batch` planes, 0 where it would loop.
 int quad16_one_wave(const void* registers, int64_t batch) {
   const int64_t groups = (batch + Quad::kPlanes - 1) / Quad::kPlanes;
   const int blocks = grid_blocks(registers, Quad::kThreads, Quad::kSmemBytes, groups);
   return blocks == groups ? blocks : 0;
 }
+// The register-load instance where the planes are whole and the grid is one wave (every block one
+// group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
 template <class Args>
 void launch_quad16(void (*registers)(Args), void (*async)(Args), const Args& a, cudaStream_t stream) {
   if (whole_planes<Quad::kN>(a))

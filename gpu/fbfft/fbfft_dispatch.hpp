@@ -27,7 +27,8 @@ struct Launcher {
   // one, which the fields above describe): its kernel, threads and shared memory at the largest block.
   void (*shaped)(const std::optional<Shape1d>&, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
   // The four-lane kernels only (8x8, 16x16), whose instance and block size depend on the batch: what a
-  // batch of whole contiguous planes launches (the fields above describe 16,384 such planes).
+  // batch of whole contiguous planes launches (the fields above: the instance that 16,384 such planes
+  // take, at the largest block).
   void (*batched)(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
 };
 
