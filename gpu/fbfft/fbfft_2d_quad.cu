@@ -369,6 +369,12 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 // us (64% -> 67%), 65,536 4-5% faster. Slower there: TMA bulk copies per plane (5.2 us), stores
 // straight from each lane's results (8-byte pieces 40 bytes apart: 6.0 us, 2.2x at 65,536), loads of
 // each lane's own rows or column (inverse 5.5 us). The stores must stay staged and coalesced.
+// Fourteenth session, the inverse at 16,384: without shared memory (each lane two 80-byte rows, the
+// column DFTs across the plane's lanes by shuffles) 4.73-4.76 us against 4.71-4.74, 5% slower at
+// 65,536 (bench/results/fft2d_8x8_inverse_shuffle_experiment). The bound
+// (bench/results/fft2d_8x8_delay_experiment): this grid's loads and stores as a copy whose stores wait
+// for the lane's loads, as an FFT's must, reach 69.4% of the copy bandwidth (4.55 us), and each FMA of
+// a dependent chain between them adds its latency almost in full; this kernel sits where 64-128 would.
 
 struct Quad8 {
   static constexpr int kN = 8, kNw2 = 5, kWarpPlanes = 8;
