@@ -105,6 +105,13 @@ __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Gro
       const int j = e >> (kLN - 1), q = e & (kN / 2 - 1);
       cp_async<16>(real + 2 * T::base(j) + 4 * q, src + e, true);
     }
+  } else if (whole) {  // a partial group of contiguous planes: 16-byte copies, zero past the last plane
+    const float4* src = reinterpret_cast<const float4*>(a.input + g.first * kN);
+    const int live = g.planes * (kN / 4);
+    for (int e = t; e < pairs * kN / 2; e += nt) {
+      const int j = e >> (kLN - 1), q = e & (kN / 2 - 1);
+      cp_async<16>(real + 2 * T::base(j) + 4 * q, e < live ? src + e : src, e < live);
+    }
   } else {
     for (int e = t; e < 2 * pairs * kN; e += nt) {
       const int q = e >> kLN, x = e & (kN - 1);
@@ -136,6 +143,15 @@ __device__ __forceinline__ void store_spectra(const ForwardArgs& a, const float2
       const int j = e / kNh2, q = e - j * kNh2;
       o4[e] = reinterpret_cast<const float4*>(data + T::base(j))[q];
     }
+  } else if ((reinterpret_cast<uintptr_t>(out) & 15) == 0) {  // a partial group: whole pairs in 16-byte stores
+    float4* o4 = reinterpret_cast<float4*>(out);
+    const int whole_pairs = g.planes >> 1;
+    for (int e = t; e < whole_pairs * kNh2; e += nt) {
+      const int j = e / kNh2, q = e - j * kNh2;
+      o4[e] = reinterpret_cast<const float4*>(data + T::base(j))[q];
+    }
+    if (g.planes & 1)  // the last plane, without a partner
+      for (int m = t; m < kNh2; m += nt) out[(g.planes - 1) * kNh2 + m] = data[T::base(whole_pairs) + m];
   } else {
     for (int e = t; e < g.planes * kNh2; e += nt) {
       const int j = e / (2 * kNh2), m = e - j * 2 * kNh2;
@@ -165,6 +181,19 @@ __device__ __forceinline__ void load_spectra(const InverseArgs& a, float2* data,
         const int j = e / kNh2, q = e - j * kNh2;
         cp_async<16>(data + T::base(j) + 2 * q, i4 + e, true);
       }
+    } else if ((reinterpret_cast<uintptr_t>(in) & 15) == 0) {
+      // a partial group: whole pairs in 16-byte copies, zero past them; a last plane without a partner
+      // in 8-byte copies (its last 16-byte piece would reach past it), its partner zero
+      const float4* i4 = reinterpret_cast<const float4*>(in);
+      const int whole_pairs = g.planes >> 1;
+      for (int e = t; e < pairs * kNh2; e += nt) {
+        const int j = e / kNh2, q = e - j * kNh2;
+        if (j == whole_pairs && (g.planes & 1)) continue;
+        cp_async<16>(data + T::base(j) + 2 * q, j < whole_pairs ? i4 + e : i4, j < whole_pairs);
+      }
+      if (g.planes & 1)
+        for (int m = t; m < 2 * kNh2; m += nt)
+          cp_async<8>(data + T::base(whole_pairs) + m, m < kNh2 ? in + (g.planes - 1) * kNh2 + m : a.input, m < kNh2);
     } else {
       for (int e = t; e < 2 * pairs * kNh2; e += nt) {
         const int j = e / (2 * kNh2), m = e - j * 2 * kNh2;
@@ -184,6 +213,12 @@ __device__ __forceinline__ void store_real(const InverseArgs& a, const float* re
   if (whole && g.planes == 2 * pairs) {
     float4* dst = reinterpret_cast<float4*>(a.output + g.first * kN);
     for (int e = t; e < pairs * kN / 2; e += nt) {
+      const int j = e >> (kLN - 1), q = e & (kN / 2 - 1);
+      dst[e] = reinterpret_cast<const float4*>(real + 2 * T::base(j))[q];
+    }
+  } else if (whole) {  // a partial group of contiguous planes: 16-byte stores
+    float4* dst = reinterpret_cast<float4*>(a.output + g.first * kN);
+    for (int e = t; e < g.planes * (kN / 4); e += nt) {
       const int j = e >> (kLN - 1), q = e & (kN / 2 - 1);
       dst[e] = reinterpret_cast<const float4*>(real + 2 * T::base(j))[q];
     }

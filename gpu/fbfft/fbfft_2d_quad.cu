@@ -171,6 +171,12 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
           cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), src + e, true);
         }
       }
+    } else if (whole) {  // a partial group of whole planes: 16-byte copies, zero past the last plane
+      const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
+      for (int e = t; e < kP * 64; e += Quad::kThreads) {
+        const int pq = e >> 6, g = e & 63;
+        cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), pq < planes ? src + e : src, pq < planes);
+      }
     } else {
       float* sf = reinterpret_cast<float*>(sm4);
       for (int e = t; e < kP * kN * kN; e += Quad::kThreads) {
@@ -224,6 +230,12 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
         const int pq = e / 72, g = e - pq * 72;
         o4[e] = sm4[pq * kR + g];
       }
+    } else if ((reinterpret_cast<uintptr_t>(out) & 15) == 0) {  // a partial group: 16-byte stores
+      float4* o4 = reinterpret_cast<float4*>(out);
+      for (int e = t; e < planes * 72; e += Quad::kThreads) {
+        const int pq = e / 72, g = e - pq * 72;
+        o4[e] = sm4[pq * kR + g];
+      }
     } else {
       const float2* s2 = reinterpret_cast<const float2*>(sm4);
       for (int e = t; e < planes * 144; e += Quad::kThreads) {
@@ -263,6 +275,12 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
           const int pq = e / 72, g = e - pq * 72;
           cp_async<16>(sm4 + pq * kR + g, i4 + e, true);
         }
+      }
+    } else if ((reinterpret_cast<uintptr_t>(in) & 15) == 0) {  // a partial group: 16-byte copies, zero past the last plane
+      const float4* i4 = reinterpret_cast<const float4*>(in);
+      for (int e = t; e < kP * 72; e += Quad::kThreads) {
+        const int pq = e / 72, g = e - pq * 72;
+        cp_async<16>(sm4 + pq * kR + g, pq < planes ? i4 + e : i4, pq < planes);
       }
     } else {
       float2* s2 = reinterpret_cast<float2*>(sm4);
@@ -307,6 +325,12 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     if (whole && planes == kP) {
       float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
       for (int e = t; e < kP * 64; e += Quad::kThreads) {
+        const int pq = e >> 6, g = e & 63;
+        dst[e] = sm4[pq * kR + Quad::rowg(g >> 2) + (g & 3)];
+      }
+    } else if (whole) {  // a partial group of whole planes: 16-byte stores
+      float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
+      for (int e = t; e < planes * 64; e += Quad::kThreads) {
         const int pq = e >> 6, g = e & 63;
         dst[e] = sm4[pq * kR + Quad::rowg(g >> 2) + (g & 3)];
       }
