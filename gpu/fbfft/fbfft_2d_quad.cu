@@ -655,22 +655,22 @@ constexpr Launcher kQuad16{&launch_forward, &launch_inverse, &forward_kernel, &i
                            nullptr, &batched16};
 static_assert(Quad::kSmemBytes <= 48 * 1024, "the quad kernels use at most the default 48 KB of dynamic shared memory");
 
-bool full8(const ForwardArgs& a) { return a.batch % Quad8::kWarpPlanes == 0; }
-bool full8(const InverseArgs& a) { return a.batch % Quad8::kWarpPlanes == 0; }
+// Every warp of the batch has eight planes: the whole-warp (Full) instances.
+bool full8(int64_t batch) { return batch % Quad8::kWarpPlanes == 0; }
 void launch_forward8(const ForwardArgs& a, cudaStream_t stream) {
   if (!contiguous8(a)) return launch_quad8(forward_quad8_kernel<false>, a, stream);
-  launch_quad8(full8(a) ? forward_quad8_kernel<true, true> : forward_quad8_kernel<true, false>, a, stream);
+  launch_quad8(full8(a.batch) ? forward_quad8_kernel<true, true> : forward_quad8_kernel<true, false>, a, stream);
 }
 void launch_inverse8(const InverseArgs& a, cudaStream_t stream) {
   if (!contiguous8(a)) return launch_quad8(inverse_quad8_kernel<false>, a, stream);
-  launch_quad8(full8(a) ? inverse_quad8_kernel<true, true> : inverse_quad8_kernel<true, false>, a, stream);
+  launch_quad8(full8(a.batch) ? inverse_quad8_kernel<true, true> : inverse_quad8_kernel<true, false>, a, stream);
 }
 // (for reports: the contiguous instances of whole warps, which batched transforms of 8k whole planes run)
 const void* forward_kernel8() { return reinterpret_cast<const void*>(forward_quad8_kernel<true, true>); }
 const void* inverse_kernel8() { return reinterpret_cast<const void*>(inverse_quad8_kernel<true, true>); }
 
 void batched8(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
-  const bool full = batch % Quad8::kWarpPlanes == 0;
+  const bool full = full8(batch);
   if (inverse)
     *kernel = full ? inverse_kernel8() : reinterpret_cast<const void*>(inverse_quad8_kernel<true, false>);
   else
