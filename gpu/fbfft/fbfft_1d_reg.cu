@@ -95,6 +95,11 @@ __device__ __forceinline__ Group group_at(int64_t first, int64_t batch, int pair
 // Loads of the input planes into the pair regions (plane 2j at float 2 base(j), 2j+1 after it),
 // zero outside each plane's window and for a missing partner: asynchronous copies committed as one
 // group (wait_group<> before the barrier that publishes them).
+//
+// Here and in store_spectra, load_spectra and store_real, a full group and a block's last, partial
+// group take separate 16-byte loops. One loop with the plane predicate would serve both, but on an
+// H100 it made these kernels up to 15% slower at 16,389-65,536 planes and up to 23% at 16
+// (bench/results/partial_group_merge_experiment). The 16x16 four-lane kernels share one loop at no cost.
 template <class T>
 __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Group g, int pairs, bool whole) {
   constexpr int kN = T::kN, kLN = ilog2(kN);

@@ -157,21 +157,14 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
     // (0) the input planes (zero outside the windows)
-    if (whole && planes == kP) {
+    if (RegisterLoads && planes == kP) {
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
-      if constexpr (RegisterLoads) {
-        float4 v[kP * 64 / Quad::kThreads];
-        static_for<kP * 64 / Quad::kThreads>([&](auto j) { v[j] = __ldg(src + t + Quad::kThreads * j); });
-        const int tt = late_lane(t, first);
-        float4* d = sm4 + (tt >> 6) * kR + Quad::rowg((tt & 63) >> 2) + (tt & 3);
-        static_for<kP * 64 / Quad::kThreads>([&](auto j) { d[2 * kR * j] = v[j]; });
-      } else {
-        for (int e = t; e < kP * 64; e += Quad::kThreads) {
-          const int pq = e >> 6, g = e & 63;
-          cp_async<16>(sm4 + pq * kR + Quad::rowg(g >> 2) + (g & 3), src + e, true);
-        }
-      }
-    } else if (whole) {  // a partial group of whole planes: 16-byte copies, zero past the last plane
+      float4 v[kP * 64 / Quad::kThreads];
+      static_for<kP * 64 / Quad::kThreads>([&](auto j) { v[j] = __ldg(src + t + Quad::kThreads * j); });
+      const int tt = late_lane(t, first);
+      float4* d = sm4 + (tt >> 6) * kR + Quad::rowg((tt & 63) >> 2) + (tt & 3);
+      static_for<kP * 64 / Quad::kThreads>([&](auto j) { d[2 * kR * j] = v[j]; });
+    } else if (whole) {  // 16-byte copies, zero past the last plane of a partial group
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
       for (int e = t; e < kP * 64; e += Quad::kThreads) {
         const int pq = e >> 6, g = e & 63;
@@ -224,13 +217,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
     __syncthreads();
     // (3) the spectra, 144 float2 (72 groups) per plane, contiguous in both layouts
     float2* out = a.output + first * (kN * Quad::kNw2);
-    if (planes == kP && (reinterpret_cast<uintptr_t>(out) & 15) == 0) {
-      float4* o4 = reinterpret_cast<float4*>(out);
-      for (int e = t; e < kP * 72; e += Quad::kThreads) {
-        const int pq = e / 72, g = e - pq * 72;
-        o4[e] = sm4[pq * kR + g];
-      }
-    } else if ((reinterpret_cast<uintptr_t>(out) & 15) == 0) {  // a partial group: 16-byte stores
+    if ((reinterpret_cast<uintptr_t>(out) & 15) == 0) {  // 16-byte stores
       float4* o4 = reinterpret_cast<float4*>(out);
       for (int e = t; e < planes * 72; e += Quad::kThreads) {
         const int pq = e / 72, g = e - pq * 72;
@@ -260,23 +247,16 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
     // (0) the spectra, in their global order, at the start of each region
     const float2* in = a.input + first * (kN * Quad::kNw2);
-    if (planes == kP && (RegisterLoads || (reinterpret_cast<uintptr_t>(in) & 15) == 0)) {
+    if (RegisterLoads && planes == kP) {
       const float4* i4 = reinterpret_cast<const float4*>(in);
-      if constexpr (RegisterLoads) {
-        float4 v[kP * 72 / Quad::kThreads];
-        static_for<kP * 72 / Quad::kThreads>([&](auto j) { v[j] = __ldg(i4 + t + Quad::kThreads * j); });
-        const int tt = late_lane(t, first);
-        static_for<kP * 72 / Quad::kThreads>([&](auto j) {
-          const int e = tt + Quad::kThreads * j;
-          sm4[e + e / 72 * (kR - 72)] = v[j];
-        });
-      } else {
-        for (int e = t; e < kP * 72; e += Quad::kThreads) {
-          const int pq = e / 72, g = e - pq * 72;
-          cp_async<16>(sm4 + pq * kR + g, i4 + e, true);
-        }
-      }
-    } else if ((reinterpret_cast<uintptr_t>(in) & 15) == 0) {  // a partial group: 16-byte copies, zero past the last plane
+      float4 v[kP * 72 / Quad::kThreads];
+      static_for<kP * 72 / Quad::kThreads>([&](auto j) { v[j] = __ldg(i4 + t + Quad::kThreads * j); });
+      const int tt = late_lane(t, first);
+      static_for<kP * 72 / Quad::kThreads>([&](auto j) {
+        const int e = tt + Quad::kThreads * j;
+        sm4[e + e / 72 * (kR - 72)] = v[j];
+      });
+    } else if ((reinterpret_cast<uintptr_t>(in) & 15) == 0) {  // 16-byte copies, zero past the last plane
       const float4* i4 = reinterpret_cast<const float4*>(in);
       for (int e = t; e < kP * 72; e += Quad::kThreads) {
         const int pq = e / 72, g = e - pq * 72;
@@ -322,13 +302,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     });
     __syncthreads();
     // (3) the output windows
-    if (whole && planes == kP) {
-      float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
-      for (int e = t; e < kP * 64; e += Quad::kThreads) {
-        const int pq = e >> 6, g = e & 63;
-        dst[e] = sm4[pq * kR + Quad::rowg(g >> 2) + (g & 3)];
-      }
-    } else if (whole) {  // a partial group of whole planes: 16-byte stores
+    if (whole) {  // 16-byte stores
       float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
       for (int e = t; e < planes * 64; e += Quad::kThreads) {
         const int pq = e >> 6, g = e & 63;
