@@ -100,6 +100,10 @@ __device__ __forceinline__ Group group_at(int64_t first, int64_t batch, int pair
 // group take separate 16-byte loops. One loop with the plane predicate would serve both, but on an
 // H100 it made these kernels up to 15% slower at 16,389-65,536 planes and up to 23% at 16
 // (bench/results/partial_group_merge_experiment). The 16x16 four-lane kernels share one loop at no cost.
+// store_real's pair alone, whose partial loop needs no predicate (its bound g.planes * (kN / 4) is the
+// full loop's for a full group), was timed by itself too: one loop made the n <= 32 inverses 2-9%
+// slower at 16,389 and 65,536 planes and n = 128, 256 4-8% slower at 16 (three rounds, H100,
+// bench/results/store_real_merge_experiment).
 template <class T>
 __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Group g, int pairs, bool whole) {
   constexpr int kN = T::kN, kLN = ilog2(kN);

@@ -142,17 +142,18 @@ __device__ __forceinline__ void with_spectrum_index(bool transposed, F&& f) {
 // then computed ~50 loop-invariant staging and shared-memory indices ahead of the inverse's loads.)
 __device__ __forceinline__ int late_lane(int lane, int64_t first) { return lane + static_cast<int>(first >> 62); }
 
-// RegisterLoads: the block's 32 whole planes (the host checked the forward's input planes, the
-// inverse's output windows and 16-byte alignment) loaded with ld.global.nc into registers and then
-// staged, for grids of one wave; otherwise cp.async (Note [16x16 four-lane kernels]).
-template <bool RegisterLoads>
+// Whole: the host found whole planes (whole_planes<16>: the forward's input planes, the inverse's
+// output windows, whole, contiguous and 16-byte aligned), moved in 16-byte pieces; otherwise each
+// value is moved alone, clipped to its window. RegisterLoads (whole planes only): the block's 32
+// planes loaded with ld.global.nc into registers and then staged, for grids of one wave; otherwise
+// cp.async (Note [16x16 four-lane kernels]).
+template <bool Whole, bool RegisterLoads>
 __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(ForwardArgs a) {
+  static_assert(Whole || !RegisterLoads, "the register loads move whole planes");
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
-  const bool whole = RegisterLoads || (a.off_h == 0 && a.off_w == 0 && a.in_h >= kN && a.in_w >= kN && a.in_ld == kN &&
-                                   a.in_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0);
   const bool transposed = a.layout == Layout::transposed;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
       const int tt = late_lane(t, first);
       float4* d = sm4 + (tt >> 6) * kR + Quad::rowg((tt & 63) >> 2) + (tt & 3);
       static_for<kP * 64 / Quad::kThreads>([&](auto j) { d[2 * kR * j] = v[j]; });
-    } else if (whole) {  // 16-byte copies, zero past the last plane of a partial group
+    } else if (Whole) {  // 16-byte copies, zero past the last plane of a partial group
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
       for (int e = t; e < kP * 64; e += Quad::kThreads) {
         const int pq = e >> 6, g = e & 63;
@@ -234,14 +235,13 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
   }
 }
 
-template <bool RegisterLoads>
+template <bool Whole, bool RegisterLoads>
 __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(InverseArgs a) {
+  static_assert(Whole || !RegisterLoads, "the register loads move whole planes");
   constexpr int kN = Quad::kN, kR = Quad::kRegion, kP = Quad::kPlanes;
   extern __shared__ __align__(16) float4 sm4[];
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
-  const bool whole = RegisterLoads || (a.out_off_h == 0 && a.out_off_w == 0 && a.out_h == kN && a.out_w == kN && a.out_ld == kN &&
-                                   a.out_plane_stride == kN * kN && (reinterpret_cast<uintptr_t>(a.output) & 15) == 0);
   const bool transposed = a.layout == Layout::transposed;
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
     const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
         const int e = tt + Quad::kThreads * j;
         sm4[e + e / 72 * (kR - 72)] = v[j];
       });
-    } else if ((reinterpret_cast<uintptr_t>(in) & 15) == 0) {  // 16-byte copies, zero past the last plane
+    } else if (Whole || (reinterpret_cast<uintptr_t>(in) & 15) == 0) {  // 16-byte copies, zero past the last plane
       const float4* i4 = reinterpret_cast<const float4*>(in);
       for (int e = t; e < kP * 72; e += Quad::kThreads) {
         const int pq = e / 72, g = e - pq * 72;
@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
     });
     __syncthreads();
     // (3) the output windows
-    if (whole) {  // 16-byte stores
+    if (Whole) {  // 16-byte stores
       float4* dst = reinterpret_cast<float4*>(a.output + first * (kN * kN));
       for (int e = t; e < planes * 64; e += Quad::kThreads) {
         const int pq = e >> 6, g = e & 63;
@@ -597,29 +597,33 @@ int quad16_one_wave(const void* registers, int64_t batch) {
   const int blocks = grid_blocks(registers, Quad::kThreads, Quad::kSmemBytes, groups);
   return blocks == groups ? blocks : 0;
 }
-// The register-load instance where the planes are whole and the grid is one wave (every block one
-// group of 32 planes), the cp.async one otherwise (Note [16x16 four-lane kernels]).
+// Whole planes: the register-load instance where the grid is one wave (every block one group of 32
+// planes), the cp.async one otherwise (Note [16x16 four-lane kernels]); other planes (windows,
+// strides, offsets, misalignment) the clipped instance.
 template <class Args>
-void launch_quad16(void (*registers)(Args), void (*async)(Args), const Args& a, cudaStream_t stream) {
-  if (whole_planes<Quad::kN>(a))
-    if (const int blocks = quad16_one_wave(reinterpret_cast<const void*>(registers), a.batch))
-      return launch_kernel(registers, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
+void launch_quad16(void (*registers)(Args), void (*async)(Args), void (*clipped)(Args), const Args& a,
+                   cudaStream_t stream) {
+  if (!whole_planes<Quad::kN>(a)) return launch_quad(clipped, a, stream);
+  if (const int blocks = quad16_one_wave(reinterpret_cast<const void*>(registers), a.batch))
+    return launch_kernel(registers, blocks, Quad::kThreads, Quad::kSmemBytes, stream, 1, a);
   launch_quad(async, a, stream);
 }
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_quad16(forward_quad_kernel<true>, forward_quad_kernel<false>, a, stream);
+  launch_quad16(forward_quad_kernel<true, true>, forward_quad_kernel<true, false>, forward_quad_kernel<false, false>, a,
+                stream);
 }
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
-  launch_quad16(inverse_quad_kernel<true>, inverse_quad_kernel<false>, a, stream);
+  launch_quad16(inverse_quad_kernel<true, true>, inverse_quad_kernel<true, false>, inverse_quad_kernel<false, false>, a,
+                stream);
 }
 // (for reports: the instances that batches of 16,384 whole planes run)
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel<true>); }
-const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel<true>); }
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_quad_kernel<true, true>); }
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_quad_kernel<true, true>); }
 
 void batched16(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) {
   const void* registers = inverse ? inverse_kernel() : forward_kernel();
-  const void* async = inverse ? reinterpret_cast<const void*>(inverse_quad_kernel<false>)
-                              : reinterpret_cast<const void*>(forward_quad_kernel<false>);
+  const void* async = inverse ? reinterpret_cast<const void*>(inverse_quad_kernel<true, false>)
+                              : reinterpret_cast<const void*>(forward_quad_kernel<true, false>);
   *kernel = quad16_one_wave(registers, batch) ? registers : async;
   *threads = Quad::kThreads;
   *smem_bytes = Quad::kSmemBytes;
