@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "bench/layers_timing.hpp"
+#include "validation/gpu_timing.hpp"
 #include "common/errors.hpp"
-#include "gpu/cuda_check.hpp"
+#include "gpu/runtime/cuda_check.hpp"
 
 #ifdef FFTCONV_HAVE_CUDNN
 #include <cudnn.h>

@@ -18,13 +18,13 @@
 
 #include "bench/fft_bench.hpp"
 #include "bench/fft_bench_kernels.cuh"
-#include "bench/layers_timing.hpp"
-#include "bench/timing.hpp"
+#include "validation/gpu_timing.hpp"
+#include "validation/timing.hpp"
 #include "common/errors.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/cuda_graph.hpp"
-#include "gpu/cuda_stream.hpp"
-#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_graph.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
+#include "gpu/fft/fbfft.hpp"
 
 namespace fftconv::bench {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/timing.hpp"
-#include "gpu/fbfft/shape_1d.hpp"
+#include "validation/timing.hpp"
+#include "gpu/fft/shape_1d.hpp"
 
 namespace fftconv::bench {
 
@@ -22,7 +22,7 @@ struct FftBenchOptions {
   int repeat = 50;                                // timed repetitions (median and min reported)
   int warmup = 5;
   GpuTimer timer = GpuTimer::calls;               // calls: each call synchronized; stream / graph: per call,
-                                                  // 8-64 calls back to back per sample (bench/timing.hpp)
+                                                  // 8-64 calls back to back per sample (validation/timing.hpp)
   // fbfft and the copies launched as programmatic dependent launches (on, the library's default;
   // Note [dependent launch]) or not (off); compare: both, in the same run (the fbfft and copy
   // columns launched dependent, fbfft's and the same-size copy's plain launches beside them).

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/errors.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/dependent_launch.cuh"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/dependent_launch.cuh"
 
 namespace fftconv::bench {
 

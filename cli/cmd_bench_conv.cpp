@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/fftconv.hpp"
-#include "bench/runner.hpp"
+#include "validation/run_plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "validation/reference.hpp"

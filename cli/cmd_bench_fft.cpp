@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/timing.hpp"
+#include "validation/timing.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/errors.hpp"
-#include "gpu/fbfft/shape_1d.hpp"
+#include "gpu/fft/shape_1d.hpp"
 #ifdef FFTCONV_HAVE_CUDA
 #include "bench/fft_bench.hpp"
 #endif

@@ -25,7 +25,7 @@ struct PlanFlags {
   PlanOptions to_options() const;    // throws InvalidArgument naming the flag
 };
 
-// --timer calls|stream|graph (bench/runner.hpp GpuTimer) into `timer`, whose value is the default.
+// --timer calls|stream|graph (validation/run_plan.hpp GpuTimer) into `timer`, whose value is the default.
 void add_timer_option(CLI::App* cmd, std::string& timer);
 
 // "123", "64M", "2G" (binary units) -> bytes; throws InvalidArgument naming `flag`.

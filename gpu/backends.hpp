@@ -7,7 +7,7 @@
 
 namespace fftconv {
 
-std::shared_ptr<const Backend> make_cufft_backend();   // gpu/cufft_backend.cu
+std::shared_ptr<const Backend> make_cufft_backend();   // gpu/cufft/cufft_backend.cu
 std::shared_ptr<const Backend> make_fbfft_backend();   // gpu/fbfft/fbfft_backend.cu
 std::vector<std::shared_ptr<const Backend>> make_gpu_backends();
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "api/fftconv.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/cuda_graph.hpp"
-#include "gpu/test_device.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_graph.hpp"
+#include "gpu/runtime/test_device.hpp"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
 #include "validation/reference.hpp"

@@ -39,6 +39,7 @@ stage_tests() {
   log "gpu_test (doctest suite gpu) and the CPU unit tests"
   $B/gpu/gpu_test -ts=gpu 2>&1 | tee "$OUT/gpu_test.log" | tail -5 || echo "gpu_test: FAILED" | tee -a "$summary"
   grep -E "test cases|assertions" "$OUT/gpu_test.log" | sed 's/^/gpu_test: /' >>"$summary"
+  $B/bench/bench_test -ts=gpu 2>&1 | tee "$OUT/bench_test.log" | tail -3 || echo "bench_test: FAILED" | tee -a "$summary"
   ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
 }
 
@@ -65,7 +66,7 @@ sanitize() {
 }
 
 stage_sanitize() {
-  local filter=${SANITIZE_FILTER:-"bench copy*,fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
+  local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
   local tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck smoke}
   local default_limit=${SANITIZE_TIMEOUT:-540}
   for tool in $tools; do

@@ -18,19 +18,6 @@ namespace fftconv {
 // of the input size.
 inline constexpr int64_t kMinTilesInFlight = 32, kMaxTilesInFlight = 256;
 
-// The GPU backends' automatic bound instead (device_in_flight below): a GPU runs each step of a chunk
-// as one launch over all its items (the per-frequency CGEMMs get one row per item), and every chunk
-// pays its launches again, so the CPU rule's 32-256 items leave it many small chunks. The device rule
-// takes as many items as keep the workspace model within the budget
-//   min(kDeviceInFlightBytes, max(the untiled plan's workspace model, the CPU rule's, kDeviceInFlightFloorBytes)),
-// at least the CPU rule's count, at most every item: a tiled plan, whose purpose on a GPU is to save
-// memory, takes no more scratch than the untiled plan it replaces unless the CPU rule already did, or
-// unless all of it fits the floor: under 64 MiB (0.08% of an 80 GB H100) a second chunk saves nothing
-// that matters and costs its launches again (measured on an H100, S = 16, x = 64, 16x16 and 32x32 tiles:
-// two chunks 1.10-1.30x slower than one over the three passes of both GPU backends).
-inline constexpr double kDeviceInFlightBytes = double(1 << 30);
-inline constexpr double kDeviceInFlightFloorBytes = double(64 << 20);
-
 struct TilingOptions {
   SizePolicy policy = SizePolicy::pow2;  // candidate tile bases: pow2 8..64 or 7-smooth 8..64
   std::vector<int64_t> sizes;            // explicit candidate sides (overrides policy when non-empty)
@@ -44,6 +31,9 @@ struct TilingOptions {
 // "tiles_in_flight" (integer >= 0) and "accgrad_reduction" (frequency|time) of PlanOptions.
 // Throws InvalidArgument naming a bad value.
 TilingOptions tiling_options(const PlanOptions& o);
+
+// The untiled basis side for a padded side: `pinned` when > 0, else the next size of the policy.
+int64_t untiled_side(int64_t padded, int64_t pinned, SizePolicy policy);
 
 // Sides a policy proposes: pow2 {8,16,32,64}; smooth every 2,3,5,7-smooth size in [8, 64].
 std::vector<int64_t> policy_sizes(SizePolicy policy);
@@ -85,17 +75,6 @@ TilingChoice plan_tiling(const ConvProblem& p, Pass pass, const PlanOptions& opt
 // extra["accgrad_reduction"] set to frequency. Throws Unsupported, naming `backend`, when opts asks
 // for another reduction.
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend);
-
-// A GPU backend's tiled plan: `t` (a plan of the planner, at the CPU rule) with the device in-flight
-// rule (above) when opts leaves tiles_in_flight automatic (absent or 0), bounded by
-// opts.workspace_limit through the workspace model (at least one item); `t` itself when it is
-// untiled or the bound is pinned. The untiled plan of the budget is on the basis choose_untiled()
-// would take without basis pins (the next size of opts' policy at or above the padded input). The backend still fits
-// its chunk to the limit with its own buffer sizes.
-TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts);
-// The tiled plan of candidate `k` (tiled, from choose()/plan_tiling() of p and pass) under the device
-// rule: device_in_flight of its basis, reduction and in-flight count.
-TilePlan device_tile_plan(const ConvProblem& p, Pass pass, const Candidate& k, const PlanOptions& opts);
 
 // The candidate table (sorted by cost, at most max_rows rows, 0 = all) and the reason.
 std::string explain(const TilingChoice& c, std::size_t max_rows = 24);

@@ -7,8 +7,8 @@
 #include "common/errors.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
-#include "gpu/cuda_check.hpp"
-#include "gpu/direct64.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/reference/direct64.hpp"
 #endif
 
 namespace fftconv {

@@ -13,10 +13,10 @@
 #include "validation/reference.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
-#include "gpu/cuda_check.hpp"
-#include "gpu/device_arena.hpp"
-#include "gpu/direct64.hpp"
-#include "gpu/sweep_ops.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/device_arena.hpp"
+#include "gpu/reference/direct64.hpp"
+#include "gpu/reference/sweep_ops.hpp"
 #endif
 
 namespace fftconv {

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   const long S = 128;
   for (const Layer& L : layers)
     for (int pass = 0; pass < 3; ++pass) {
-      // The cufft backend's CGEMM operands (gpu/cufft_pipeline.cu, one chunk of S images).
+      // The cufft backend's CGEMM operands (gpu/cufft/cufft_pipeline.cu, one chunk of S images).
       cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
       long m, n, k, lda, ldb, ldc, sa, sb, sc;
       if (pass == 0) {  // fprop: Y = W^H X

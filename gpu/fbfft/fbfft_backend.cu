@@ -1,4 +1,4 @@
-// The `fbfft` convolution backend: paper Table 1 with fbfft transforms (gpu/fbfft/fbfft.hpp) that read
+// The `fbfft` convolution backend: paper Table 1 with fbfft transforms (gpu/fft/fbfft.hpp) that read
 // the unpadded tensors in place and write the frequency-major layout the cuBLAS CGEMM reads, untiled on
 // a power-of-two or smooth square basis, or on the shared planner's tiles (plan: fbfft_conv_plan.hpp).
 #include <cuda_runtime.h>
@@ -9,10 +9,11 @@
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/backends.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/fft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
-#include "gpu/measured_tile.hpp"
+#include "gpu/tiles/device_tiles.hpp"
+#include "gpu/tiles/measured_tile.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv {

@@ -15,17 +15,17 @@
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
-#include "gpu/cuda_args.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/device_arena.hpp"
-#include "gpu/fbfft/fbfft.hpp"
+#include "gpu/runtime/cuda_args.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/device_arena.hpp"
+#include "gpu/fft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
-#include "gpu/cuda_graph.hpp"
-#include "gpu/cuda_stream.hpp"
-#include "gpu/step_timer.hpp"
-#include "gpu/stream_fork.hpp"
-#include "gpu/tuning_timer.hpp"
-#include "gpu/tile_kernels.cuh"
+#include "gpu/runtime/cuda_graph.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
+#include "gpu/runtime/step_timer.hpp"
+#include "gpu/runtime/stream_fork.hpp"
+#include "gpu/runtime/tuning_timer.hpp"
+#include "gpu/tiles/tile_kernels.cuh"
 
 namespace fftconv::fbfft_conv {
 using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of tiles, padding kernels

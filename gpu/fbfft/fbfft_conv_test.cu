@@ -13,9 +13,10 @@
 
 #include "api/fftconv.hpp"
 #include "common/fft_size.hpp"
-#include "gpu/cuda_check.hpp"
-#include "gpu/fbfft/fbfft.hpp"
-#include "gpu/measured_tile.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/fft/fbfft.hpp"
+#include "gpu/tiles/device_tiles.hpp"
+#include "gpu/tiles/measured_tile.hpp"
 #include "tiling/planner.hpp"
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
@@ -23,7 +24,7 @@
 #include "validation/tolerance.hpp"
 #include "validation/verdict.hpp"
 
-#include "gpu/test_device.hpp"
+#include "gpu/runtime/test_device.hpp"
 
 using namespace fftconv;
 
@@ -293,7 +294,7 @@ TEST_SUITE("gpu") {
                 return std::stoll(json.substr(at + std::string(key).size()));
               };
               basis = num("\"fft_h\":") * num("\"fft_w\":");
-              // Unpinned: the device rule (tiling/planner.hpp device_in_flight) on the planner's plan.
+              // Unpinned: the device rule (gpu/tiles/device_tiles.hpp device_in_flight) on the planner's plan.
               if (std::string(flight) == "0" && o.tile.kind == TileSpec::Kind::fixed) {
                 const PlanOptions fo = frequency_reduction_only(o, "fbfft");
                 CHECK(num("\"tiles_in_flight\":") == device_in_flight(plan_tiling(p, pass, fo).plan, fo).tiles_in_flight);

@@ -289,7 +289,7 @@ for n, u, t in zip(ns, untiled, tiled):
 # grows with the batch, while tiles add transforms, re-read their halos and multiply more
 # frequencies. The GPU backends (`cufft`, `fbfft`) therefore answer `tile="auto"` by **timing** the
 # untiled plan and the planner's two cheapest tiles, and keep the fastest (Note [measured tile
-# choice] in `gpu/measured_tile.hpp`).
+# choice] in `gpu/tiles/measured_tile.hpp`).
 #
 # The cell below reads H100 measurements committed with the library
 # (`bench/results/tiling_gpu_h100.json`, made with `fftconv run … --timer graph`, see the README), so

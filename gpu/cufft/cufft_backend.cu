@@ -1,0 +1,176 @@
+// The `cufft` backend: the three passes through cuFFT + cuBLAS (paper Section 3, Table 1), with the
+// configuration chosen by cufft_tuner, a grow-only workspace arena per plan, optional per-step timing,
+// and the "naive" variant of the benchmark (extra["naive"]="1").
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "gpu/backends.hpp"
+#include "gpu/runtime/cuda_args.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/cufft/cufft_pipeline.hpp"
+#include "gpu/cufft/cufft_tuner.hpp"
+#include "gpu/runtime/device_arena.hpp"
+#include "gpu/tiles/device_tiles.hpp"
+#include "gpu/tiles/measured_tile.hpp"
+#include "tiling/planner.hpp"
+
+namespace fftconv {
+namespace {
+
+
+class CufftPlan final : public Plan {
+ public:
+  CufftPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftChoice choice, bool naive)
+      : p_(p), pass_(pass), opts_(opts), naive_(naive), why_(std::move(choice.why)) {
+    tiled_ = choice.pipeline->tiled();
+    if (tiled_) tiles_ = choice.pipeline->tiles();
+    units_ = choice.pipeline->units();
+    FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
+    FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    workspace_bytes_ = choice.pipeline->workspace_bytes();
+    config_ = choice.pipeline->config();
+    summary_ = choice.pipeline->workspace_summary();
+    edges_ = choice.pipeline->edges_summary();
+    if (!naive_) {
+      pipeline_ = std::move(choice.pipeline);
+      arena_.reserve(workspace_bytes_);
+    }
+  }
+  ~CufftPlan() override {
+    if (done_) {
+      cudaEventSynchronize(done_);  // the arena must outlive the work queued on it
+      cudaEventDestroy(done_);
+    }
+  }
+
+  std::size_t workspace_bytes() const override { return workspace_bytes_; }
+  std::string tile_json() const override { return tiled_ ? tiles_.json(config_.chunk) : "null"; }
+
+  void execute(const Args& a) const override {
+    require_cuda_args(a, pass_, "cufft", device_);
+
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto stream = static_cast<cudaStream_t>(a.stream);
+    const bool capturing = stream_capturing(stream);
+    if (capturing && (naive_ || opts_.breakdown))
+      throw Unsupported(std::string("cufft: this plan cannot be captured in a CUDA graph (") +
+                        (naive_ ? "the naive pipeline makes its buffers and cuFFT plans in every execute()"
+                                : "--breakdown synchronizes on its step events") + ")");
+    // A previous execute() may still be running on another stream with the same workspace.
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    timer_.reset();
+    StepTimer* timer = opts_.breakdown ? &timer_ : nullptr;
+    if (naive_) {
+      // No reuse at all: plans and every buffer are made and released inside this call.
+      CufftPipeline pipeline(p_, pass_, config_);
+      DeviceBuffer workspace(pipeline.workspace_bytes());
+      pipeline.run(a, stream, workspace.get(), timer);
+      FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    } else {
+      pipeline_->run(a, stream, arena_.base(), timer);
+    }
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
+  }
+
+  std::string describe() const override {
+    std::ostringstream os;
+    os << "cufft " << to_string(pass_) << " " << p_.to_string() << ": ";
+    if (tiled_) os << tiles_.summary() << " as the batch (Note [cufft tiles]), ";
+    os << config_.to_string() << " (" << edges_ << "); " << why_ << "; workspace " << summary_;
+    if (opts_.workspace_limit) os << ", limit " << opts_.workspace_limit;
+    if (config_.chunk < units_)
+      os << "; " << (tiled_ ? "(image, tile) items" : "batch") << " processed in chunks of " << config_.chunk
+         << (pass_ == Pass::accgrad ? " (accumulated in the frequency domain)" : "");
+    return os.str();
+  }
+
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_breakdown_;
+  }
+
+ private:
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  bool naive_;
+  bool tiled_ = false;
+  TilePlan tiles_;
+  int64_t units_ = 0;  // what the chunks split: samples, or (image, tile) items
+  std::string why_, summary_, edges_;
+  PipelineConfig config_;
+  std::size_t workspace_bytes_ = 0;
+  int device_ = 0;
+  std::unique_ptr<CufftPipeline> pipeline_;
+  DeviceArena arena_;
+  cudaEvent_t done_ = nullptr;
+  mutable std::mutex mutex_;
+  mutable StepTimer timer_;
+  mutable StepTimes last_breakdown_;
+};
+
+class CufftBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cufft"; }
+  Location location() const override { return Location::cuda; }
+  std::string_view summary() const override {
+    return "CUDA: cuFFT R2C/C2R + cuBLAS CGEMM per frequency (paper Table 1), autotuned basis, CGEMM strategy and "
+           "spectrum layout; untiled or on the planner's tiles";
+  }
+
+  Support available() const override { return cuda_device_support(); }
+
+  Support supports(const ConvProblem& p, Pass, DType dtype) const override {
+    if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
+    if (Support s = problem_support(p); !s.ok) return s;
+    return available();
+  }
+
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
+    p.validate();
+    if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
+    const CufftPins pins = read_cufft_pins(p, opts);
+    if (opts.tile.kind != TileSpec::Kind::none) {
+      if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
+      const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
+      if (opts.tile.kind == TileSpec::Kind::automatic && opts.autotune) {  // Note [measured tile choice]
+        std::vector<PlanCandidate> cands;
+        cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, ""); }});
+        for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
+          CufftPins tiled = pins;
+          tiled.tiles = device_tile_plan(p, pass, *k, opts);
+          cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
+        }
+        return fastest_plan(p, pass, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
+      }
+      return planner_plan(p, pass, opts, pins, c);
+    }
+    if (pins.naive) return std::make_unique<CufftPlan>(p, pass, opts, naive_cufft_config(p, pass, opts), true);
+    return tuned_plan(p, pass, opts, pins, "");
+  }
+
+ private:
+  // The autotuned plan of `pins`; `why` goes before the tuner's reasons in describe().
+  static std::unique_ptr<Plan> tuned_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                          const CufftPins& pins, const std::string& why) {
+    CufftChoice choice = choose_cufft_config(p, pass, opts, pins);
+    choice.why = why + choice.why;
+    return std::make_unique<CufftPlan>(p, pass, opts, std::move(choice), false);
+  }
+  // The plan of the planner's choice `c` (tiled or not).
+  static std::unique_ptr<Plan> planner_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftPins pins,
+                                            const TilingChoice& c) {
+    if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts);
+    return tuned_plan(p, pass, opts, pins, "planner: " + c.reason + "; ");
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cufft_backend() { return std::make_shared<CufftBackend>(); }
+
+}  // namespace fftconv

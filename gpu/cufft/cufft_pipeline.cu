@@ -1,0 +1,618 @@
+// CufftPipeline (see cufft_pipeline.hpp): the Table 1 pipeline on cuFFT + cuBLAS for one configuration.
+//
+// Note [frequency-major products]
+// R2C writes each operand as [plane][freq] with F = Nh*(Nw/2+1) frequencies; one transposition makes it
+// [freq][plane], where plane = outer*inner (e.g. input: s*f + i). Read column-major per frequency, the
+// block of plane-major data is an inner×outer matrix, so every product is one GEMM with unit-stride
+// leading dimensions, and the conjugations of the brief's formulas are cuBLAS op flags:
+//   fprop:   Y(fo×S)  = W(f×fo)^H · X(f×S)          (Y[s,j] = sum_i X[s,i] conj(W[j,i]))
+//   bprop:   Gp(f×S)  = W(f×fo)   · G(fo×S)         (Gp[s,i] = sum_j G[s,j] W[j,i])
+//   accgrad: GW(f×fo) = X(f×S)    · G(fo×S)^H       (GW[j,i] = sum_s conj(G[s,j]) X[s,i])
+// The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
+// With SpectrumLayout::direct the transposes disappear: cuFFT's advanced layout (stride = planes,
+// distance 1) makes R2C write [freq][plane] and C2R read it, at the price of strided FFT stores.
+// Note [cufft callbacks]
+// The paper's Table 1 pads with copies because cuFFT could not pad; today's cuFFT links user device
+// functions into its kernels (LTO callbacks, cufftXtSetJITCallback): a load callback supplies each
+// input element, a store callback receives each output element. With EdgeMode::callback the R2C of an
+// operand loads straight from the unpadded tensor (zeros or reflection at the offsets of the padded
+// basis; PAD disappears) and the C2R of the result stores only the kept window, scaled (CLIP
+// disappears); with SpectrumLayout::gather the C2R loads the products' [freq][plane] layout itself
+// (TRANS C disappears). The transforms stay in place on the FFT scratch buffer, which is only their
+// nominal input/output. A store callback writing [freq][plane] from the R2C was measured and dropped:
+// its scattered 8-byte stores made FFT A 1.3-1.9x slower than R2C + transposition (H100, L1-L5 shapes).
+// Callbacks see element offsets into the plan's logical arrays; the pipeline requires them < 2^32 and
+// divides them by the plane and row sizes with precomputed multipliers (cufft_callbacks.hpp, whose index
+// maps the host tests compare with the copy kernels). cuFFT takes each callback's parameter address at
+// plan time, so the pipeline owns one device block of cufft_cb::Params per plan role and rewrites it
+// with a one-thread kernel on the run's stream (tensor pointers change between runs and chunks).
+// Linking the callbacks makes plan creation slower (tens to hundreds of ms per plan), so the untuned
+// heuristic keeps copies and the autotuner times callbacks only on pipelines that take long enough.
+// Note [pruned weight transforms]
+// The weight side of every pass is a kh×kw window in an nh×nw basis (L5: 3×3 in 13×13, 147,456 planes,
+// three times the input's): Table 1 pads it, runs a full R2C and transposes (accGrad: transposes back,
+// runs a full C2R and keeps kh×kw of the nh×nw points). With WeightTransform::dft the forward is fbfft's
+// pruned DFT of the window, written straight in the products' [freq][plane] layout, and accGrad's
+// inverse is evaluated at the window's points only, reading that layout (fbfft_window.cu, whose twiddle
+// indices take any basis up to 256). The same sums, so the tuner times it as one more variant.
+// Note [cufft tiles]
+// A tiled plan (tiling/tile_plan.hpp, Note [tile geometry]) runs as the same pipeline with the
+// (image, tile) items in place of the samples: PAD becomes a gather of each item's window into the
+// FFT layout (zeros around it, padding through padded_source), the weight is transformed once on the
+// tile basis, the products are the same GEMMs with n (or k, accgrad) = items, and CLIP becomes a
+// scatter of the kept output tiles (fprop) or a deterministic fold of the kept g_pad windows onto the
+// zeroed gradInput (bprop, Note [bprop tile fold]); accgrad reduces over items in the frequency
+// domain and clips once. Chunks hold at most the plan's tiles_in_flight items.
+// With batch chunks, fprop/bprop transform the weight once and loop over chunks of samples; accgrad
+// accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
+#include "gpu/cufft/cufft_pipeline.hpp"
+
+#include <cufftXt.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/cufft/cufft_callbacks.hpp"
+#include "gpu/cufft/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
+#include "gpu/runtime/device_arena.hpp"
+#include "gpu/fft/fbfft.hpp"
+#include "gpu/cufft/cufft_kernels.cuh"
+#include "gpu/tiles/tile_kernels.cuh"
+
+namespace fftconv {
+
+std::string_view to_string(GemmStrategy g) {
+  switch (g) {
+    case GemmStrategy::batched: return "batched";
+    case GemmStrategy::strided: return "strided";
+    case GemmStrategy::loop: return "loop";
+    case GemmStrategy::gemm3m: return "3m";
+  }
+  return "?";
+}
+
+GemmStrategy parse_gemm_strategy(std::string_view s) {
+  if (s == "batched") return GemmStrategy::batched;
+  if (s == "strided") return GemmStrategy::strided;
+  if (s == "loop") return GemmStrategy::loop;
+  if (s == "3m") return GemmStrategy::gemm3m;
+  throw InvalidArgument("extra[\"gemm\"]: unknown CGEMM strategy '" + std::string(s) +
+                        "' (expected batched, strided, loop or 3m)");
+}
+
+std::string_view to_string(SpectrumLayout l) {
+  switch (l) {
+    case SpectrumLayout::transposed: return "transposed";
+    case SpectrumLayout::direct: return "direct";
+    case SpectrumLayout::gather: return "gather";
+  }
+  return "?";
+}
+
+SpectrumLayout parse_spectrum_layout(std::string_view s) {
+  if (s == "transposed") return SpectrumLayout::transposed;
+  if (s == "direct") return SpectrumLayout::direct;
+  if (s == "gather") return SpectrumLayout::gather;
+  throw InvalidArgument("extra[\"layout\"]: unknown spectrum layout '" + std::string(s) +
+                        "' (expected transposed, direct or gather)");
+}
+
+std::string_view to_string(EdgeMode e) { return e == EdgeMode::callback ? "callback" : "copy"; }
+
+EdgeMode parse_edge_mode(std::string_view s) {
+  if (s == "copy") return EdgeMode::copy;
+  if (s == "callback") return EdgeMode::callback;
+  throw InvalidArgument("extra[\"edges\"]: unknown edge mode '" + std::string(s) + "' (expected copy or callback)");
+}
+
+std::string_view to_string(WeightTransform w) { return w == WeightTransform::dft ? "dft" : "fft"; }
+
+WeightTransform parse_weight_transform(std::string_view s) {
+  if (s == "fft") return WeightTransform::fft;
+  if (s == "dft") return WeightTransform::dft;
+  throw InvalidArgument("extra[\"weights\"]: unknown weight transform '" + std::string(s) + "' (expected fft or dft)");
+}
+
+bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::string* why) {
+  // fbfft's window kernels own the limits; the forward and inverse windows share them.
+  fbfft::ForwardArgs w;
+  w.layout = fbfft::Layout::freq_major, w.in_h = p.kh, w.in_w = p.kw;
+  const bool fits_int = nh <= INT_MAX && nw <= INT_MAX;
+  if (fits_int) w.n_h = int(nh), w.n_w = int(nw);
+  const bool ok = fits_int && fbfft::window_supported(w);
+  if (!ok && why)
+    *why = "cufft: weights=dft needs a kernel of at most " + std::to_string(fbfft::kMaxWindow) + "x" +
+           std::to_string(fbfft::kMaxWindow) + " (kh=" + std::to_string(p.kh) + ", kw=" + std::to_string(p.kw) +
+           ") and a basis of at most " + std::to_string(fbfft::kMaxWindowSide) + " per side, width >= 2 (basis " +
+           std::to_string(nh) + "x" + std::to_string(nw) + ")";
+  return ok;
+}
+
+std::string PipelineConfig::to_string() const {
+  return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
+         ", layout " + std::string(fftconv::to_string(layout)) + ", edges " + std::string(fftconv::to_string(edges)) +
+         (weights == WeightTransform::dft ? ", weights dft" : "") + ", chunk " + std::to_string(chunk) +
+         ", cublas workspace " + std::to_string(cublas_workspace);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operand roles per pass (Note [frequency-major products]).
+
+namespace {
+
+struct Operand {
+  const float* src = nullptr;
+  int64_t planes_per_sample = 0;  // batched operands: planes per sample; others: total planes
+  bool batched = true;
+  int64_t h = 0, w = 0, ph = 0, pw = 0;
+  bool mirror = false;
+  tile_kernels::GatherRect rect = tile_kernels::GatherRect::padded_read;  // tiled: the window it reads
+  tile_kernels::SourceGrid grid() const {
+    return {src, h, w, ph, pw, mirror ? Padding::mirror : Padding::zero, planes_per_sample};
+  }
+};
+
+struct Roles {
+  Operand a, b;
+  int64_t c_planes_per_sample = 0;  // fprop/bprop: per sample; accgrad: total (fo*f)
+  bool c_batched = true;
+  gpu_kernels::ClipSpec clip;
+};
+
+Roles roles(const ConvProblem& p, Pass pass, const Args* args) {
+  auto ptr = [&](const void* q) { return args ? static_cast<const float*>(q) : nullptr; };
+  const bool mirror = p.padding == Padding::mirror;
+  Roles r;
+  const Operand input{args ? ptr(args->input) : nullptr, p.f, true, p.h, p.w, p.ph, p.pw, mirror};
+  const Operand weight{args ? ptr(args->weight) : nullptr, p.fo * p.f, false, p.kh, p.kw, 0, 0, false};
+  const Operand grad{args ? ptr(args->grad_output) : nullptr, p.fo, true, p.out_h(), p.out_w(), 0, 0, false,
+                     pass == Pass::bprop ? tile_kernels::GatherRect::grad_full : tile_kernels::GatherRect::grad_window};
+  switch (pass) {
+    case Pass::fprop:
+      r.a = input, r.b = weight, r.c_planes_per_sample = p.fo;
+      r.clip.out_h = p.out_h(), r.clip.out_w = p.out_w();
+      break;
+    case Pass::bprop:
+      r.a = grad, r.b = weight, r.c_planes_per_sample = p.f;
+      r.clip.out_h = p.h, r.clip.out_w = p.w;
+      if (mirror) r.clip.mirror_fold = true, r.clip.ph = p.ph, r.clip.pw = p.pw;
+      else r.clip.off_h = p.ph, r.clip.off_w = p.pw;
+      break;
+    case Pass::accgrad:
+      r.a = input, r.b = grad, r.c_planes_per_sample = p.fo * p.f, r.c_batched = false;
+      r.clip.out_h = p.kh, r.clip.out_w = p.kw;
+      break;
+  }
+  return r;
+}
+
+int64_t planes_of(const Operand& o, int64_t sc) { return o.batched ? o.planes_per_sample * sc : o.planes_per_sample; }
+
+// The first float of units s0.. of an untiled operand (a batched tensor's chunk; otherwise, and for
+// tiles, which gather from the whole tensor, its start).
+const float* chunk_source(const Operand& o, int64_t s0, bool tiled) {
+  return o.src + (o.batched && !tiled ? s0 * o.planes_per_sample * o.h * o.w : 0);
+}
+
+// Where the untiled result planes of units s0.. start (accgrad: its one result, reduced over units).
+float* chunk_result(void* result, const Roles& r, Pass pass, int64_t s0) {
+  return static_cast<float*>(result) +
+         (pass == Pass::accgrad ? 0 : s0 * r.c_planes_per_sample * r.clip.out_h * r.clip.out_w);
+}
+
+// The alignment cuFFT needs of the data it reads (misaligned pointers fail with CUFFT_INVALID_VALUE).
+constexpr std::uintptr_t kFftAlignment = 16;
+
+int to_int(int64_t v, const char* what) {
+  if (v < 0 || v > INT_MAX)
+    throw Unsupported(std::string("cufft: ") + what + " = " + std::to_string(v) + " exceeds the int range of cuBLAS");
+  return static_cast<int>(v);
+}
+
+std::size_t complex_bytes(int64_t planes, int64_t freqs) {
+  return static_cast<std::size_t>(checked_mul(checked_mul(planes, freqs, "cufft buffer"), 8, "cufft buffer"));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Construction: plans for every batch count the chunks need, sizes of every buffer.
+
+CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConfig& cfg, const TilePlan* tiles)
+    : p_(p), pass_(pass), cfg_(cfg) {
+  p_.validate();
+  tiled_ = tiles != nullptr && tiles->tiled;
+  if (tiled_) {
+    tiles_ = *tiles;
+    if (tiles_.pass != pass || tiles_.problem.to_string() != p.to_string())
+      throw InvalidArgument("cufft: the tile plan was made for another problem or pass");
+    if (cfg_.nh != tiles_.fft_h || cfg_.nw != tiles_.fft_w)
+      throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
+                            " differs from the tile basis " + std::to_string(tiles_.fft_h) + "x" +
+                            std::to_string(tiles_.fft_w));
+    if (pass == Pass::accgrad && tiles_.reduction != AccgradReduction::frequency)
+      throw Unsupported("cufft: tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
+                        std::string(to_string(tiles_.reduction)) + " requested)");
+  } else if (cfg_.nh < p.padded_h() || cfg_.nw < p.padded_w()) {
+    throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
+                          " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
+                          std::to_string(p.padded_w()));
+  }
+  units_ = tiled_ ? tiles_.item_count() : p.S;
+  if (cfg_.chunk < 1 || cfg_.chunk > units_)
+    throw InvalidArgument("cufft: chunk " + std::to_string(cfg_.chunk) + " not in [1, " +
+                          std::to_string(units_) + (tiled_ ? "] (image, tile) items" : "] samples"));
+  fw_ = cfg_.nw / 2 + 1;
+  ld_ = 2 * fw_;
+  freqs_ = checked_mul(cfg_.nh, fw_, "cufft frequencies");
+
+  const Roles r = roles(p_, pass_, nullptr);
+  weight_dft_ = cfg_.weights == WeightTransform::dft;
+  if (weight_dft_) {
+    if (tiled_)
+      throw InvalidArgument("cufft: weights=dft runs untiled plans only (extra[\"weights\"]=dft with a tile plan)");
+    if (std::string why; !weight_dft_supported(p_, cfg_.nh, cfg_.nw, &why)) throw Unsupported(why);
+  }
+  // The role whose cuFFT transform the pruned DFT replaces (Note [pruned weight transforms]).
+  const bool dft_b = weight_dft_ && pass_ != Pass::accgrad, dft_c = weight_dft_ && pass_ == Pass::accgrad;
+  if (dft_b) fork_ = std::make_unique<StreamFork>();
+  edge_callbacks_ = cfg_.edges == EdgeMode::callback;
+  if (edge_callbacks_ && tiled_)
+    throw InvalidArgument("cufft: edges=callback pads and clips untiled plans only (tiles are gathered and scattered)");
+  clip_callback_ = edge_callbacks_ && !r.clip.mirror_fold && !dft_c;
+  gather_callback_ = cfg_.layout == SpectrumLayout::gather && !dft_c;
+  auto fills_basis = [&](const Operand& o) {
+    return !tiled_ && o.h == cfg_.nh && o.w == cfg_.nw && o.ph == 0 && o.pw == 0;
+  };
+  in_place_a_ = fills_basis(r.a), in_place_b_ = fills_basis(r.b);
+  if (edge_callbacks_ || gather_callback_) callback_params_.allocate(3 * sizeof(cufft_cb::Params));
+  std::vector<int64_t> chunk_sizes{cfg_.chunk};
+  if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
+  int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
+  for (int64_t sc : chunk_sizes) {
+    const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
+    const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
+    make_fft_plan(pa, kOperandA);
+    if (!dft_b) make_fft_plan(pb, kOperandB);
+    if (!dft_c) make_fft_plan(pc, kResult);
+    max_scratch = std::max({max_scratch, pa, dft_b ? 0 : pb, dft_c ? 0 : pc});
+    max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
+  }
+  scratch_bytes_ = complex_bytes(max_scratch, freqs_);
+  a_bytes_ = complex_bytes(max_a, freqs_);
+  b_bytes_ = complex_bytes(max_b, freqs_);
+  c_bytes_ = complex_bytes(max_c, freqs_);
+  ptr_bytes_ = cfg_.gemm == GemmStrategy::batched ? static_cast<std::size_t>(3 * freqs_) * sizeof(void*) : 0;
+  ArenaCursor cur;
+  for (std::size_t b : {scratch_bytes_, a_bytes_, b_bytes_, c_bytes_, ptr_bytes_, fft_work_bytes_,
+                        cfg_.cublas_workspace})
+    cur.take(b);
+  workspace_bytes_ = cur.used();
+
+  FFTCONV_CUBLAS_CHECK(cublasCreate(&blas_));
+  FFTCONV_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));  // strict fp32: no TF32
+  FFTCONV_CUBLAS_CHECK(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST));
+}
+
+CufftPipeline::~CufftPipeline() {
+  for (auto& [key, h] : fft_plans_) cufftDestroy(h);
+  if (blas_) cublasDestroy(blas_);
+}
+
+void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
+  if (fft_plans_.count({batch, role})) return;
+  const bool inverse = role == kResult;
+  const bool in_place = !inverse && reads_in_place(role);  // dense input planes, out-of-place transform
+  const bool load_cb = inverse ? gather_callback_ : edge_callbacks_ && !in_place;
+  const bool store_cb = inverse && clip_callback_;
+  if (load_cb || store_cb) {  // callbacks see 32-bit offsets into the plan's logical arrays
+    const int64_t real = checked_mul(batch, cfg_.nh * ld_, "cufft callback offsets");
+    const int64_t spectra = checked_mul(batch, freqs_, "cufft callback offsets");
+    if (std::max(real, spectra) > int64_t(UINT32_MAX))
+      throw Unsupported("cufft: cuFFT callbacks index " + std::to_string(std::max(real, spectra)) +
+                        " elements of one transform batch; the limit is 2^32 (use edges=copy, another layout or a "
+                        "smaller chunk)");
+  }
+  cufftHandle h;
+  FFTCONV_CUFFT_CHECK(cufftCreate(&h));
+  fft_plans_[{batch, role}] = h;  // owned from here on (destroyed by the destructor)
+  FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
+  // cuFFT keeps the address of this role's parameter block (written by write_callback_params).
+  void* info = static_cast<char*>(callback_params_.get()) + std::size_t(role) * sizeof(cufft_cb::Params);
+  auto attach = [&](const char* symbol, cufftXtCallbackType type) {
+    FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(h, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin), type,
+                                              &info));
+  };
+  if (load_cb && !inverse) attach("fftconv_cb_load_padded", CUFFT_CB_LD_REAL);
+  if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
+  if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
+  long long n[2] = {cfg_.nh, cfg_.nw};
+  long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_}, dense_embed[2] = {cfg_.nh, cfg_.nw};
+  const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
+  // The spectra: [plane][freq] (transposed and gather layouts: stride 1, distance F), or
+  // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
+  const bool direct = cfg_.layout == SpectrumLayout::direct;
+  const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
+  std::size_t work = 0;
+  if (!inverse)
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, in_place ? dense_embed : real_embed, 1,
+                                            in_place ? cfg_.nh * cfg_.nw : real_dist, complex_embed, cstride, cdist,
+                                            CUFFT_R2C, batch, &work));
+  else
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
+                                            CUFFT_C2R, batch, &work));
+  fft_work_bytes_ = std::max(fft_work_bytes_, work);
+}
+
+cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
+  auto it = fft_plans_.find({batch, role});
+  if (it == fft_plans_.end())
+    throw Error("cufft: internal: no cuFFT plan for batch " + std::to_string(batch));  // planned in the ctor
+  return it->second;
+}
+
+std::string CufftPipeline::edges_summary() const {
+  const char* names[2] = {pass_ == Pass::bprop ? "gradOutput" : "input", pass_ == Pass::accgrad ? "gradOutput" : "weight"};
+  std::string out;
+  for (int k = 0; k < 2; ++k) {
+    const Role role = k == 0 ? kOperandA : kOperandB;
+    out += std::string(k ? ", " : "") + names[k] +
+           (role == kOperandB && weight_dft_ && pass_ != Pass::accgrad
+                ? " transformed by the direct DFT of its window into the frequency-major layout on a second stream beside "
+                  "the other operand's transform (on one stream under --breakdown)"
+            : reads_in_place(role) ? " read in place (it fills the basis)"
+            : tiled_ && (role == kOperandA || pass_ == Pass::accgrad) ? " gathered per tile"
+            : edge_callbacks_ ? " padded by the R2C load callback"
+                              : " padded by a copy");
+  }
+  if (weight_dft_ && pass_ == Pass::accgrad)
+    return out + ", weight gradient evaluated at its window from the frequency-major products (no C2R)";
+  out += gather_callback_ ? ", products read frequency-major by the C2R load callback" : "";
+  out += clip_callback_ ? ", result clipped by the C2R store callback" : tiled_ ? "" : ", result clipped by a kernel";
+  return out;
+}
+
+std::string CufftPipeline::workspace_summary() const {
+  std::ostringstream os;
+  os << workspace_bytes_ << " bytes (FFT scratch " << scratch_bytes_ << ", A^T " << a_bytes_ << ", B^T " << b_bytes_
+     << ", C^T " << c_bytes_;
+  if (ptr_bytes_) os << ", pointer arrays " << ptr_bytes_;
+  os << ", cuFFT work area " << fft_work_bytes_ << ", cuBLAS workspace " << cfg_.cublas_workspace << ")";
+  return os.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Callback parameters (Note [cufft callbacks])
+
+namespace {
+__global__ void write_params_kernel(cufft_cb::Params* dst, cufft_cb::Params a, cufft_cb::Params b,
+                                    cufft_cb::Params c) {
+  dst[CufftPipeline::kOperandA] = a;
+  dst[CufftPipeline::kOperandB] = b;
+  dst[CufftPipeline::kResult] = c;
+}
+}  // namespace
+
+void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c,
+                                          cudaStream_t stream) const {
+  const Roles r = roles(p_, pass_, &args);
+  const auto plane = cufft_cb::FastDiv::make(uint32_t(cfg_.nh * ld_)), row = cufft_cb::FastDiv::make(uint32_t(ld_));
+  auto operand = [&](const Operand& o) {
+    cufft_cb::Params q;
+    q.src = chunk_source(o, s0, tiled_);
+    q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw), q.mirror = o.mirror ? 1 : 0;
+    q.plane = plane, q.row = row;
+    return q;
+  };
+  cufft_cb::Params c;
+  c.plane = plane, c.row = row;
+  c.spectra = static_cast<float*>(spectra_c);
+  c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
+  c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
+  const gpu_kernels::ClipSpec& k = r.clip;
+  c.dst = chunk_result(args.result, r, pass_, s0);
+  c.out_h = int32_t(k.out_h), c.out_w = int32_t(k.out_w), c.off_h = int32_t(k.off_h), c.off_w = int32_t(k.off_w);
+  c.scale = inverse_scale();
+  write_params_kernel<<<1, 1, 0, stream>>>(callback_params_.as<cufft_cb::Params>(), operand(r.a), operand(r.b), c);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const {
+  using gpu_kernels::FftLayout;
+  const Roles r = roles(p_, pass_, &args);
+  ArenaCursor cur(static_cast<char*>(workspace));
+  auto* scratch = static_cast<cuComplex*>(cur.take(scratch_bytes_));
+  auto* at = static_cast<cuComplex*>(cur.take(a_bytes_));
+  auto* bt = static_cast<cuComplex*>(cur.take(b_bytes_));
+  auto* ct = static_cast<cuComplex*>(cur.take(c_bytes_));
+  auto* ptrs = static_cast<cuComplex**>(cur.take(ptr_bytes_));
+  void* fft_work = cur.take(fft_work_bytes_);
+  void* blas_work = cur.take(cfg_.cublas_workspace);
+  float* scratch_real = reinterpret_cast<float*>(scratch);
+  const FftLayout layout{cfg_.nh, cfg_.nw, ld_};
+  const bool direct = cfg_.layout == SpectrumLayout::direct;
+
+  for (auto& [key, h] : fft_plans_) {
+    FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
+    FFTCONV_CUFFT_CHECK(cufftSetWorkArea(h, fft_work));
+  }
+  FFTCONV_CUBLAS_CHECK(cublasSetStream(blas_, stream));  // resets the workspace: set it after
+  FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_work, cfg_.cublas_workspace));
+
+  auto step = [&](const char* name, auto&& fn) { timed_step(timer, name, stream, fn); };
+  // Tiled: where the items' planes sit in the FFT buffer, and the tile grid.
+  const tile_kernels::PlaneLayout fft_planes{ld_, cfg_.nh * ld_, 0, 0, 1.0f};
+  tile_kernels::AxisGeom rows, cols;
+  if (tiled_) {
+    rows = {tiles_.rows.origin, tiles_.rows.extent, tiles_.rows.step, tiles_.rows.count};
+    cols = {tiles_.cols.origin, tiles_.cols.extent, tiles_.cols.step, tiles_.cols.count};
+  }
+  // Pad (tiled: gather; callbacks: inside the R2C), R2C and transpose one operand (units s0 .. s0+sc)
+  // into `dst` ([freq][plane]).
+  auto forward = [&](const Operand& o, Role role, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst,
+                     const char* pad_name, const char* fft_name, const char* trans_name) {
+    if (tiled_ && o.batched) {
+      step(pad_name, [&] {
+        tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows, cols, p_.S, s0, sc, cfg_.nh, cfg_.nw,
+                                   scratch_real, fft_planes, stream);
+      });
+    }
+    const float* src = chunk_source(o, s0, tiled_);
+    // The R2C input: the tensor itself (it fills the basis; an out-of-place R2C leaves its input
+    // intact), the nominal scratch (load callback), or the padded copy.
+    float* fft_in = scratch_real;
+    if (reads_in_place(role)) {
+      fft_in = const_cast<float*>(src);
+      if (reinterpret_cast<std::uintptr_t>(src) % kFftAlignment != 0) {
+        // cuFFT rejects misaligned data (a chunk's or a caller's offset): stage the planes in an
+        // aligned buffer that is free until the R2C has read it.
+        fft_in = direct ? scratch_real : reinterpret_cast<float*>(dst);
+        step(pad_name, [&] {
+          FFTCONV_CUDA_CHECK(cudaMemcpyAsync(fft_in, src, std::size_t(planes * o.h * o.w) * sizeof(float),
+                                             cudaMemcpyDeviceToDevice, stream));
+        });
+      }
+    } else if (!(tiled_ && o.batched) && !edge_callbacks_) {
+      step(pad_name, [&] {
+        gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
+      });
+    }
+    const cufftHandle plan = fft_plan(planes, role);
+    if (direct) {  // cuFFT writes [freq][plane] straight into dst
+      step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, dst)); });
+      return;
+    }
+    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, scratch)); });
+    step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
+  };
+  // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or
+  // fold the kept windows of units s0 .. s0+sc into the result).
+  gpu_kernels::ClipSpec clip = r.clip;
+  clip.scale = inverse_scale();
+  auto* result = static_cast<float*>(args.result);
+  auto inverse = [&](int64_t planes, int64_t s0, int64_t sc) {
+    const cufftHandle plan = fft_plan(planes, kResult);
+    if (direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, ct, scratch_real)); });
+    } else if (gather_callback_) {  // C2R loads [freq][plane] from ct; scratch is its nominal input
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
+    } else {
+      step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
+    }
+    if (clip_callback_) return;  // the C2R stored the kept window itself
+    if (tiled_ && pass_ == Pass::fprop) {
+      step("SCATTER C", [&] {
+        tile_kernels::scatter_tiles(scratch_real, {ld_, cfg_.nh * ld_, 0, 0, clip.scale}, rows, cols, p_.S, p_.fo, s0,
+                                    sc, result, p_.out_h(), p_.out_w(), stream);
+      });
+    } else if (tiled_ && pass_ == Pass::bprop) {
+      step("FOLD C", [&] {
+        tile_kernels::fold_tiles(scratch_real, {ld_, cfg_.nh * ld_, p_.kh - 1, p_.kw - 1, clip.scale}, rows, cols, p_,
+                                 s0, sc, result, stream);
+      });
+    } else {
+      float* dst = chunk_result(args.result, r, pass_, s0);
+      step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
+    }
+  };
+
+  const bool callbacks = edge_callbacks_ || gather_callback_;
+  auto params = [&](int64_t s0, int64_t sc) {
+    if (callbacks) step("CALLBACK ARGS", [&] { write_callback_params(args, s0, sc, ct, stream); });
+  };
+  const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
+  // The pruned weight DFT runs beside operand A's transform on the fork's stream, joined before the
+  // first CGEMM (Note [forked transforms]); not with the breakdown, which times the steps one by one.
+  const bool forked = fork_ && !timer;
+  if (!r.b.batched) {
+    params(0, std::min(cfg_.chunk, units_));
+    if (weight_dft_) {  // Note [pruned weight transforms]
+      fbfft::ForwardArgs w;
+      w.batch = pb_fixed, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
+      w.input = r.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
+      w.output = reinterpret_cast<float2*>(bt), w.layout = fbfft::Layout::freq_major;
+      const cudaStream_t ws = forked ? fork_->fork(stream) : stream;
+      step("DFT B", [&] { fbfft::forward_window(w, ws); });
+    } else {
+      forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
+    }
+  }
+  if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
+
+  for (int64_t s0 = 0; s0 < units_; s0 += cfg_.chunk) {
+    const int64_t sc = std::min(cfg_.chunk, units_ - s0);
+    const int64_t pa = planes_of(r.a, sc);
+    if (s0 > 0 || r.b.batched) params(s0, sc);  // (the first chunk's were written with B's)
+    forward(r.a, kOperandA, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
+    if (r.b.batched)
+      forward(r.b, kOperandB, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
+    if (forked && s0 == 0) fork_->join(stream);
+
+    // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
+    cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
+    int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, scs = 0;
+    const cuComplex *ga = nullptr, *gb = nullptr;
+    float beta_re = 0.0f;
+    switch (pass_) {
+      case Pass::fprop:  // Y = W^H X
+        opa = CUBLAS_OP_C, m = p_.fo, n = sc, k = p_.f, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.f,
+        sb = pa, ldc = p_.fo, scs = sc * p_.fo;
+        break;
+      case Pass::bprop:  // Gp = W G
+        m = p_.f, n = sc, k = p_.fo, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.fo, sb = pa, ldc = p_.f,
+        scs = sc * p_.f;
+        break;
+      case Pass::accgrad:  // GW = X G^H, accumulated over chunks
+        opb = CUBLAS_OP_C, m = p_.f, n = p_.fo, k = sc, ga = at, lda = p_.f, sa = pa, gb = bt, ldb = p_.fo,
+        sb = sc * p_.fo, ldc = p_.f, scs = p_.fo * p_.f, beta_re = s0 == 0 ? 0.0f : 1.0f;
+        break;
+    }
+    const cuComplex alpha = make_cuComplex(1.0f, 0.0f), beta = make_cuComplex(beta_re, 0.0f);
+    const int im = to_int(m, "m"), in = to_int(n, "n"), ik = to_int(k, "k"), ilda = to_int(lda, "lda"),
+              ildb = to_int(ldb, "ldb"), ildc = to_int(ldc, "ldc"), count = to_int(freqs_, "frequencies");
+    step("CGEMM", [&] {
+      switch (cfg_.gemm) {
+        case GemmStrategy::strided:
+          FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb, ildb,
+                                                         sb, &beta, ct, ildc, scs, count));
+          break;
+        case GemmStrategy::gemm3m:
+          FFTCONV_CUBLAS_CHECK(cublasCgemm3mStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb,
+                                                           ildb, sb, &beta, ct, ildc, scs, count));
+          break;
+        case GemmStrategy::batched:
+          gpu_kernels::fill_pointer_arrays(ga, sa, gb, sb, ct, scs, freqs_, ptrs, stream);
+          FFTCONV_CUBLAS_CHECK(cublasCgemmBatched(blas_, opa, opb, im, in, ik, &alpha, ptrs, ilda, ptrs + freqs_,
+                                                  ildb, &beta, ptrs + 2 * freqs_, ildc, count));
+          break;
+        case GemmStrategy::loop:
+          for (int64_t q = 0; q < freqs_; ++q)
+            FFTCONV_CUBLAS_CHECK(cublasCgemm(blas_, opa, opb, im, in, ik, &alpha, ga + q * sa, ilda, gb + q * sb, ildb,
+                                             &beta, ct + q * scs, ildc));
+          break;
+      }
+    });
+    if (pass_ != Pass::accgrad) inverse(r.c_planes_per_sample * sc, s0, sc);
+  }
+  if (pass_ == Pass::accgrad && weight_dft_) {  // Note [pruned weight transforms]
+    fbfft::InverseArgs g;
+    g.batch = r.c_planes_per_sample, g.n_h = int(cfg_.nh), g.n_w = int(cfg_.nw);
+    g.input = reinterpret_cast<const float2*>(ct), g.layout = fbfft::Layout::freq_major;
+    g.output = static_cast<float*>(args.result), g.out_h = p_.kh, g.out_w = p_.kw, g.out_ld = p_.kw;
+    g.out_plane_stride = p_.kh * p_.kw, g.scale = inverse_scale();
+    step("IDFT C", [&] { fbfft::inverse_window(g, stream); });
+  } else if (pass_ == Pass::accgrad) {
+    inverse(r.c_planes_per_sample, 0, 0);
+  }
+}
+
+}  // namespace fftconv

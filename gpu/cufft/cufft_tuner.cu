@@ -1,0 +1,385 @@
+// Choosing a cufft configuration (see cufft_tuner.hpp). The autotuner times candidates on synthetic
+// operands of the plan's own shapes (never on user buffers), on a private stream, with CUDA events:
+// first the bases (with strided CGEMM, or the pinned strategy), then every CGEMM strategy on the best
+// basis. cublasCgemm3m is accepted only when its result matches the standard CGEMM's within
+// kGemm3mTolerance. Winners go to the TuneCache.
+#include "gpu/cufft/cufft_tuner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "common/fft_size.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/cufft/cufft_tune_cache.hpp"
+#include "gpu/runtime/device_arena.hpp"
+#include "gpu/runtime/fill_kernels.cuh"
+#include "gpu/runtime/tuning_timer.hpp"
+
+namespace fftconv {
+namespace {
+
+constexpr int kTimedReps = 3;          // timed runs per candidate (after one warm-up); the min counts
+constexpr std::size_t kMaxTimedBases = 8;  // L5 (13x13 needed): 16 pairs of 13..16
+
+std::string fmt_ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ms);
+  return buf;
+}
+
+std::string device_name() {
+  int dev = 0;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  FFTCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  return prop.name;
+}
+
+// Equal-sized chunks of the batch, largest first: S, ceil(S/2), ceil(S/4), ..., 1.
+std::vector<int64_t> chunk_candidates(int64_t S) {
+  std::vector<int64_t> out;
+  for (int64_t k = 1;; k *= 2) {
+    const int64_t c = (S + k - 1) / k;
+    if (out.empty() || out.back() != c) out.push_back(c);
+    if (c == 1) break;
+  }
+  return out;
+}
+
+// The largest chunk (then the smaller cuBLAS workspace) whose pipeline fits `limit` (0 = any).
+// Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
+// Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
+std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
+                                   SpectrumLayout layout, EdgeMode edges, WeightTransform weights, std::size_t limit,
+                                   std::size_t* smallest, const TilePlan* tiles) {
+  const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
+  for (int64_t chunk : chunk_candidates(units)) {
+    for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights};
+      auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
+      if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
+      if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
+    }
+  }
+  return nullptr;
+}
+
+const TilePlan* tiles(const CufftPins& pins) { return pins.tiles ? &*pins.tiles : nullptr; }
+
+[[noreturn]] void throw_no_fit(const ConvProblem& p, Pass pass, std::size_t limit, std::size_t smallest) {
+  throw Unsupported("cufft: workspace_limit " + std::to_string(limit) + " bytes is below the smallest workspace " +
+                    std::to_string(smallest) + " bytes of any basis at batch chunk 1 for " + p.to_string() + " " +
+                    std::string(to_string(pass)) + " (a tiled plan, tile=auto or a smaller tile, needs less)");
+}
+
+// Basis pairs to consider, ranked by a flop model (FFTs of all planes + the complex products).
+std::vector<std::pair<int64_t, int64_t>> basis_candidates(const ConvProblem& p, Pass pass, const CufftPins& pins) {
+  if (pins.tiles) return {{pins.tiles->fft_h, pins.tiles->fft_w}};
+  const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth_candidates(p.padded_h(), pins.max_prime);
+  const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth_candidates(p.padded_w(), pins.max_prime);
+  const double planes = pass == Pass::fprop   ? double(p.S * p.f + p.fo * p.f + p.S * p.fo)
+                        : pass == Pass::bprop ? double(p.S * p.fo + p.fo * p.f + p.S * p.f)
+                                              : double(p.S * p.f + p.S * p.fo + p.fo * p.f);
+  std::vector<std::pair<double, std::pair<int64_t, int64_t>>> ranked;
+  for (int64_t nh : hs)
+    for (int64_t nw : ws) {
+      const double cost = planes * rfft2_flops(nh, nw) + 8.0 * double(nh) * double(nw / 2 + 1) * p.madds();
+      ranked.push_back({cost, {nh, nw}});
+    }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const auto& r : ranked) out.push_back(r.second);
+  return out;
+}
+
+// Synthetic operands and results of the full problem, and a private stream, for timing.
+struct TuningBench {
+  DeviceBuffer input, weight, grad, result, result2;
+  DeviceArena arena;
+  cudaStream_t stream = nullptr;
+  Args args;
+  int64_t result_elems = 0;
+
+  TuningBench(const ConvProblem& p, Pass pass) {
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    auto make = [&](DeviceBuffer& b, int64_t elems, uint64_t seed) {
+      b.allocate(std::size_t(elems) * sizeof(float));
+      gpu_kernels::fill_uniform(b.as<float>(), elems, seed, stream);
+    };
+    if (pass != Pass::bprop) make(input, p.input_elems(), 1);
+    if (pass != Pass::accgrad) make(weight, p.weight_elems(), 2);
+    if (pass != Pass::fprop) make(grad, p.output_elems(), 3);
+    result_elems = p.result_elems(pass);
+    result.allocate(std::size_t(result_elems) * sizeof(float));
+    result2.allocate(std::size_t(result_elems) * sizeof(float));
+    args.input = input.get(), args.weight = weight.get(), args.grad_output = grad.get();
+    args.result = result.get();
+    args.stream = stream;
+  }
+  ~TuningBench() {
+    if (stream) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+  }
+
+  // Min time (ms) over kTimedReps runs after one warm-up, writing into `out`.
+  double time(const CufftPipeline& pl, void* out) {
+    arena.reserve(pl.workspace_bytes());
+    Args a = args;
+    a.result = out;
+    return min_time_ms(stream, kTimedReps, [&] { pl.run(a, stream, arena.base(), nullptr); });
+  }
+
+  // ||result2 - result|| / ||result|| in double.
+  double rel_diff() {
+    DeviceBuffer sums(2 * sizeof(double));
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(sums.get(), 0, 2 * sizeof(double), stream));
+    gpu_kernels::diff_norms(result2.as<float>(), result.as<float>(), result_elems, sums.as<double>(), stream);
+    double h[2] = {0, 0};
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(h, sums.get(), sizeof h, cudaMemcpyDeviceToHost, stream));
+    FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!std::isfinite(h[0]) || !std::isfinite(h[1])) return std::numeric_limits<double>::infinity();
+    return h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
+  }
+};
+
+std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
+  std::ostringstream os;
+  os << "v3|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+     << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
+     << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
+     << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
+     << "|weights=" << (pins.weights ? to_string(*pins.weights) : "auto") << "|max_prime=" << pins.max_prime
+     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
+  return os.str();
+}
+
+// The cached record as a pipeline, or nullptr when it no longer applies (problem sizes, limit).
+std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                           const TuneRecord& r, const TilePlan* tiles) {
+  try {
+    if (!tiles && (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
+    auto pl = std::make_unique<CufftPipeline>(p, pass,
+                                              PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
+                                                             r.cublas_workspace, parse_spectrum_layout(r.layout),
+                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights)},
+                                              tiles);
+    if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
+    return pl;
+  } catch (const InvalidArgument&) {
+    return nullptr;
+  }
+}
+
+CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
+  auto bases = basis_candidates(p, pass, pins);
+  std::stable_sort(bases.begin(), bases.end(),
+                   [](const auto& a, const auto& b) { return a.first * a.second < b.first * b.second; });
+  const GemmStrategy gemm = pins.gemm.value_or(GemmStrategy::strided);
+  const SpectrumLayout layout = pins.layout.value_or(SpectrumLayout::transposed);
+  const EdgeMode edges = pins.edges.value_or(EdgeMode::copy);
+  const WeightTransform weights = pins.weights.value_or(WeightTransform::fft);
+  std::size_t smallest = std::numeric_limits<std::size_t>::max();
+  for (const auto& [nh, nw] : bases)
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins)))
+      return {std::move(pl), "heuristic (autotune off): smallest " + std::to_string(pins.max_prime) +
+                                 "-smooth basis that fits, " + std::string(to_string(gemm)) + " CGEMM" +
+                                 (pins.gemm ? " (pinned)" : "")};
+  throw_no_fit(p, pass, opts.workspace_limit, smallest);
+}
+
+CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
+  auto bases = basis_candidates(p, pass, pins);
+  if (bases.size() > kMaxTimedBases) bases.resize(kMaxTimedBases);
+  const GemmStrategy first_gemm = pins.gemm.value_or(GemmStrategy::strided);
+  const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
+  const EdgeMode first_edges = pins.edges.value_or(EdgeMode::copy);
+  const WeightTransform first_weights = pins.weights.value_or(WeightTransform::fft);
+  std::size_t smallest = std::numeric_limits<std::size_t>::max();
+  TuningBench bench(p, pass);
+  std::ostringstream why;
+  why << "autotuned: bases {";
+
+  std::unique_ptr<CufftPipeline> best;
+  double best_ms = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, std::pair<int64_t, int64_t>>> timed;  // (ms, basis) of the first stage
+  bool first = true;
+  std::string last_failure;
+  for (const auto& [nh, nw] : bases) {
+    std::unique_ptr<CufftPipeline> pl;
+    double ms = 0;
+    try {  // a library refusing one candidate must not sink the others
+      pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, first_weights, opts.workspace_limit, &smallest,
+               tiles(pins));
+      if (!pl) continue;
+      ms = bench.time(*pl, bench.result.get());
+    } catch (const CudaError& e) {
+      last_failure = e.what();
+      why << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
+      first = false;
+      continue;
+    }
+    why << (first ? "" : ", ") << nh << "x" << nw << ": " << fmt_ms(ms);
+    first = false;
+    timed.push_back({ms, {nh, nw}});
+    if (ms < best_ms) best_ms = ms, best = std::move(pl);
+  }
+  if (!best && !last_failure.empty()) throw CudaError("cufft: every candidate basis failed; last: " + last_failure);
+  if (!best) throw_no_fit(p, pass, opts.workspace_limit, smallest);
+  why << "} with " << to_string(first_gemm) << " CGEMM";
+
+  if (!pins.gemm) {
+    // Reference result of the standard CGEMM on the chosen basis, for the 3m accuracy check.
+    bench.time(*best, bench.result.get());
+    why << "; CGEMM {strided: " << fmt_ms(best_ms);
+    const int64_t nh = best->config().nh, nw = best->config().nw;
+    for (GemmStrategy g : kAllGemmStrategies) {
+      if (g == GemmStrategy::strided) continue;
+      std::unique_ptr<CufftPipeline> pl;
+      double ms = 0;
+      try {
+        pl = fit(p, pass, nh, nw, g, first_layout, first_edges, first_weights, opts.workspace_limit, nullptr,
+                 tiles(pins));
+        if (!pl) {
+          why << ", " << to_string(g) << ": does not fit";
+          continue;
+        }
+        ms = bench.time(*pl, bench.result2.get());
+      } catch (const CudaError& e) {
+        why << ", " << to_string(g) << ": failed (" << e.what() << ")";
+        continue;
+      }
+      why << ", " << to_string(g) << ": " << fmt_ms(ms);
+      if (g == GemmStrategy::gemm3m) {
+        const double diff = bench.rel_diff();
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " (rel diff %.2g vs strided", diff);
+        why << buf << (diff <= kGemm3mTolerance ? ", accepted)" : ", rejected)");
+        if (!(diff <= kGemm3mTolerance)) continue;
+      }
+      if (ms < best_ms) best_ms = ms, best = std::move(pl);
+    }
+    why << "}";
+  }
+  // The callback variants and the other spectrum layouts on the winning basis and CGEMM (the same
+  // products, so no accuracy check): each is kept when it is faster.
+  auto try_variant = [&](const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0,
+                         int64_t nw = 0, std::optional<WeightTransform> weights = std::nullopt) {
+    const PipelineConfig& c = best->config();
+    try {
+      auto pl = fit(p, pass, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
+                    opts.workspace_limit, nullptr, tiles(pins));
+      if (!pl) {
+        why << ", " << what << ": does not fit";
+        return;
+      }
+      const double ms = bench.time(*pl, bench.result2.get());
+      why << ", " << what << ": " << fmt_ms(ms);
+      if (ms < best_ms) best_ms = ms, best = std::move(pl);
+    } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
+      why << ", " << what << ": failed (" << e.what() << ")";
+    }
+  };
+  const bool callbacks = best_ms >= kCallbackMinMs;
+  why << "; variants {" << to_string(first_layout) << "/" << to_string(first_edges) << ": " << fmt_ms(best_ms);
+  if (!pins.edges && !pins.tiles && callbacks) {
+    // cuFFT's callback kernels differ by size more than its plain ones (L5: 1.11 ms with callbacks on
+    // the 14x14 basis that wins with copies, less on 14x15), so the fastest bases of the first stage
+    // are all timed with callbacks.
+    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (timed.size() > kCallbackBases) timed.resize(kCallbackBases);
+    for (const auto& [ms, basis] : timed)
+      try_variant("edges callback " + std::to_string(basis.first) + "x" + std::to_string(basis.second), first_layout,
+                  EdgeMode::callback, basis.first, basis.second);
+  }
+  if (!pins.layout) {
+    const EdgeMode e = best->config().edges;
+    try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
+    if (callbacks)
+      try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
+  }
+  // The pruned weight transforms (Note [pruned weight transforms]) on the winner.
+  if (!pins.weights && !pins.tiles && best->config().weights == WeightTransform::fft &&
+      weight_dft_supported(p, best->config().nh, best->config().nw))
+    try_variant("weights dft", best->config().layout, best->config().edges, 0, 0, WeightTransform::dft);
+  why << "}";
+  if (!callbacks && (!pins.edges || !pins.layout))
+    why << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
+  why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
+  TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
+                 best->config().chunk, best->config().cublas_workspace,
+                 std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)),
+                 std::string(to_string(best->config().weights)), best_ms};
+  TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
+  return {std::move(best), why.str()};
+}
+
+}  // namespace
+
+CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
+  CufftPins pins;
+  if (opts.basis_h < 0 || (opts.basis_h > 0 && opts.basis_h < p.padded_h()))
+    throw InvalidArgument("basis_h: " + std::to_string(opts.basis_h) + " must be 0 (choose) or >= the padded height " +
+                          std::to_string(p.padded_h()));
+  if (opts.basis_w < 0 || (opts.basis_w > 0 && opts.basis_w < p.padded_w()))
+    throw InvalidArgument("basis_w: " + std::to_string(opts.basis_w) + " must be 0 (choose) or >= the padded width " +
+                          std::to_string(p.padded_w()));
+  pins.nh = opts.basis_h;
+  pins.nw = opts.basis_w;
+  for (const auto& [key, value] : opts.extra) {
+    if (key == "gemm") pins.gemm = parse_gemm_strategy(value);
+    else if (key == "layout") pins.layout = parse_spectrum_layout(value);
+    else if (key == "edges") pins.edges = parse_edge_mode(value);
+    else if (key == "weights") pins.weights = parse_weight_transform(value);  // CufftPipeline checks dft's limits
+    else if (key == "max_prime") {
+      if (value != "2" && value != "3" && value != "5" && value != "7" && value != "11" && value != "13")
+        throw InvalidArgument("extra[\"max_prime\"]: expected 2, 3, 5, 7, 11 or 13, got '" + value + "'");
+      pins.max_prime = std::stoi(value);
+    }
+    else if (key == "naive") {
+      if (value != "0" && value != "1")
+        throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
+      pins.naive = value == "1";
+    } else if (!is_known_extra_key(key)) {
+      throw InvalidArgument("extra[\"" + key +
+                            "\"]: unknown option (cufft knows gemm, layout, edges, weights, max_prime, naive)");
+    }
+  }
+  return pins;
+}
+
+CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
+  const bool fully_pinned = (pins.tiles || (pins.nh && pins.nw)) && pins.gemm && pins.layout && (pins.tiles || pins.edges);
+  if (fully_pinned || !opts.autotune) {
+    CufftChoice c = heuristic(p, pass, opts, pins);
+    if (fully_pinned) c.why = "pinned basis and CGEMM";
+    return c;
+  }
+  const std::string key = cache_key(p, pass, opts, pins);
+  if (auto rec = TuneCache::instance().find(key, opts.tune_cache))
+    if (auto pl = from_record(p, pass, opts, *rec, tiles(pins)))
+      return {std::move(pl), "autotuned earlier (tune cache" +
+                                 (opts.tune_cache.empty() ? std::string() : " " + opts.tune_cache) + "), then " +
+                                 fmt_ms(rec->ms)};
+  return autotune(p, pass, opts, pins);
+}
+
+CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
+  std::size_t smallest = std::numeric_limits<std::size_t>::max();
+  auto pl = fit(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), GemmStrategy::loop,
+                SpectrumLayout::transposed, EdgeMode::copy, WeightTransform::fft, opts.workspace_limit, &smallest,
+                nullptr);
+  if (!pl) throw_no_fit(p, pass, opts.workspace_limit, smallest);
+  return {std::move(pl),
+          "naive: power-of-two basis, one cublasCgemm per frequency, buffers and cuFFT plans made and freed in "
+          "every execute()"};
+}
+
+}  // namespace fftconv

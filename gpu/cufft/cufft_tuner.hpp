@@ -1,0 +1,59 @@
+// Choosing a cufft configuration (paper Sections 3.2-3.4): Fourier basis per dimension among the
+// smooth sizes up to the next power of two (prime factors up to 13 by default: cuFFT has radix-11
+// and radix-13 kernels, and the exact 13-point basis of L5 saves 19% of the products; the paper's
+// 2,3,5,7-smooth space with extra["max_prime"]="7"), CGEMM strategy, and a batch chunk that keeps
+// the workspace under PlanOptions::workspace_limit — by hand (pins), from the tune cache, by timing
+// candidates (autotune), or by a heuristic (autotune off).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/backend.hpp"
+#include "gpu/cufft/cufft_pipeline.hpp"
+
+namespace fftconv {
+
+// Largest prime factor of the bases the tuner and the heuristic consider (2, 3, 5, 7, 11 or 13).
+inline constexpr int64_t kDefaultMaxPrime = 13;
+
+// Choices pinned through PlanOptions (basis_h/basis_w, extra["gemm"], ["layout"], ["edges"], ["weights"], ["max_prime"],
+// ["naive"]).
+struct CufftPins {
+  int64_t nh = 0, nw = 0;  // 0 = choose
+  std::optional<GemmStrategy> gemm;
+  std::optional<SpectrumLayout> layout;
+  std::optional<EdgeMode> edges;  // extra["edges"]
+  std::optional<WeightTransform> weights;  // extra["weights"]
+  int64_t max_prime = kDefaultMaxPrime;  // extra["max_prime"]: largest prime factor of a chosen basis
+  bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
+  // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold
+  // at most its tiles_in_flight items, and basis_h/basis_w are not used.
+  std::optional<TilePlan> tiles;
+};
+// Validates the options against the problem; throws InvalidArgument naming the option.
+CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts);
+
+struct CufftChoice {
+  std::unique_ptr<CufftPipeline> pipeline;  // the winner, plans made, no memory attached
+  std::string why;                          // for describe()
+};
+
+// The plan's configuration. Throws Unsupported (with the smallest requirement) when no candidate
+// fits the workspace limit, OutOfMemory when tuning buffers cannot be allocated.
+CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins);
+
+// The naive configuration: next_pow2 basis, one cublasCgemm per frequency, largest chunk in the limit.
+CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts);
+
+// Relative l2 difference accepted for cublasCgemm3m against the standard CGEMM on the tuning run.
+inline constexpr double kGemm3mTolerance = 1e-5;
+
+// The autotuner times the callback variants (edges=callback, layout=gather) only when the best
+// pipeline so far takes at least this long: linking callbacks costs tens to hundreds of milliseconds
+// per cuFFT plan (Note [cufft callbacks]), and below it they can save a few microseconds at most.
+inline constexpr double kCallbackMinMs = 0.05;
+// How many of the fastest bases (timed with copies) are timed again with callbacks.
+inline constexpr std::size_t kCallbackBases = 3;
+
+}  // namespace fftconv

@@ -1,0 +1,171 @@
+// fbfft: batched real-to-complex / complex-to-real FFTs of small power-of-two (and 2-D even 7-smooth) sizes computed in
+// registers with warp shuffles, with implicit zero padding (clipped loads) and a clipped inverse.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gpu/fft/shape_1d.hpp"
+
+namespace fftconv::fbfft {
+
+// Memory order of a batch of half spectra, each n_h × (n_w/2+1) complex (n_h = 1 for 1-D):
+//   standard:   [plane][kh][kw]                       (cuFFT / FFTW R2C order)
+//   transposed: [plane][kw][kh]                       (the paper's order; same as standard in 1-D)
+//   freq_major: [kh][kw][plane], plane stride 1, frequency stride ld_batch (>= batch): the
+//               layout of a batched CGEMM over frequencies.
+enum class Layout { standard, transposed, freq_major };
+const char* to_string(Layout l);
+
+// Which kernel family computes a transform:
+//   shuffle:   one transform spread over up to 32 lanes of a warp, data exchanged with warp shuffles
+//              (the paper's fbfft; every size);
+//   1-D: registers (n = 4..32: one thread per pair of planes) and fourstep (n = 64..256: the
+//              four-step split over 8 and n/8 lanes), every layout (Note [1-D register kernels]);
+//   registers: whole transforms in registers: one thread per plane at sides 4 and 8 (Note [one-thread
+//              2-D kernels]); elsewhere one thread per row pair and per column (four lanes at 64 and 128
+//              points), the transposition through shared memory (sides 2..64, 128; Note [register 2-D
+//              kernels]);
+//   lanes:     the 2-D register kernels with four lanes per 1-D transform, for small batches where
+//              the registers family is latency-bound (sides 16 and 32, every layout; Note [lane-split
+//              small batches]); never chosen by automatic, timed by the fbfft convolution plan;
+//   fourstep:  shared-memory exchange between threads: sides 32, 64 and 128 (square or not) split
+//              N = R1 x 8 over lanes, one plane per block (Note [four-step 2-D kernels]; in the
+//              freq_major layout clusters of blocks exchange their planes' spectra, Note [four-step
+//              freq_major clusters]), and 16x16 with four lanes per plane (Note [16x16 four-lane
+//              kernels]); every layout, but 16x16 in the standard and transposed layouts only;
+//   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
+enum class Kernel { automatic, shuffle, registers, fourstep, lanes };
+const char* to_string(Kernel k);
+
+// Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).
+__host__ __device__ inline int64_t freq_offset(Layout l, int64_t plane, int kh, int kw, int n_h, int nw2,
+                                               int64_t ld_batch) {
+  switch (l) {
+    case Layout::transposed: return (plane * nw2 + kw) * n_h + kh;
+    case Layout::freq_major: return (static_cast<int64_t>(kh) * nw2 + kw) * ld_batch + plane;
+    default: return (plane * n_h + kh) * nw2 + kw;
+  }
+}
+
+// Forward R2C, unnormalized, sign -1: for each plane b < batch,
+//   X[b][kh][kw] = sum_{y<n_h, x<n_w} xpad(y, x) exp(-2 pi i (kh y / n_h + kw x / n_w)),  kw <= n_w/2,
+// where xpad(y, x) = input[b*in_plane_stride + (y-off_h)*in_ld + (x-off_w)] when
+// 0 <= y-off_h < in_h and 0 <= x-off_w < in_w, else 0 (the plane sits at (off_h, off_w); parts of it
+// beyond the transform are ignored). 1-D transforms have n_h = 1 (then off_h must be 0, row 0 is read).
+struct ForwardArgs {
+  int64_t batch = 0;
+  int n_h = 1, n_w = 0;
+  const float* input = nullptr;
+  int64_t in_h = 0, in_w = 0, in_ld = 0, in_plane_stride = 0;
+  int64_t off_h = 0, off_w = 0;
+  float2* output = nullptr;
+  Layout layout = Layout::standard;
+  int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
+  Kernel kernel = Kernel::automatic;
+  // Block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp); none: the
+  // measured automatic shape (Note [1-D register kernels]).
+  std::optional<Shape1d> shape_1d;
+  // Launch as a programmatic dependent launch (gpu/runtime/dependent_launch.cuh, Note [dependent launch]):
+  // the kernel's launch and start-up overlap the end of the kernel before it on the stream; its
+  // blocks wait for that kernel to complete before they touch memory, so results are the same.
+  // The reference kernels ignore it.
+  bool dependent_launch = true;
+};
+
+// Inverse C2R, sign +1, times `scale` (1/(n_h n_w) normalizes): for each plane b,
+//   x(y, x) = scale * sum_{kh < n_h} sum_{kw <= n_w/2} c_kw Re(X[b][kh][kw] exp(2 pi i (kh y/n_h + kw x/n_w)))
+// with c_kw = 1 for kw = 0 and kw = n_w/2, 2 otherwise (the real part of the inverse of the
+// Hermitian extension; for the spectrum of a real plane this is the exact inverse times n_h n_w).
+// Only the window [out_off_h, out_off_h+out_h) × [out_off_w, out_off_w+out_w) of the n_h×n_w
+// result is written, to output[b*out_plane_stride + (y-out_off_h)*out_ld + (x-out_off_w)].
+struct InverseArgs {
+  int64_t batch = 0;
+  int n_h = 1, n_w = 0;
+  const float2* input = nullptr;
+  Layout layout = Layout::standard;
+  int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
+  float* output = nullptr;
+  int64_t out_h = 0, out_w = 0, out_off_h = 0, out_off_w = 0, out_ld = 0, out_plane_stride = 0;
+  float scale = 1.f;
+  Kernel kernel = Kernel::automatic;
+  std::optional<Shape1d> shape_1d;  // as in ForwardArgs
+  bool dependent_launch = true;     // as in ForwardArgs
+  // inverse_window() only: a 3×3 or 5×5 window by its exact-size instance (true) or by the padded
+  // bound 4 or 8 (false); which is faster depends on the batch (Note [window bounds]).
+  bool window_exact = true;
+  // inverse_window() only: lanes per plane (1, 4, 8 or 16), 0 = chosen from the batch and the SM
+  // count (Note [pruned inverse to small windows]); the fbfft plan times them all.
+  int window_split = 0;
+};
+
+// Sizes with a kernel: 1-D (n_h = 1) n_w in 2..256 (shuffle), 4..32 (registers), 64..256
+// (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
+// {32, 64, 128} (four-step family; in the freq_major layout launched as thread-block clusters) and
+// 16×16 (four-step family, not in the freq_major layout); the squares of kSmoothSides2d (register
+// family). Every other size is a power of two.
+bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
+// "automatic" (or "auto"), "shuffle", "registers" or "fourstep"; throws InvalidArgument naming `field`.
+Kernel parse_kernel(std::string_view s, const std::string& field);
+// The family that runs a size, layout and direction under a request (automatic resolved); throws
+// like forward().
+Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);
+// Largest supported side for 2-D transforms (128, square only).
+inline constexpr int kMaxSide2d = 128;
+// The non-power-of-two 2-D sizes: squares of these even 7-smooth sides, by the register family in
+// every layout (Note [smooth register FFT]); a convolution's basis can then hold a 13x13 input in
+// 14x14 (112 frequencies) instead of 16x16 (144).
+inline constexpr int kSmoothSides2d[] = {12, 14, 18, 20, 24, 28, 30};
+// The index of side n in kSmoothSides2d, or -1 when n is not one of them.
+constexpr int smooth_side_index(int n) {
+  for (int i = 0; i < int(sizeof(kSmoothSides2d) / sizeof(kSmoothSides2d[0])); ++i)
+    if (kSmoothSides2d[i] == n) return i;
+  return -1;
+}
+
+// Throw InvalidArgument naming the field when the arguments are inconsistent (sizes, strides,
+// offsets, null pointers with batch > 0, shape_1d.pairs not 0, 4, 8, 16 or 32, shape_1d.groups not 0, 2, 4 or 8) or Unsupported for a size without a kernel.
+void validate(const ForwardArgs& a);
+void validate(const InverseArgs& a);
+
+// The transforms (asynchronous on `stream`), by the family `kernel` asks for or the automatic choice.
+void forward(const ForwardArgs& a, cudaStream_t stream = nullptr);
+void inverse(const InverseArgs& a, cudaStream_t stream = nullptr);
+
+// The forward of small input windows (in_h, in_w <= kMaxWindow, 12) in the freq_major layout, as a
+// direct DFT of the window (Note [pruned forward of small windows]): same contract as forward(),
+// any n_h <= 256 and 2 <= n_w <= 256 (not only powers of two: the cufft backend's smooth bases use
+// it too); for convolution weights. window_supported() says
+// whether it applies; forward_window() throws Unsupported when it does not.
+inline constexpr int kMaxWindow = 12;
+inline constexpr int kMaxWindowSide = 256;
+bool window_supported(const ForwardArgs& a);
+void forward_window(const ForwardArgs& a, cudaStream_t stream = nullptr);
+// The inverse to small output windows (out_h, out_w <= kMaxWindow) from the freq_major layout, as a
+// direct DFT at the window's points (Note [pruned inverse to small windows]); same contract as
+// inverse(); for accGrad's weight gradient.
+bool window_supported(const InverseArgs& a);
+void inverse_window(const InverseArgs& a, cudaStream_t stream = nullptr);
+// The lanes per plane inverse_window() has instances for (InverseArgs::window_split, besides 0).
+inline constexpr int kWindowSplits[] = {1, 4, 8, 16};
+// The lanes per plane inverse_window() runs `a` with: a.window_split, or when 0 the automatic choice.
+int inverse_window_split(const InverseArgs& a);
+
+// Direct-DFT twins with the same contract (one thread per output element, double accumulation),
+// for tests; any n_h, n_w >= 1 (not only powers of two).
+void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);
+void inverse_reference(const InverseArgs& a, cudaStream_t stream = nullptr);
+
+// Registers / spills / shared memory of the kernel for one size (for reports): "regs=.. lmem=..";
+// `shape` selects the 1-D register / four-step instance (at its largest block; none: the automatic one);
+// `batch` (>= 1), the instance and block size that a batch of whole contiguous planes launches, where
+// they depend on it (the 8x8 and 16x16 four-lane kernels; none: the instance of 16,384 planes at the
+// largest block).
+std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel = Kernel::automatic,
+                              Layout layout = Layout::standard, const std::optional<Shape1d>& shape = std::nullopt,
+                              std::optional<int64_t> batch = std::nullopt);
+
+}  // namespace fftconv::fbfft

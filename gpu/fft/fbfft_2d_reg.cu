@@ -1,0 +1,503 @@
+// fbfft 2-D register kernels (sides 2..64 except the 4/8 squares and rectangles of fbfft_2d_plane.cu, 128x128,
+// and the smooth squares of fbfft::kSmoothSides2d, Note [smooth register FFT]):
+// one thread (four lanes at 64 and 128) per packed row pair and per column,
+// each whole 1-D transform in that thread's registers (RegFft), the transposition between the two
+// passes through shared memory. See Note [register 2-D kernels].
+#include <array>
+#include <iterator>
+#include <utility>
+
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/fft/fbfft_dispatch.hpp"
+#include "gpu/fft/reg_fft.cuh"
+
+namespace fftconv::fbfft::detail {
+namespace {
+
+// Note [register 2-D kernels]
+// The warp-shuffle kernels (fbfft_2d.cu) spread one transform over up to 32 lanes and pay, per
+// element and per pass, log2(n) shuffle pairs, a select and runtime twiddles; Nsight Compute found
+// them instruction-bound at 18-50% of the copy bandwidth. For sides up to 32 a whole 1-D transform
+// fits in one thread's registers (32 complex values), so these kernels give each thread one job:
+//   forward: (0) the block's kPlanes input windows are copied with consecutive threads on consecutive
+//   addresses into shared memory, zero outside the window (the implicit padding), with cp.async so
+//   that all of a thread's loads are in flight together without occupying registers; (1) thread
+//   (q, j) packs rows 2j, 2j+1 of plane q as z = x_2j + i x_2j+1, runs RegFft<n_w> and writes the
+//   two half spectra back over the real planes (after a barrier); (2) thread (q, c) runs RegFft<n_h>
+//   down column c (c = 0 packs the real columns 0 and n_w/2) and stores it: in the freq_major layout
+//   straight to global memory, consecutive threads on consecutive planes of one frequency; in the
+//   other layouts through shared memory and a contiguous block store.
+//   inverse: the mirror image ((0) the block's half spectra copied into shared memory with cp.async,
+//   in the freq_major layout consecutive threads on consecutive planes of one frequency; column DIT
+//   with the Hermitian split of columns 0 and n_w/2, row DIT of packed row pairs with the Hermitian
+//   extension done in registers, window store).
+// Thread t works on plane q = t mod P (P = kPlanes planes per block, fewer when the batch would
+// leave more than three quarters of the SMs idle: S=16, f=16 at 32x32 has 256 planes, 16 blocks
+// of 16; halving P until two blocks per SM made S=32 at 32x32 twice as slow), so in
+// stage (2) a warp shares one column c (uniform branches) and touches P consecutive planes; plane
+// strides in shared memory are odd (no bank conflicts). Sides of 64 use four lanes per 1-D
+// transform (Note [lane-split register FFT]). Twiddles are compile-time constants, no shuffles are needed. Each thread has at most
+// one row job and one column job per group of planes, which is what lets the spectra overwrite the
+// real planes in place after a barrier (shared memory = the larger of the two).
+// Note [lane-split small batches]
+// On a small batch these kernels are latency-bound, not bandwidth-bound: Nsight Compute at S = 16
+// (256 planes) found the 16x16 forward 7.5 us and the 32x32 forward / inverse 12 us on 64 blocks
+// of one or two warps (1.6-3% of the warp slots active), where each of cuFFT's kernels in the same
+// pipeline took 3.5-5 us: every thread runs two whole 16- or 32-point transforms one after the
+// other. The lanes family (Kernel::lanes, sides 16 and 32) is the same kernel with four lanes per
+// 1-D transform (LaneFft<n, 4>: each lane a quarter of the points, two shuffle stages), so a
+// thread's chain is about a quarter as long and a block has four times the threads; it halves the
+// planes per block until the batch fills half of the SMs (the registers family: a quarter). At
+// large batches the extra shuffles cost issue slots; the fbfft plan times both families (Note
+// [fbfft transform tuning]) and keeps the faster one per direction. Measured (H100, S = 16): 16x16
+// forward 7.5 -> 4.9 us, 32x32 forward 11.9 -> 7.2 us, inverse 12.3 -> 7.0 us; whole passes 1.10-1.44x
+// at S = 16 and 32, 0.87-0.92x at S = 64 (bench/results/conv_fbfft_lanes_vs_registers_h100.json), so
+// the tuners picked lanes on every S = 16 / 32 row of the paper's grid and registers from S = 64.
+// Note [register wave quantization]
+// The full-size blocks loop over groups of planes, the grid at most one wave (grid_blocks). The
+// 16x16 forward took 78 registers: 256 threads, three blocks per SM, 396 on an H100; the 16,384
+// planes of S = 128 are 512 groups of 32, so 116 blocks ran a second group while the other 280
+// idled: two rounds of work for 1.3 rounds' worth, about 50% of the copy bandwidth in the conv
+// pipeline. Its launch bounds ask for four blocks per SM (64 registers; ptxas spills 4 bytes): 528
+// blocks, every group in one round. Predicted: that forward about a third faster at S = 128 (19.8
+// -> ~13 us in the plan tuner), nothing at S <= 64 (4,096 planes are 128 groups). Measured (plan
+// tuner, six rows each): S = 128 19.6-20.1 -> 16.4-19.1 us, the passes 1.4-1.9% faster; S = 64
+// 7.0-7.5 -> 7.5-7.9 us (the cap's cost without the rounds' gain), the passes 0.6-2.3% slower. So
+// the prediction held in sign, not in size. Not done: choosing the capped instance only where the
+// uncapped one needs more than one round. The inverse takes 60 registers and four blocks already;
+// the other sizes keep the compiler's choice.
+// Note [rolled window stores]
+// In the Full instances (planes per block fixed at compile time) the inverse's output-window loop
+// has a constant trip count; nvcc unrolled it and, at the smooth sides, where the element's plane,
+// row and column take divisions by the side, kept the addresses in registers across the
+// transforms: the 28x28 inverse took 140 registers (two blocks of 224 threads per SM) where the
+// forward takes 109. Rolled (#pragma unroll 1) at the smooth sides only (`nvcc -Xptxas -v`,
+// sm_90): 28x28 140 -> 80 registers, 30x30 138 -> 108, 14x14 72 -> 56, 24x24 79 -> 72. Measured
+// on the H100 (16,384 planes, the two builds in one run): the 28x28 inverse 1.14-1.17x faster
+// (0.1014 -> 0.0863 ms freq_major, 0.0992 -> 0.0869 ms standard; kernels the change did not touch
+// ran 2-4% faster in the second half of that run, so the 14x14 inverse's 5% is mostly drift). Not
+// done elsewhere: rolling the forward's input-staging loop as well cut the 28x28 forward to 80
+// registers but made it 6% slower, and at the power-of-two sides (16, 32, whose shifts and masks
+// cost no registers) rolling either loop made the freq_major transforms 4-9% slower.
+// G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
+// (Note [lane-split small batches]).
+template <int NH, int NW, int G0 = 0>
+struct RegTile {
+  static_assert(NH % 2 == 0 && NW % 2 == 0, "register kernels: even sides (packed row pairs, columns 0 and n_w/2)");
+  static constexpr int kNh = NH, kNw = NW, kHalf = kNw / 2, kNw2 = kHalf + 1;
+  static constexpr bool kPow2 = (NH & (NH - 1)) == 0 && (NW & (NW - 1)) == 0;
+  static constexpr int kMaxSide = kNh > kNw ? kNh : kNw;
+  using RowFft = typename RegFftFor<kNw, G0 ? G0 : lanes_for(kNw)>::type;
+  using ColFft = typename RegFftFor<kNh, G0 ? G0 : lanes_for(kNh)>::type;
+  static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
+  static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
+  // 512 / side planes per block (at most 64; the power of two below it for smooth sides), and at
+  // most 100 KB of shared memory. Measured on the H100 (batch 65536, before cp.async): 128 or
+  // 256 / side, and register caps for 2-4 blocks per SM, all gave the same times within 2%.
+  static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
+  // The lanes family (four times the threads per plane) half as many: at most 512 threads, so
+  // that the register cap of its launch bounds stays at 128 (at 1,024 threads the 32-point
+  // forward spilled).
+  static constexpr int kPlanes0 = (512 / kMaxSide > 64 ? 64 : 1 << ilog2(512 / kMaxSide)) / (G0 == 4 ? 2 : 1);
+  static constexpr int kPlanes = kPlanes0 <= kSmemCap ? kPlanes0 : (kSmemCap >= 4 ? 4 : (kSmemCap >= 2 ? 2 : 1));
+  // Threads (whole warps) and shared memory of a block working on `planes` planes: one row-pair
+  // job and one column job per thread group (Note [register 2-D kernels]).
+  static constexpr int threads(int planes) {
+    const int row = kNh / 2 * RowFft::kG, col = kHalf * ColFft::kG;
+    return (planes * (row > col ? row : col) + 31) / 32 * 32;
+  }
+  static constexpr int smem_bytes(int planes) {
+    return planes * (kSpecStride * 8 > kRealStride * 4 ? kSpecStride * 8 : kRealStride * 4);
+  }
+  static constexpr int kThreads = threads(kPlanes);
+  static constexpr int kSmemBytes = smem_bytes(kPlanes);
+  // Blocks per SM the forward's launch bounds ask for (Note [register wave quantization]): four at
+  // 16x16 (the inverse takes 60 registers, four blocks, without being asked).
+  static constexpr int kMinBlocks = (NH == 16 && NW == 16 && G0 == 0) ? 4 : 0;  // 0: not asked
+  static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
+  static_assert(kThreads <= 1024, "too many threads per block");
+};
+
+// Plane, row and column of element e of a block's real planes (plane-major, row-major): shifts and
+// masks for powers of two (the instructions these kernels always had), division by the compile-time
+// sides otherwise.
+template <class T>
+__device__ __forceinline__ int plane_of(int e) {
+  if constexpr (T::kPow2) return e >> (ilog2(T::kNh) + ilog2(T::kNw));
+  else return e / (T::kNh * T::kNw);
+}
+template <class T>
+__device__ __forceinline__ int row_of(int e) {
+  if constexpr (T::kPow2) return (e >> ilog2(T::kNw)) & (T::kNh - 1);
+  else return e / T::kNw % T::kNh;
+}
+template <class T>
+__device__ __forceinline__ int col_of(int e) {
+  if constexpr (T::kPow2) return e & (T::kNw - 1);
+  else return e % T::kNw;
+}
+
+// Lane p of job (q, j) of a stage with G lanes per job and jobs_per_plane jobs per plane: thread t
+// has p = t mod G and job t / G = j * P + q, P = 2^log_p planes per block. Threads past the last
+// job take job 0 (they compute along, so that every lane reaches the shuffles, and store nothing).
+template <int G>
+struct Job {
+  int p, q, j;
+  bool live;
+  __device__ __forceinline__ Job(int t, int jobs_per_plane, int log_p) {
+    p = t % G;
+    const int job = t / G;
+    live = job < (jobs_per_plane << log_p);
+    q = live ? job & ((1 << log_p) - 1) : 0;
+    j = live ? job >> log_p : 0;
+  }
+};
+
+// Shared-memory <-> global copy of a block's half spectra in the standard or transposed layout
+// (consecutive threads on consecutive global addresses; the block's planes are contiguous there).
+template <class T, bool Store>
+__device__ __forceinline__ void copy_spectra(Layout layout, float2* smem, float2* global_store,
+                                             const float2* global_load, int64_t first, int64_t batch, int planes_per_block,
+                                             int nthreads) {
+  constexpr int kPlaneElems = T::kNh * T::kNw2;
+  const int64_t planes = batch - first < planes_per_block ? batch - first : planes_per_block;
+  const int n = static_cast<int>(planes) * kPlaneElems;
+  const int64_t base = first * kPlaneElems;
+  for (int e = threadIdx.x; e < n; e += nthreads) {
+    const int q = e / kPlaneElems, rem = e - q * kPlaneElems;
+    int kh, kw;
+    if (layout == Layout::transposed) {
+      kw = rem / T::kNh;
+      kh = rem % T::kNh;
+    } else {
+      kh = rem / T::kNw2;
+      kw = rem - kh * T::kNw2;
+    }
+    float2& s = smem[q * T::kSpecStride + kh * T::kNw2 + kw];
+    if constexpr (Store)
+      global_store[base + e] = s;
+    else
+      cp_async<8>(&s, global_load + base + e, true);
+  }
+  if constexpr (!Store) cp_async_wait_all();
+}
+
+// The block's half spectra from the freq_major layout (frequency f of plane `first + q` at
+// f * ldb + first + q) into shared memory, every copy in flight at once (consecutive threads on
+// consecutive planes of one frequency); planes past the batch read as zeros.
+template <class T>
+__device__ __forceinline__ void stage_freq_major(float2* smem, const float2* global, int64_t first, int64_t batch,
+                                                 int64_t ldb, int log_p, int nthreads) {
+  constexpr int kPlaneElems = T::kNh * T::kNw2;
+  const int planes = 1 << log_p;
+  for (int e = threadIdx.x; e < planes * kPlaneElems; e += nthreads) {
+    const int q = e & (planes - 1), f = e >> log_p;
+    const int64_t plane = first + q;
+    const bool live = plane < batch;
+    cp_async<8>(&smem[q * T::kSpecStride + f], live ? global + f * ldb + plane : global, live);
+  }
+  cp_async_wait_all();
+}
+
+template <int NH, int NW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW, G0>::kMinBlocks) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
+  using T = RegTile<NH, NW, G0>;
+  using RowFft = typename T::RowFft;
+  using ColFft = typename T::ColFft;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  // Planes per block: T::kPlanes in the Full instance (everything below is then compile-time),
+  // fewer for small batches.
+  if constexpr (Full) log_p = ilog2(T::kPlanes);
+  const int kP = Full ? T::kPlanes : 1 << log_p;
+  const int nthreads = Full ? T::kThreads : static_cast<int>(blockDim.x);
+  extern __shared__ float2 smem[];
+  float* real = reinterpret_cast<float*>(smem);
+  const int t = threadIdx.x;
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
+  wait_for_prior_grids();  // Note [dependent launch]
+  const Job<RowFft::kG> rj(t, kNh / 2, log_p);  // rows 2j, 2j+1 of plane q
+  const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
+       first += static_cast<int64_t>(gridDim.x) * kP) {
+    // (0) the input windows, zero-padded
+    for (int e = t; e < kP * kNh * kNw; e += nthreads) {
+      const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
+      const int64_t plane = first + eq, yy = y - a.off_h, xx = x - a.off_w;
+      const bool inside = plane < a.batch && yy >= 0 && yy < a.in_h && xx >= 0 && xx < a.in_w;
+      cp_async<4>(real + eq * T::kRealStride + y * kNw + x,
+                  inside ? a.input + plane * a.in_plane_stride + yy * a.in_ld + xx : a.input, inside);
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    // (1) rows: lane p holds x = p*R + r of the packed row pair
+    float2 v[RowFft::kR];
+    {
+      const float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
+      static_for<RowFft::kR>([&](auto r) { v[r] = make_float2(r0[r], r0[kNw + r]); });
+      RowFft::forward(v, rj.p);
+    }
+    __syncthreads();  // every row is in registers before the spectra overwrite the real planes
+    {
+      float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
+      const int lane_k = RowFft::lane_freq(rj.p);
+      static_for<RowFft::kR>([&](auto r) {
+        const float2 o = RowFft::template partner<r>(v, rj.p);  // every lane: shuffles
+        const int k = RowFft::reg_freq(r) + lane_k;
+        if (rj.live && k <= kHalf) {
+          s[k] = unpack_a(v[r], o);
+          s[kNw2 + k] = unpack_b(v[r], o);
+        }
+      });
+    }
+    __syncthreads();
+    // (2) column c = j of plane q: lane p holds rows y = p*R + r
+    {
+      float2* s = smem + cj.q * T::kSpecStride + cj.j;
+      float2 w[ColFft::kR];
+      const int y0 = cj.p * ColFft::kR;
+      // Threads without a job read nothing (job 0's lanes may be writing its column meanwhile).
+      if (!cj.live)
+        static_for<ColFft::kR>([&](auto r) { w[r] = make_float2(0.f, 0.f); });
+      else if (cj.j == 0)
+        static_for<ColFft::kR>([&](auto r) { w[r] = make_float2(s[(y0 + r) * kNw2].x, s[(y0 + r) * kNw2 + kHalf].x); });
+      else
+        static_for<ColFft::kR>([&](auto r) { w[r] = s[(y0 + r) * kNw2]; });
+      ColFft::forward(w, cj.p);
+      // With several lanes per column a lane overwrites rows that its partner lanes read: their
+      // reads are ordered before the writes by this warp barrier (all lanes of a job share a warp).
+      if constexpr (ColFft::kG > 1) __syncwarp();
+      const int64_t plane = first + cj.q;
+      const bool direct = a.layout == Layout::freq_major;
+      const int lane_kh = ColFft::lane_freq(cj.p);
+      float2* out = a.output + plane + cj.j * ldb + lane_kh * kNw2 * ldb;
+      const int64_t row_step = kNw2 * ldb;
+      float2* sc = s + lane_kh * kNw2;
+      const bool store = cj.live && !(direct && plane >= a.batch);
+      if (cj.j == 0 || ColFft::kG > 1) {  // with several lanes, every lane takes part in the shuffles
+        static_for<ColFft::kR>([&](auto r) {
+          constexpr int kh = ColFft::reg_freq(r);
+          const float2 o = ColFft::template partner<r>(w, cj.p);
+          if (!store || cj.j != 0) return;
+          if (direct) {
+            out[kh * row_step] = unpack_a(w[r], o);
+            out[kh * row_step + kHalf * ldb] = unpack_b(w[r], o);
+          } else {
+            sc[kh * kNw2] = unpack_a(w[r], o);
+            sc[kh * kNw2 + kHalf] = unpack_b(w[r], o);
+          }
+        });
+      }
+      if (!store || cj.j == 0) {
+        // stored above, or nothing to store
+      } else {
+        static_for<ColFft::kR>([&](auto r) {
+          constexpr int kh = ColFft::reg_freq(r);
+          if (direct)
+            out[kh * row_step] = w[r];
+          else
+            sc[kh * kNw2] = w[r];
+        });
+      }
+    }
+    if (a.layout != Layout::freq_major) {
+      __syncthreads();
+      copy_spectra<T, true>(a.layout, smem, a.output, nullptr, first, a.batch, kP, nthreads);
+    }
+    __syncthreads();  // shared memory is free for the next group of planes
+  }
+}
+
+template <int NH, int NW, int G0, bool Full>
+__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_kernel(InverseArgs a, int log_p) {
+  using T = RegTile<NH, NW, G0>;
+  using RowFft = typename T::RowFft;
+  using ColFft = typename T::ColFft;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  // Planes per block: T::kPlanes in the Full instance (everything below is then compile-time),
+  // fewer for small batches.
+  if constexpr (Full) log_p = ilog2(T::kPlanes);
+  const int kP = Full ? T::kPlanes : 1 << log_p;
+  const int nthreads = Full ? T::kThreads : static_cast<int>(blockDim.x);
+  extern __shared__ float2 smem[];
+  float* real = reinterpret_cast<float*>(smem);
+  const int t = threadIdx.x;
+  const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
+  wait_for_prior_grids();  // Note [dependent launch]
+  const Job<RowFft::kG> rj(t, kNh / 2, log_p);
+  const Job<ColFft::kG> cj(t, kHalf, log_p);
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
+       first += static_cast<int64_t>(gridDim.x) * kP) {
+    // The block's spectra into shared memory first, every copy in flight at once (cp.async): in the
+    // freq_major layout consecutive threads on consecutive planes of one frequency. (Reading them
+    // straight from global memory in the column pass left the lanes of column 0 with four dependent
+    // loads per value and the conv pipeline's inverse at about a third of the copy bandwidth:
+    // Note [register 2-D kernels].)
+    if (a.layout == Layout::freq_major)
+      stage_freq_major<T>(smem, a.input, first, a.batch, ldb, log_p, nthreads);
+    else
+      copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch, kP, nthreads);
+    __syncthreads();
+    // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
+    {
+      float2* s = smem + cj.q * T::kSpecStride + cj.j;
+      // Column value at frequency kh (column 0, or n_w/2 when `upper`).
+      auto load = [&](int kh, bool upper) {  // threads without a job read nothing
+        return cj.live ? s[kh * kNw2 + (upper ? kHalf : 0)] : make_float2(0.f, 0.f);
+      };
+      float2 w[ColFft::kR];
+      const int lane_kh = ColFft::lane_freq(cj.p);
+      if (cj.j == 0) {
+        // Hermitian parts of columns 0 and n_w/2 (whose inverses are real), packed as one column.
+        static_for<ColFft::kR>([&](auto r) {
+          const int kh = ColFft::reg_freq(r) + lane_kh, km = T::kPow2 ? (kNh - kh) & (kNh - 1) : (kh == 0 ? 0 : kNh - kh);
+          const float2 a0 = load(kh, false), a1 = load(kh, true), b0 = load(km, false), b1 = load(km, true);
+          w[r] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
+                         make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
+        });
+      } else {
+        static_for<ColFft::kR>([&](auto r) { w[r] = load(ColFft::reg_freq(r) + lane_kh, false); });
+      }
+      ColFft::inverse(w, cj.p);
+      if constexpr (ColFft::kG > 1) __syncwarp();  // partner lanes' reads before this lane's writes
+      const int y0 = cj.p * ColFft::kR;
+      if (cj.live) {
+        if (cj.j == 0) {
+          static_for<ColFft::kR>([&](auto r) {
+            s[(y0 + r) * kNw2] = make_float2(w[r].x, 0.f);
+            s[(y0 + r) * kNw2 + kHalf] = make_float2(w[r].y, 0.f);
+          });
+        } else {
+          static_for<ColFft::kR>([&](auto r) { s[(y0 + r) * kNw2] = w[r]; });
+        }
+      }
+    }
+    __syncthreads();
+    // (2) rows 2j, 2j+1 of plane q: Hermitian extension, DIT, scale
+    float2 v[RowFft::kR];
+    {
+      const float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
+      const int lane_k = RowFft::lane_freq(rj.p);
+      static_for<RowFft::kR>([&](auto r) {
+        const int k = RowFft::reg_freq(r) + lane_k;
+        const int kk = k <= kHalf ? k : kNw - k;  // X[n_w - k] = conj(X[k])
+        float2 za = s[kk], zb = s[kNw2 + kk];
+        if (kk == 0 || kk == kHalf) {
+          za.y = 0.f;
+          zb.y = 0.f;
+        } else if (k > kHalf) {
+          za.y = -za.y;
+          zb.y = -zb.y;
+        }
+        v[r] = pack_ab(za, zb);
+      });
+      RowFft::inverse(v, rj.p);
+    }
+    __syncthreads();  // every half spectrum is read before the real rows overwrite them
+    if (rj.live) {
+      float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
+      static_for<RowFft::kR>([&](auto r) {
+        r0[r] = v[r].x * a.scale;
+        r0[kNw + r] = v[r].y * a.scale;
+      });
+    }
+    __syncthreads();
+    // (3) the output window, consecutive threads on consecutive addresses; a rolled loop at the
+    // smooth sides (Note [rolled window stores])
+    auto store = [&](int e) {
+      const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
+      const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
+      if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
+        a.output[plane * a.out_plane_stride + oy * a.out_ld + ox] = real[eq * T::kRealStride + y * kNw + x];
+    };
+    if constexpr (T::kPow2) {
+      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
+    } else {
+#pragma unroll 1
+      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
+    }
+    __syncthreads();
+  }
+}
+
+// Planes per block: T::kPlanes, halved while the batch would fill fewer blocks than a quarter of
+// the SMs (a small batch then spreads over more SMs: Note [register 2-D kernels]), or, in the lanes
+// family, fewer than half of them (Note [lane-split small batches]); the block has the threads and
+// shared memory of that many planes.
+template <int NH, int NW, int G0, class Args>
+void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args& a, cudaStream_t stream) {
+  using T = RegTile<NH, NW, G0>;
+  const int64_t enough = G0 ? sm_count() / 2 : sm_count() / 4;
+  int log_p = ilog2(T::kPlanes);
+  while (log_p > 0 && (a.batch + (int64_t(1) << log_p) - 1) >> log_p < enough) --log_p;
+  const int planes = 1 << log_p;
+  auto* kernel = planes == T::kPlanes ? full : partial;
+  const void* k = reinterpret_cast<const void*>(kernel);
+  const int threads = T::threads(planes), smem = T::smem_bytes(planes);
+  prepare_kernel(k, smem);
+  const int blocks = grid_blocks(k, threads, smem, (a.batch + planes - 1) / planes);
+  launch_kernel(kernel, blocks, threads, smem, stream, 1, a, log_p);
+}
+
+template <int NH, int NW, int G0>
+void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
+  launch_reg<NH, NW, G0>(forward_2d_reg_kernel<NH, NW, G0, true>, forward_2d_reg_kernel<NH, NW, G0, false>, a, stream);
+}
+template <int NH, int NW, int G0>
+void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
+  launch_reg<NH, NW, G0>(inverse_2d_reg_kernel<NH, NW, G0, true>, inverse_2d_reg_kernel<NH, NW, G0, false>, a, stream);
+}
+template <int NH, int NW, int G0>
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<NH, NW, G0, true>); }
+template <int NH, int NW, int G0>
+const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<NH, NW, G0, true>); }
+
+template <int NH, int NW, int G0>
+constexpr Launcher reg_launcher() {
+  return Launcher{&launch_forward<NH, NW, G0>, &launch_inverse<NH, NW, G0>, &forward_kernel<NH, NW, G0>,
+                  &inverse_kernel<NH, NW, G0>, RegTile<NH, NW, G0>::kSmemBytes, RegTile<NH, NW, G0>::kThreads};
+}
+
+// Which sizes have an instance: the registers family (G0 = 0) sides 2..64 and 128x128, except the
+// 4/8 squares and rectangles (the one-thread-per-plane kernels of fbfft_2d_plane.cu); the lanes
+// family (G0 = 4) sides 16 and 32, square or not.
+constexpr bool has_instance(int lh, int lw, int g0) {
+  if (g0 != 0) return lh >= 4 && lh <= 5 && lw >= 4 && lw <= 5;
+  return lh >= 1 && lw >= 1 && !((lh > 6 || lw > 6) && !(lh == 7 && lw == 7)) && !(lh >= 2 && lh <= 3 && lw >= 2 && lw <= 3);
+}
+
+template <int LH, int LW, int G0>
+constexpr Launcher make_launcher() {
+  if constexpr (has_instance(LH, LW, G0))
+    return reg_launcher<1 << LH, 1 << LW, G0>();
+  else
+    return Launcher{};
+}
+
+// The family's table, indexed log2 n_h * (kMaxLog2d + 1) + log2 n_w.
+template <int G0, std::size_t... I>
+constexpr std::array<Launcher, sizeof...(I)> make_table(std::index_sequence<I...>) {
+  constexpr int kSide = kMaxLog2d + 1;
+  return {make_launcher<static_cast<int>(I) / kSide, static_cast<int>(I) % kSide, G0>()...};
+}
+
+constexpr auto kTable2dReg = make_table<0>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+constexpr auto kTable2dLanes = make_table<4>(std::make_index_sequence<(kMaxLog2d + 1) * (kMaxLog2d + 1)>{});
+
+// The smooth register kernels (Note [smooth register FFT]): squares of the even 7-smooth sides
+// below 32 that a convolution's padded input may need (a 13x13 input takes 14x14, 27x27 takes 28x28).
+template <std::size_t... I>
+constexpr std::array<Launcher, sizeof...(I)> make_smooth_table(std::index_sequence<I...>) {
+  return {reg_launcher<kSmoothSides2d[I], kSmoothSides2d[I], 0>()...};
+}
+constexpr auto kTable2dSmooth = make_smooth_table(std::make_index_sequence<std::size(kSmoothSides2d)>{});
+
+}  // namespace
+
+const Launcher* launcher_2d_smooth(int n_h, int n_w) {
+  const int i = smooth_side_index(n_h);
+  return n_h == n_w && i >= 0 ? &kTable2dSmooth[i] : nullptr;
+}
+const Launcher* launchers_2d_registers() { return kTable2dReg.data(); }
+const Launcher* launchers_2d_lanes() { return kTable2dLanes.data(); }
+
+}  // namespace fftconv::fbfft::detail

@@ -1,0 +1,113 @@
+// tile=auto measured on the device (Note [measured tile choice], measured_tile.hpp).
+#include "gpu/tiles/measured_tile.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_graph.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
+#include "gpu/runtime/tuning_timer.hpp"
+
+namespace fftconv {
+namespace {
+
+// The chosen plan with the measurement appended to its description.
+class MeasuredPlan final : public Plan {
+ public:
+  MeasuredPlan(std::unique_ptr<Plan> inner, std::string note) : inner_(std::move(inner)), note_(std::move(note)) {}
+  std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
+  void execute(const Args& args) const override { inner_->execute(args); }
+  std::string describe() const override { return inner_->describe() + "; " + note_; }
+  std::string tile_json() const override { return inner_->tile_json(); }
+  StepTimes last_breakdown() const override { return inner_->last_breakdown(); }
+
+ private:
+  std::unique_ptr<Plan> inner_;
+  std::string note_;
+};
+
+// The operands of one pass, zeroed.
+struct Operands {
+  DeviceBuffer x, w, g, r;
+  Operands(const ConvProblem& p, Pass pass, cudaStream_t st) {
+    if (pass != Pass::bprop) x.allocate(std::size_t(p.input_elems()) * sizeof(float));
+    if (pass != Pass::accgrad) w.allocate(std::size_t(p.weight_elems()) * sizeof(float));
+    if (pass != Pass::fprop) g.allocate(std::size_t(p.output_elems()) * sizeof(float));
+    r.allocate(std::size_t(p.result_elems(pass)) * sizeof(float));
+    for (DeviceBuffer* d : {&x, &w, &g, &r})
+      if (d->bytes()) FFTCONV_CUDA_CHECK(cudaMemsetAsync(d->get(), 0, d->bytes(), st));
+  }
+  Args args(cudaStream_t st) const {
+    Args a;
+    a.input = x.get();
+    a.weight = w.get();
+    a.grad_output = g.get();
+    a.result = r.get();
+    a.stream = st;
+    return a;
+  }
+};
+
+}  // namespace
+
+std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
+                                             const std::function<bool(const Candidate&)>& runnable) {
+  std::vector<const Candidate*> out;
+  for (const Candidate& k : c.candidates)
+    if (k.tiled && k.feasible && runnable(k)) out.push_back(&k);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Candidate* a, const Candidate* b) { return a->cost.cost < b->cost.cost; });
+  if (out.size() > std::size_t(kMeasuredTiles)) out.resize(kMeasuredTiles);
+  return out;
+}
+
+std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
+                                   const std::function<std::unique_ptr<Plan>()>& fallback, const std::string& what) {
+  const CudaStream stream;
+  const cudaStream_t st = stream.get();
+  std::unique_ptr<Operands> ops;
+  try {
+    ops = std::make_unique<Operands>(p, pass, st);
+  } catch (const OutOfMemory&) {
+    return std::make_unique<MeasuredPlan>(fallback(), what + " not measured (no memory for the operands): the default choice");
+  }
+  std::unique_ptr<Plan> best;
+  double best_ms = 0;
+  std::string best_label;
+  std::ostringstream note;
+  note << what << " measured:";
+  for (PlanCandidate& c : cands) {
+    std::unique_ptr<Plan> plan;
+    try {
+      plan = c.make();
+    } catch (const Unsupported& e) {
+      note << " " << c.label << " skipped (" << e.what() << "),";
+      continue;
+    } catch (const OutOfMemory& e) {
+      note << " " << c.label << " skipped (" << e.what() << "),";
+      continue;
+    }
+    const Args a = ops->args(st);
+    plan->execute(a);  // first-run costs (workspace, cuBLAS) outside the capture
+    FFTCONV_CUDA_CHECK(cudaStreamSynchronize(st));
+    const CudaGraph graph([&] { plan->execute(a); }, st);
+    // A plan that cannot be captured (breakdown's host-side event reads) is timed call by call.
+    const double ms = graph.ok() ? median_time_ms(st, 5, [&] { graph.launch(st); })
+                                 : median_time_ms(st, 5, [&] { plan->execute(a); });
+    note << " " << c.label << " " << ms << " ms,";
+    if (!best || ms < best_ms) {
+      best = std::move(plan);
+      best_ms = ms;
+      best_label = c.label;
+    }
+  }
+  if (!best) throw Unsupported(what + ": no candidate plan could be built for " + p.to_string() + " (" + note.str() + ")");
+  note << " fastest " << best_label;
+  return std::make_unique<MeasuredPlan>(std::move(best), note.str());
+}
+
+}  // namespace fftconv
