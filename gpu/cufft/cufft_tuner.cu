@@ -20,6 +20,7 @@
 #include "gpu/runtime/device_arena.hpp"
 #include "gpu/runtime/fill_kernels.cuh"
 #include "gpu/runtime/tuning_timer.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 namespace {
@@ -323,7 +324,14 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
 
 }  // namespace
 
+const std::vector<std::string_view>& cufft_option_keys() {
+  static const std::vector<std::string_view> keys =
+      with_tiling_option_keys({"gemm", "layout", "edges", "weights", "max_prime", "naive"});
+  return keys;
+}
+
 CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
+  check_option_keys("cufft", opts.extra, cufft_option_keys());
   CufftPins pins;
   if (opts.basis_h < 0 || (opts.basis_h > 0 && opts.basis_h < p.padded_h()))
     throw InvalidArgument("basis_h: " + std::to_string(opts.basis_h) + " must be 0 (choose) or >= the padded height " +
@@ -347,10 +355,7 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
-    } else if (!is_known_extra_key(key)) {
-      throw InvalidArgument("extra[\"" + key +
-                            "\"]: unknown option (cufft knows gemm, layout, edges, weights, max_prime, naive)");
-    }
+    }  // else a tiling key, read by the planner
   }
   return pins;
 }
