@@ -159,262 +159,350 @@ struct Config {
   bool inverse;
 };
 
-nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy_gbps, cudaStream_t stream,
-                          uint64_t seed, std::ostream& out, bool* ok) {
-  const int nw2 = c.n_w / 2 + 1;
-  const int64_t real_elems = c.batch * c.n_h * c.n_w, cplx_elems = c.batch * c.n_h * nw2;
-  const std::size_t real_bytes = std::size_t(real_elems) * sizeof(float), cplx_bytes = std::size_t(cplx_elems) * sizeof(float2);
-  std::size_t free_b = 0, total_b = 0;
-  FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const std::size_t slot = real_bytes + cplx_bytes;
-  int slots = int(std::min<std::size_t>(kMaxSlots, (kRotateMinBytes + slot - 1) / slot));
-  slots = std::max(1, std::min<int>(slots, int((free_b / 2) / (slot * 1)) - 2));
-  std::vector<DeviceBuffer> real(slots), cplx(slots);
-  for (int s = 0; s < slots; ++s) {
-    real[s].allocate(real_bytes);
-    cplx[s].allocate(cplx_bytes);
-    fill_uniform(real[s].as<float>(), real_elems, seed + s, stream);
-  }
-  DeviceBuffer check_real(real_bytes), check_cplx(cplx_bytes);
+// Each copy is timed with 1, 2 and 4 pieces per thread and the fastest is kept: four suit large
+// copies, while a small one with four pieces per thread runs fewer blocks than there are SMs.
+struct CopyStats {
+  Stats st;
+  int pieces_per_thread;
+};
 
-  CufftPlan r2c, c2r;
-  int dims[2] = {c.n_h, c.n_w};
-  const int rank = c.n_h == 1 ? 1 : 2;
-  int* n = rank == 1 ? dims + 1 : dims;
-  FFTCONV_CUFFT_CHECK(cufftPlanMany(&r2c.h, rank, n, nullptr, 1, c.n_h * c.n_w, nullptr, 1, c.n_h * nw2, CUFFT_R2C, int(c.batch)));
-  FFTCONV_CUFFT_CHECK(cufftSetStream(r2c.h, stream));
-  if (c.inverse) {
-    FFTCONV_CUFFT_CHECK(cufftPlanMany(&c2r.h, rank, n, nullptr, 1, c.n_h * nw2, nullptr, 1, c.n_h * c.n_w, CUFFT_C2R, int(c.batch)));
-    FFTCONV_CUFFT_CHECK(cufftSetStream(c2r.h, stream));
+// One configuration measured: rotating (real, spectra) slots filled with uniform data, cuFFT's
+// plans and reference result, and fbfft's arguments. The steps run in the order of run(), which
+// matters: later steps overwrite slots that earlier ones verify against.
+class ConfigRun {
+ public:
+  ConfigRun(const Config& c, const FftBenchOptions& o, double copy_gbps, cudaStream_t stream, bool* ok)
+      : c_(c), o_(o), copy_gbps_(copy_gbps), stream_(stream), ok_(ok) {}
+
+  nlohmann::json run(uint64_t seed, std::ostream& out) {
+    allocate(seed);
+    make_cufft_plans();
+    make_fbfft_args();
+    reference();
+    family_ = fbfft::resolve_kernel(c_.n_h, c_.n_w, fbfft::Kernel::automatic, fbfft::Layout::standard, c_.inverse);
+    verified_ = verify(fbfft::Kernel::automatic, &rel_, &non_finite_);
+    // Every family and cuFFT are timed with the same number of calls per sample, sized from three
+    // synchronized calls of the automatic family.
+    per_sample_ = calls_per_sample(
+        o_.timer, time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, 1, 3, stream_).median_ms);
+    fb_ = time_fbfft(fbfft::Kernel::automatic);
+    cu_ = time_cufft();
+    if (c_.inverse)  // the spectra cuFFT may have overwritten, for the other families' verification
+      FFTCONV_CUDA_CHECK(
+          cudaMemcpyAsync(cplx_[0].get(), check_cplx_.get(), cplx_bytes_, cudaMemcpyDeviceToDevice, stream_));
+    nlohmann::json others = other_families(), shapes = shapes_1d();
+    nlohmann::json plain = o_.dependent_launch == DependentLaunch::compare ? plain_launches() : nlohmann::json(nullptr);
+    measure_copies(plain);
+    print_line(out);
+    nlohmann::json row = json();
+    row["fbfft_other_families"] = std::move(others);
+    row["fbfft_shapes_1d"] = std::move(shapes);
+    row["plain_launches"] = std::move(plain);
+    return row;
   }
 
-  ForwardArgs fa;
-  fa.batch = c.batch;
-  fa.n_h = c.n_h;
-  fa.n_w = c.n_w;
-  fa.in_h = c.n_h;
-  fa.in_w = c.n_w;
-  fa.in_ld = c.n_w;
-  fa.in_plane_stride = int64_t(c.n_h) * c.n_w;
-  InverseArgs ia;
-  ia.batch = c.batch;
-  ia.n_h = c.n_h;
-  ia.n_w = c.n_w;
-  ia.out_h = c.n_h;
-  ia.out_w = c.n_w;
-  ia.out_ld = c.n_w;
-  ia.out_plane_stride = int64_t(c.n_h) * c.n_w;
-  fa.dependent_launch = ia.dependent_launch = o.dependent_launch != DependentLaunch::off;
+ private:
+  double bytes() const { return double(real_bytes_ + cplx_bytes_); }
+
+  void allocate(uint64_t seed) {
+    const int nw2 = c_.n_w / 2 + 1;
+    real_elems_ = c_.batch * c_.n_h * c_.n_w;
+    cplx_elems_ = c_.batch * c_.n_h * nw2;
+    real_bytes_ = std::size_t(real_elems_) * sizeof(float);
+    cplx_bytes_ = std::size_t(cplx_elems_) * sizeof(float2);
+    std::size_t free_b = 0, total_b = 0;
+    FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    const std::size_t slot = real_bytes_ + cplx_bytes_;
+    slots_ = int(std::min<std::size_t>(kMaxSlots, (kRotateMinBytes + slot - 1) / slot));
+    slots_ = std::max(1, std::min<int>(slots_, int((free_b / 2) / (slot * 1)) - 2));
+    real_.resize(slots_);
+    cplx_.resize(slots_);
+    for (int s = 0; s < slots_; ++s) {
+      real_[s].allocate(real_bytes_);
+      cplx_[s].allocate(cplx_bytes_);
+      fill_uniform(real_[s].as<float>(), real_elems_, seed + s, stream_);
+    }
+    check_real_.allocate(real_bytes_);
+    check_cplx_.allocate(cplx_bytes_);
+  }
+
+  void make_cufft_plans() {
+    const int nw2 = c_.n_w / 2 + 1;
+    int dims[2] = {c_.n_h, c_.n_w};
+    const int rank = c_.n_h == 1 ? 1 : 2;
+    int* n = rank == 1 ? dims + 1 : dims;
+    FFTCONV_CUFFT_CHECK(cufftPlanMany(&r2c_.h, rank, n, nullptr, 1, c_.n_h * c_.n_w, nullptr, 1, c_.n_h * nw2,
+                                      CUFFT_R2C, int(c_.batch)));
+    FFTCONV_CUFFT_CHECK(cufftSetStream(r2c_.h, stream_));
+    if (c_.inverse) {
+      FFTCONV_CUFFT_CHECK(cufftPlanMany(&c2r_.h, rank, n, nullptr, 1, c_.n_h * nw2, nullptr, 1, c_.n_h * c_.n_w,
+                                        CUFFT_C2R, int(c_.batch)));
+      FFTCONV_CUFFT_CHECK(cufftSetStream(c2r_.h, stream_));
+    }
+  }
+
+  // Whole contiguous planes in and out, in the standard layout.
+  void make_fbfft_args() {
+    fa_.batch = ia_.batch = c_.batch;
+    fa_.n_h = ia_.n_h = c_.n_h;
+    fa_.n_w = ia_.n_w = c_.n_w;
+    fa_.in_h = ia_.out_h = c_.n_h;
+    fa_.in_w = ia_.out_w = c_.n_w;
+    fa_.in_ld = ia_.out_ld = c_.n_w;
+    fa_.in_plane_stride = ia_.out_plane_stride = int64_t(c_.n_h) * c_.n_w;
+    fa_.dependent_launch = ia_.dependent_launch = o_.dependent_launch != DependentLaunch::off;
+  }
 
   // One fbfft call on rotating slot i with kernel family k.
-  auto run_fbfft = [&](int i, fbfft::Kernel k) {
-    if (!c.inverse) {
-      fa.kernel = k;
-      fa.input = real[i % slots].as<float>();
-      fa.output = cplx[i % slots].as<float2>();
-      fbfft::forward(fa, stream);
+  void run_fbfft(int i, fbfft::Kernel k) {
+    if (!c_.inverse) {
+      fa_.kernel = k;
+      fa_.input = real_[i % slots_].as<float>();
+      fa_.output = cplx_[i % slots_].as<float2>();
+      fbfft::forward(fa_, stream_);
     } else {
-      ia.kernel = k;
-      ia.input = cplx[i % slots].as<float2>();
-      ia.output = real[i % slots].as<float>();
-      fbfft::inverse(ia, stream);
+      ia_.kernel = k;
+      ia_.input = cplx_[i % slots_].as<float2>();
+      ia_.output = real_[i % slots_].as<float>();
+      fbfft::inverse(ia_, stream_);
     }
-  };
-  // cuFFT's result on slot 0 (the reference), then each family verified against it: fbfft output
-  // poisoned with NaN first, compared on the device.
-  if (!c.inverse) {
-    FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[0].as<float>(), check_cplx.as<cufftComplex>()));
-  } else {
-    for (int s = 0; s < slots; ++s)  // Hermitian spectra of real data in every slot
-      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[s].as<float>(), cplx[s].as<cufftComplex>()));
-    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx.get(), cplx[0].get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
-    FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, check_cplx.as<cufftComplex>(), check_real.as<float>()));
-    // C2R may overwrite its input: restore the copy of slot 0's spectra
-    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx.get(), cplx[0].get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
   }
-  auto verify = [&](fbfft::Kernel k, double* rel_out, int64_t* non_finite) {
+
+  // cuFFT's result on slot 0, the reference each family is verified against.
+  void reference() {
+    if (!c_.inverse) {
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c_.h, real_[0].as<float>(), check_cplx_.as<cufftComplex>()));
+      return;
+    }
+    for (int s = 0; s < slots_; ++s)  // Hermitian spectra of real data in every slot
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c_.h, real_[s].as<float>(), cplx_[s].as<cufftComplex>()));
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx_.get(), cplx_[0].get(), cplx_bytes_, cudaMemcpyDeviceToDevice, stream_));
+    FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r_.h, check_cplx_.as<cufftComplex>(), check_real_.as<float>()));
+    // C2R may overwrite its input: restore the copy of slot 0's spectra
+    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(check_cplx_.get(), cplx_[0].get(), cplx_bytes_, cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  // Family k on slot 0, its output poisoned with NaN first, compared with the reference on the device.
+  bool verify(fbfft::Kernel k, double* rel_out, int64_t* non_finite) {
     ErrorSums err;
-    if (!c.inverse) {
-      FFTCONV_CUDA_CHECK(cudaMemsetAsync(cplx[0].get(), 0xff, cplx_bytes, stream));
+    if (!c_.inverse) {
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(cplx_[0].get(), 0xff, cplx_bytes_, stream_));
       run_fbfft(0, k);
-      err = compare_on_device(reinterpret_cast<const float*>(cplx[0].get()), check_cplx.as<float>(), 2 * cplx_elems, stream);
+      err = compare_on_device(reinterpret_cast<const float*>(cplx_[0].get()), check_cplx_.as<float>(), 2 * cplx_elems_,
+                              stream_);
     } else {
-      FFTCONV_CUDA_CHECK(cudaMemsetAsync(real[0].get(), 0xff, real_bytes, stream));
+      FFTCONV_CUDA_CHECK(cudaMemsetAsync(real_[0].get(), 0xff, real_bytes_, stream_));
       run_fbfft(0, k);
-      err = compare_on_device(real[0].as<float>(), check_real.as<float>(), real_elems, stream);
+      err = compare_on_device(real_[0].as<float>(), check_real_.as<float>(), real_elems_, stream_);
     }
     *rel_out = err.ref_sq > 0 ? std::sqrt(err.diff_sq / err.ref_sq) : std::sqrt(err.diff_sq);
     *non_finite = err.non_finite;
-    const bool good = err.non_finite == 0 && *rel_out <= verify_tolerance(c.n_h, c.n_w);
-    if (!good) *ok = false;
+    const bool good = err.non_finite == 0 && *rel_out <= verify_tolerance(c_.n_h, c_.n_w);
+    if (!good) *ok_ = false;
     return good;
-  };
-  const fbfft::Kernel family = fbfft::resolve_kernel(c.n_h, c.n_w, fbfft::Kernel::automatic, fbfft::Layout::standard, c.inverse);
-  double rel = 0;
-  int64_t non_finite = 0;
-  const bool verified = verify(fbfft::Kernel::automatic, &rel, &non_finite);
+  }
 
-  // Every family and cuFFT are timed with the same number of calls per sample, sized from three
-  // synchronized calls of the automatic family.
-  const int per_sample =
-      calls_per_sample(o.timer, time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, 1, 3, stream).median_ms);
-  const Stats fb =
-      time_events([&](int i) { run_fbfft(i, fbfft::Kernel::automatic); }, o.warmup, o.repeat, stream, o.timer, per_sample);
+  Stats time_fbfft(fbfft::Kernel k) {
+    return time_events([&](int i) { run_fbfft(i, k); }, o_.warmup, o_.repeat, stream_, o_.timer, per_sample_);
+  }
+
   // cuFFT C2R may overwrite its input; it runs after fbfft, on the same buffers.
-  const Stats cu = c.inverse ? time_events([&](int i) {
-    FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r.h, cplx[i % slots].as<cufftComplex>(), real[i % slots].as<float>()));
-  }, o.warmup, o.repeat, stream, o.timer, per_sample)
-                             : time_events([&](int i) {
-    FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c.h, real[i % slots].as<float>(), cplx[i % slots].as<cufftComplex>()));
-  }, o.warmup, o.repeat, stream, o.timer, per_sample);
-  if (c.inverse)  // the spectra cuFFT may have overwritten, for the other families' verification
-    FFTCONV_CUDA_CHECK(cudaMemcpyAsync(cplx[0].get(), check_cplx.get(), cplx_bytes, cudaMemcpyDeviceToDevice, stream));
-  const double bytes = double(real_bytes + cplx_bytes);
-  // fbfft by family k in a 1-D block shape, verified and timed like the automatic family above (same
+  Stats time_cufft() {
+    if (c_.inverse)
+      return time_events([&](int i) {
+        FFTCONV_CUFFT_CHECK(cufftExecC2R(c2r_.h, cplx_[i % slots_].as<cufftComplex>(), real_[i % slots_].as<float>()));
+      }, o_.warmup, o_.repeat, stream_, o_.timer, per_sample_);
+    return time_events([&](int i) {
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(r2c_.h, real_[i % slots_].as<float>(), cplx_[i % slots_].as<cufftComplex>()));
+    }, o_.warmup, o_.repeat, stream_, o_.timer, per_sample_);
+  }
+
+  // fbfft by family k in a 1-D block shape, verified and timed like the automatic family (same
   // buffers, same run): one JSON row, to which the caller adds its label.
-  auto measure = [&](fbfft::Kernel k, const std::optional<fbfft::Shape1d>& shape) -> nlohmann::json {
-    fa.shape_1d = ia.shape_1d = shape;
+  nlohmann::json measure(fbfft::Kernel k, const std::optional<fbfft::Shape1d>& shape) {
+    fa_.shape_1d = ia_.shape_1d = shape;
     double rel_k = 0;
     int64_t nf_k = 0;
     const bool ok_k = verify(k, &rel_k, &nf_k);
-    const Stats st = time_events([&](int i) { run_fbfft(i, k); }, o.warmup, o.repeat, stream, o.timer, per_sample);
-    fa.shape_1d = ia.shape_1d = std::nullopt;
-    const double gbps = bytes / (st.median_ms * 1e6);
-    return {{"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps}, {"copy_fraction", gbps / copy_gbps},
-            {"speedup", cu.median_ms / st.median_ms}, {"rel_l2_vs_cufft", rel_k}, {"non_finite", nf_k}, {"verified", ok_k},
-            {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, k, fbfft::Layout::standard, shape, c.batch)}};
-  };
+    const Stats st = time_fbfft(k);
+    fa_.shape_1d = ia_.shape_1d = std::nullopt;
+    const double gbps = bytes() / (st.median_ms * 1e6);
+    return {{"median_ms", st.median_ms}, {"min_ms", st.min_ms}, {"gbps", gbps}, {"copy_fraction", gbps / copy_gbps_},
+            {"speedup", cu_.median_ms / st.median_ms}, {"rel_l2_vs_cufft", rel_k}, {"non_finite", nf_k}, {"verified", ok_k},
+            {"timer", st.timer}, {"kernel", fbfft::kernel_attributes(c_.n_h, c_.n_w, c_.inverse, k, fbfft::Layout::standard, shape, c_.batch)}};
+  }
+
   // The other kernel families of the same size, where there are: the measurements behind the
   // automatic choice (find_launcher in fbfft.cu).
-  nlohmann::json others = nlohmann::json::array();
-  std::string others_line;
-  for (fbfft::Kernel k : {fbfft::Kernel::shuffle, fbfft::Kernel::registers, fbfft::Kernel::fourstep}) {
-    if (k == family || !fbfft::supported(c.n_h, c.n_w, k)) continue;
-    nlohmann::json row = measure(k, std::nullopt);
-    row["family"] = fbfft::to_string(k);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), row["median_ms"].get<double>(),
-                  row["speedup"].get<double>(), row["verified"].get<bool>() ? "" : ", FAILED");
-    others_line += buf;
-    others.push_back(std::move(row));
+  nlohmann::json other_families() {
+    nlohmann::json others = nlohmann::json::array();
+    for (fbfft::Kernel k : {fbfft::Kernel::shuffle, fbfft::Kernel::registers, fbfft::Kernel::fourstep}) {
+      if (k == family_ || !fbfft::supported(c_.n_h, c_.n_w, k)) continue;
+      nlohmann::json row = measure(k, std::nullopt);
+      row["family"] = fbfft::to_string(k);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " (%s %.4f ms, %.2fx cuFFT%s)", fbfft::to_string(k), row["median_ms"].get<double>(),
+                    row["speedup"].get<double>(), row["verified"].get<bool>() ? "" : ", FAILED");
+      others_line_ += buf;
+      others.push_back(std::move(row));
+    }
+    return others;
   }
+
   // The requested 1-D block shapes of the automatic family (Note [1-D block shapes]): the
   // measurements behind the automatic shape.
-  nlohmann::json shapes = nlohmann::json::array();
-  std::string shapes_line;
-  for (const fbfft::Shape1d& shape : o.shapes_1d) {
-    nlohmann::json row = measure(family, shape);
-    row["shape"] = fbfft::to_string(shape);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, " {%s %.4f ms, %.1f%%, %.2fx cuFFT%s}", fbfft::to_string(shape).c_str(),
-                  row["median_ms"].get<double>(), 100 * row["copy_fraction"].get<double>(), row["speedup"].get<double>(),
-                  row["verified"].get<bool>() ? "" : ", FAILED");
-    shapes_line += buf;
-    shapes.push_back(std::move(row));
+  nlohmann::json shapes_1d() {
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const fbfft::Shape1d& shape : o_.shapes_1d) {
+      nlohmann::json row = measure(family_, shape);
+      row["shape"] = fbfft::to_string(shape);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " {%s %.4f ms, %.1f%%, %.2fx cuFFT%s}", fbfft::to_string(shape).c_str(),
+                    row["median_ms"].get<double>(), 100 * row["copy_fraction"].get<double>(), row["speedup"].get<double>(),
+                    row["verified"].get<bool>() ? "" : ", FAILED");
+      shapes_line_ += buf;
+      shapes.push_back(std::move(row));
+    }
+    return shapes;
   }
+
   // --dependent-launch compare: the automatic family launched plainly, verified and timed like the
   // dependent launches (the baseline of Note [dependent launch], same buffers, same run).
-  nlohmann::json plain = nullptr;
-  std::string plain_line;
-  if (o.dependent_launch == DependentLaunch::compare) {
-    fa.dependent_launch = ia.dependent_launch = false;
-    plain = {{"fbfft", measure(fbfft::Kernel::automatic, std::nullopt)}};
-    fa.dependent_launch = ia.dependent_launch = true;
+  nlohmann::json plain_launches() {
+    fa_.dependent_launch = ia_.dependent_launch = false;
+    nlohmann::json plain = {{"fbfft", measure(fbfft::Kernel::automatic, std::nullopt)}};
+    fa_.dependent_launch = ia_.dependent_launch = true;
     const nlohmann::json& fp = plain["fbfft"];
     char buf[128];
     std::snprintf(buf, sizeof buf, " <plain launches: fbfft %.4f ms, %.1f%%, %.2fx cuFFT%s", fp["median_ms"].get<double>(),
                   100 * fp["copy_fraction"].get<double>(), fp["speedup"].get<double>(), fp["verified"].get<bool>() ? "" : ", FAILED");
-    plain_line = buf;
+    plain_line_ = buf;
+    return plain;
   }
+
+  // The same-size copy (shaped = false: spectra slots to spectra slots) or the same-shape one (the
+  // transform's input slots to its output slots), writing half the rotation ahead of what it reads.
+  CopyStats time_copy(bool dependent, bool shaped) {
+    const bool from_real = shaped && !c_.inverse, to_real = shaped && c_.inverse;
+    const std::vector<DeviceBuffer>& srcs = from_real ? real_ : cplx_;
+    std::vector<DeviceBuffer>& dsts = to_real ? real_ : cplx_;
+    DeviceBuffer& dst_one_slot = to_real ? check_real_ : check_cplx_;
+    const int64_t n_in = shaped ? in_pieces_ : same_pieces_, n_out = shaped ? out_pieces_ : same_pieces_;
+    CopyStats best{};
+    for (int k : {1, 2, 4}) {
+      const Stats st = time_events([&](int i) {
+        void* dst = slots_ > 1 ? dsts[(i + slots_ / 2) % slots_].get() : dst_one_slot.get();
+        copy_device(static_cast<float4*>(dst), n_out, static_cast<const float4*>(srcs[i % slots_].get()), n_in, stream_,
+                    dependent, k);
+      }, o_.warmup, o_.repeat, stream_, o_.timer, per_sample_);
+      if (best.pieces_per_thread == 0 || st.median_ms < best.st.median_ms) best = {st, k};
+    }
+    return best;
+  }
+
   // Two copies timed the same way: how close to the (large-copy) copy bandwidth a kernel of this
   // size gets at all. The same-size copy reads and writes half the transform's bytes each; the
   // same-shape copy reads the transform's input bytes and writes its output bytes (R2C writes more
   // than it reads, C2R reads more: a read costs more than a write, which goes only to L2). Each
   // writes half the rotation ahead of what it reads, so that neither side is still in L2; they run
   // last because they overwrite slots (and, with one slot, the references) that the verifications
-  // above use.
-  const int64_t same_pieces = int64_t((real_bytes + cplx_bytes) / 32);  // 16-byte pieces each way (<= cplx_bytes)
-  const std::size_t same_bytes = std::size_t(same_pieces) * 16;
-  // the same-shape copy's 16-byte pieces: the transform's input bytes read, its output bytes written
-  const int64_t in_pieces = int64_t((c.inverse ? cplx_bytes : real_bytes) / 16);
-  const int64_t out_pieces = int64_t((c.inverse ? real_bytes : cplx_bytes) / 16);
-  // Each copy is timed with 1, 2 and 4 pieces per thread and the fastest is kept: four suit large
-  // copies, while a small one with four pieces per thread runs fewer blocks than there are SMs.
-  struct CopyStats {
-    Stats st;
-    int pieces_per_thread;
-  };
-  auto time_copy = [&](bool dependent, bool shaped) {
-    // same size: spectra slots to spectra slots; same shape: the transform's input slots to its output slots
-    const bool from_real = shaped && !c.inverse, to_real = shaped && c.inverse;
-    const std::vector<DeviceBuffer>& srcs = from_real ? real : cplx;
-    std::vector<DeviceBuffer>& dsts = to_real ? real : cplx;
-    DeviceBuffer& dst_one_slot = to_real ? check_real : check_cplx;
-    const int64_t n_in = shaped ? in_pieces : same_pieces, n_out = shaped ? out_pieces : same_pieces;
-    CopyStats best{};
-    for (int k : {1, 2, 4}) {
-      const Stats st = time_events([&](int i) {
-        void* dst = slots > 1 ? dsts[(i + slots / 2) % slots].get() : dst_one_slot.get();
-        copy_device(static_cast<float4*>(dst), n_out, static_cast<const float4*>(srcs[i % slots].get()), n_in, stream, dependent, k);
-      }, o.warmup, o.repeat, stream, o.timer, per_sample);
-      if (best.pieces_per_thread == 0 || st.median_ms < best.st.median_ms) best = {st, k};
-    }
-    return best;
-  };
-  const bool dependent = o.dependent_launch != DependentLaunch::off;
-  const CopyStats same_c = time_copy(dependent, false), shape_c = time_copy(dependent, true);
-  const Stats &same = same_c.st, &shape = shape_c.st;
-  const double shape_gbps = 16.0 * double(in_pieces + out_pieces) / (shape.median_ms * 1e6);
-  const double same_gbps = 2.0 * double(same_bytes) / (same.median_ms * 1e6);
-  // --dependent-launch compare: the copy launched plainly too (the automatic family's plain
-  // launches were measured above, before the copies overwrote the slots its verification uses).
-  if (o.dependent_launch == DependentLaunch::compare) {
+  // use. Under --dependent-launch compare the same-size copy is also timed with plain launches.
+  void measure_copies(nlohmann::json& plain) {
+    same_pieces_ = int64_t((real_bytes_ + cplx_bytes_) / 32);  // 16-byte pieces each way (<= cplx_bytes)
+    same_bytes_ = std::size_t(same_pieces_) * 16;
+    in_pieces_ = int64_t((c_.inverse ? cplx_bytes_ : real_bytes_) / 16);
+    out_pieces_ = int64_t((c_.inverse ? real_bytes_ : cplx_bytes_) / 16);
+    const bool dependent = o_.dependent_launch != DependentLaunch::off;
+    same_ = time_copy(dependent, false);
+    shape_ = time_copy(dependent, true);
+    if (o_.dependent_launch != DependentLaunch::compare) return;
     const CopyStats cpc = time_copy(false, false);
     const Stats& cp = cpc.st;
-    const double cp_gbps = 2.0 * double(same_bytes) / (cp.median_ms * 1e6);
-    plain["same_size_copy"] = {{"median_ms", cp.median_ms}, {"min_ms", cp.min_ms}, {"copy_fraction", cp_gbps / copy_gbps}, {"timer", cp.timer},
-                               {"pieces_per_thread", cpc.pieces_per_thread}};
+    const double cp_gbps = 2.0 * double(same_bytes_) / (cp.median_ms * 1e6);
+    plain["same_size_copy"] = {{"median_ms", cp.median_ms}, {"min_ms", cp.min_ms}, {"copy_fraction", cp_gbps / copy_gbps_},
+                               {"timer", cp.timer}, {"pieces_per_thread", cpc.pieces_per_thread}};
     char buf[64];
-    std::snprintf(buf, sizeof buf, "; copy %.4f ms, %.1f%%>", cp.median_ms, 100 * cp_gbps / copy_gbps);
-    plain_line += buf;
+    std::snprintf(buf, sizeof buf, "; copy %.4f ms, %.1f%%>", cp.median_ms, 100 * cp_gbps / copy_gbps_);
+    plain_line_ += buf;
   }
-  const double fb_gbps = bytes / (fb.median_ms * 1e6), cu_gbps = bytes / (cu.median_ms * 1e6);
-  const std::string attrs = fbfft::kernel_attributes(c.n_h, c.n_w, c.inverse, family, fbfft::Layout::standard, std::nullopt, c.batch);
-  char line[400];
-  std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s | %s",
-                c.n_h, c.n_w, (long long)c.batch, c.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
-                cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps, cu_gbps, 100 * cu_gbps / copy_gbps,
-                cu.median_ms / fb.median_ms, rel, verified ? "ok" : "FAILED", fbfft::to_string(family));
-  char same_line[128];
-  std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%; same-shape copy %.4f ms, %.1f%%]", same.median_ms,
-                100 * same_gbps / copy_gbps, shape.median_ms, 100 * shape_gbps / copy_gbps);
-  out << line << same_line << plain_line << others_line << shapes_line;
-  for (const Stats* st : {&fb, &cu})
-    if (st->timer != to_string(o.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
-  out << std::endl;
-  return {{"n_h", c.n_h},
-          {"n_w", c.n_w},
-          {"batch", c.batch},
-          {"direction", c.inverse ? "inverse" : "forward"},
-          {"bytes", bytes},
-          {"rotating_buffers", slots},
-          {"calls_per_sample", per_sample},
-          {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps}, {"timer", fb.timer}}},
-          {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps}, {"timer", cu.timer}}},
-          {"same_size_copy", {{"bytes_read_and_written", 2 * same_bytes}, {"median_ms", same.median_ms}, {"min_ms", same.min_ms},
-                              {"copy_fraction", same_gbps / copy_gbps}, {"timer", same.timer}, {"pieces_per_thread", same_c.pieces_per_thread}}},
-          {"same_shape_copy", {{"bytes_read", 16 * in_pieces}, {"bytes_written", 16 * out_pieces}, {"median_ms", shape.median_ms},
-                               {"min_ms", shape.min_ms}, {"copy_fraction", shape_gbps / copy_gbps}, {"timer", shape.timer},
-                               {"pieces_per_thread", shape_c.pieces_per_thread}}},
-          {"speedup", cu.median_ms / fb.median_ms},
-          {"rel_l2_vs_cufft", rel},
-          {"non_finite", non_finite},
-          {"verified", verified},
-          {"fbfft_kernel", attrs},
-          {"fbfft_family", fbfft::to_string(family)},
-          {"fbfft_other_families", others},
-          {"fbfft_shapes_1d", shapes},
-          {"plain_launches", plain}};
+
+  double shape_gbps() const { return 16.0 * double(in_pieces_ + out_pieces_) / (shape_.st.median_ms * 1e6); }
+  double same_gbps() const { return 2.0 * double(same_bytes_) / (same_.st.median_ms * 1e6); }
+
+  // The configuration's line of the table.
+  void print_line(std::ostream& out) const {
+    const Stats &fb = fb_, &cu = cu_;
+    const double fb_gbps = bytes() / (fb.median_ms * 1e6), cu_gbps = bytes() / (cu.median_ms * 1e6);
+    char line[400];
+    std::snprintf(line, sizeof line, "%4dx%-4d %8lld %-3s | %9.4f %9.4f | %9.4f %9.4f | %7.1f %5.1f%% | %7.1f %5.1f%% | %5.2fx | %.2e %s | %s",
+                  c_.n_h, c_.n_w, (long long)c_.batch, c_.inverse ? "inv" : "fwd", fb.median_ms, fb.min_ms, cu.median_ms,
+                  cu.min_ms, fb_gbps, 100 * fb_gbps / copy_gbps_, cu_gbps, 100 * cu_gbps / copy_gbps_,
+                  cu.median_ms / fb.median_ms, rel_, verified_ ? "ok" : "FAILED", fbfft::to_string(family_));
+    char same_line[128];
+    std::snprintf(same_line, sizeof same_line, " [same-size copy %.4f ms, %.1f%%; same-shape copy %.4f ms, %.1f%%]",
+                  same_.st.median_ms, 100 * same_gbps() / copy_gbps_, shape_.st.median_ms, 100 * shape_gbps() / copy_gbps_);
+    out << line << same_line << plain_line_ << others_line_ << shapes_line_;
+    for (const Stats* st : {&fb, &cu})
+      if (st->timer != to_string(o_.timer)) out << " [" << (st == &fb ? "fbfft" : "cufft") << " timed as " << st->timer << "]";
+    out << std::endl;
+  }
+
+  // The configuration's JSON row (without the other families, the 1-D shapes and the plain launches).
+  nlohmann::json json() const {
+    const Stats &fb = fb_, &cu = cu_, &same = same_.st, &shape = shape_.st;
+    const double fb_gbps = bytes() / (fb.median_ms * 1e6), cu_gbps = bytes() / (cu.median_ms * 1e6);
+    const std::string attrs =
+        fbfft::kernel_attributes(c_.n_h, c_.n_w, c_.inverse, family_, fbfft::Layout::standard, std::nullopt, c_.batch);
+    return {{"n_h", c_.n_h},
+            {"n_w", c_.n_w},
+            {"batch", c_.batch},
+            {"direction", c_.inverse ? "inverse" : "forward"},
+            {"bytes", bytes()},
+            {"rotating_buffers", slots_},
+            {"calls_per_sample", per_sample_},
+            {"fbfft", {{"median_ms", fb.median_ms}, {"min_ms", fb.min_ms}, {"gbps", fb_gbps}, {"copy_fraction", fb_gbps / copy_gbps_}, {"timer", fb.timer}}},
+            {"cufft", {{"median_ms", cu.median_ms}, {"min_ms", cu.min_ms}, {"gbps", cu_gbps}, {"copy_fraction", cu_gbps / copy_gbps_}, {"timer", cu.timer}}},
+            {"same_size_copy", {{"bytes_read_and_written", 2 * same_bytes_}, {"median_ms", same.median_ms}, {"min_ms", same.min_ms},
+                                {"copy_fraction", same_gbps() / copy_gbps_}, {"timer", same.timer}, {"pieces_per_thread", same_.pieces_per_thread}}},
+            {"same_shape_copy", {{"bytes_read", 16 * in_pieces_}, {"bytes_written", 16 * out_pieces_}, {"median_ms", shape.median_ms},
+                                 {"min_ms", shape.min_ms}, {"copy_fraction", shape_gbps() / copy_gbps_}, {"timer", shape.timer},
+                                 {"pieces_per_thread", shape_.pieces_per_thread}}},
+            {"speedup", cu.median_ms / fb.median_ms},
+            {"rel_l2_vs_cufft", rel_},
+            {"non_finite", non_finite_},
+            {"verified", verified_},
+            {"fbfft_kernel", attrs},
+            {"fbfft_family", fbfft::to_string(family_)}};
+  }
+
+  const Config& c_;
+  const FftBenchOptions& o_;
+  double copy_gbps_;
+  cudaStream_t stream_;
+  bool* ok_;  // cleared by a failed verification
+  int64_t real_elems_ = 0, cplx_elems_ = 0;
+  std::size_t real_bytes_ = 0, cplx_bytes_ = 0;
+  int slots_ = 1;
+  std::vector<DeviceBuffer> real_, cplx_;  // the rotating slots
+  DeviceBuffer check_real_, check_cplx_;    // cuFFT's reference result
+  CufftPlan r2c_, c2r_;
+  ForwardArgs fa_;
+  InverseArgs ia_;
+  fbfft::Kernel family_ = fbfft::Kernel::automatic;  // the automatic family, resolved
+  double rel_ = 0;
+  int64_t non_finite_ = 0;
+  bool verified_ = false;
+  int per_sample_ = 1;
+  Stats fb_, cu_;
+  int64_t same_pieces_ = 0, in_pieces_ = 0, out_pieces_ = 0;  // the copies' 16-byte pieces
+  std::size_t same_bytes_ = 0;
+  CopyStats same_{}, shape_{};
+  std::string others_line_, shapes_line_, plain_line_;
+};
+
+nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy_gbps, cudaStream_t stream,
+                          uint64_t seed, std::ostream& out, bool* ok) {
+  return ConfigRun(c, o, copy_gbps, stream, ok).run(seed, out);
 }
 
 }  // namespace

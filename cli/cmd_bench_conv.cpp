@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "api/fftconv.hpp"
@@ -50,9 +51,18 @@ int run(const Flags& f) {
   const Backend& base = builtin_registry().get(f.baseline);
   for (const Backend* x : {&b, &base})
     if (Support a = x->available(); !a.ok) throw Unsupported(std::string(x->name()) + ": not usable here: " + a.reason);
-  const PlanOptions o = f.plan.to_options();
-  PlanOptions ob = o;  // the baseline's: --baseline-opt replaces --opt's pins
-  if (!f.baseline_opts.empty()) ob.extra = parse_extra(f.baseline_opts, "baseline-opt");
+  // --opt's pins go to both backends (Note [options of several backends]) unless --baseline-opt
+  // gives the baseline its own.
+  PlanOptions o = f.plan.to_options(), ob = o;
+  if (f.baseline_opts.empty()) {
+    check_option_keys(std::vector<const Backend*>{&b, &base}, o.extra);
+  } else {
+    ob.extra = parse_extra(f.baseline_opts, "baseline-opt");
+    check_option_keys(b, o);
+    check_option_keys(base, ob);
+  }
+  o = options_for(b, o);
+  ob = options_for(base, ob);
   nlohmann::json rows = nlohmann::json::array();
   double log_sum = 0, worst = std::numeric_limits<double>::infinity();
   int n = 0;
@@ -138,8 +148,10 @@ void add_bench_conv_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--verify-batch", f->verify_batch, "Batch of the correctness check")->capture_default_str();
   cmd->add_option("--json", f->json_path, "Write every row as JSON to this path");
   cmd->add_option("--baseline-opt", f->baseline_opts,
-                  "Pins KEY=VALUE for the baseline only (instead of --opt's), repeatable: e.g. --backend fbfft "
-                  "--baseline fbfft --opt kernel=fourstep --baseline-opt kernel=registers");
+                  "Pins KEY=VALUE for the baseline only (instead of --opt's, which then go to the backend "
+                  "under test only), repeatable: e.g. --backend fbfft --baseline fbfft --opt kernel=fourstep "
+                  "--baseline-opt kernel=registers. Without it, --opt's pins go to both, each backend taking "
+                  "the keys it accepts");
   f->plan.add_to(cmd);
   cmd->callback([f, exit_code] { *exit_code = run(*f); });
 }

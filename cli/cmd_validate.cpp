@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "common/errors.hpp"
 #include "validation/execute.hpp"
 #include "validation/problem_sets.hpp"
@@ -65,12 +66,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   o.check = a.check;
   o.adjoint = !a.no_adjoint;
   o.data_seed = a.data_seed;
-  for (const auto& kv : a.plan_opts) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InvalidArgument("plan-opt: expected KEY=VALUE, got '" + kv + "'");
-    o.plan_extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  o.plan_extra = parse_extra(a.plan_opts, "plan-opt");
   if (a.threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(a.threads));
   o.threads = int(a.threads);
   o.autotune = !a.no_autotune;
@@ -163,7 +159,8 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   v->add_option("--max-elements", a->max_elements, "Shrink S, then skip, until the largest tensor has <= E elements");
   v->add_option("--batch", a->batch, "Cap the batch S of every problem");
   v->add_option("--data-seed", a->data_seed, "Seed of the random operands (default: fresh, recorded per line)");
-  v->add_option("--plan-opt", a->plan_opts, "Backend pin KEY=VALUE (PlanOptions::extra), repeatable");
+  v->add_option("--plan-opt", a->plan_opts, "Backend pin KEY=VALUE (PlanOptions::extra), repeatable; a key must be one that a "
+                  "backend of the sweep accepts, and each backend gets the keys it accepts");
   v->add_option("--threads", a->threads, "CPU threads (0 = default)");
   v->add_flag("--no-adjoint", a->no_adjoint, "Skip the adjoint-identity records");
   v->add_flag("--no-progress", a->no_progress, "No progress line on stderr");

@@ -1,4 +1,4 @@
-// PlanOptions parsing helpers, the Registry and backend selection.
+// PlanOptions parsing helpers, the option-key checks, the Registry and backend selection.
 #include "common/backend.hpp"
 
 #include <charconv>
@@ -54,14 +54,49 @@ SizePolicy parse_size_policy(std::string_view s) {
 
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
 
-bool is_known_extra_key(std::string_view key) {
-  // fftw: fftw_planner, fftw_cgemm; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
-  // weights, max_prime, naive; fbfft: kernel, window, launch.
-  for (std::string_view k :
-       {"fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "weights", "max_prime", "naive", "kernel",
-        "window", "launch"})
-    if (key == k) return true;
+namespace {
+bool accepts(const std::vector<std::string_view>& keys, std::string_view key) {
+  for (std::string_view k : keys)
+    if (k == key) return true;
   return false;
+}
+
+std::string key_list(const std::vector<std::string_view>& keys) {
+  std::string out;
+  for (std::string_view k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
+  return out.empty() ? "none" : out;
+}
+}  // namespace
+
+void check_option_keys(std::string_view backend, const std::map<std::string, std::string>& extra,
+                       const std::vector<std::string_view>& accepted) {
+  for (const auto& kv : extra)
+    if (!accepts(accepted, kv.first))
+      throw InvalidArgument(std::string(backend) + ": unknown option '" + kv.first + "' (accepted: " +
+                            key_list(accepted) + ")");
+}
+
+void check_option_keys(const Backend& b, const PlanOptions& o) { check_option_keys(b.name(), o.extra, b.option_keys()); }
+
+void check_option_keys(const std::vector<const Backend*>& backends, const std::map<std::string, std::string>& extra) {
+  if (backends.size() == 1) return check_option_keys(backends.front()->name(), extra, backends.front()->option_keys());
+  for (const auto& kv : extra) {
+    bool known = false;
+    for (const Backend* b : backends) known = known || accepts(b->option_keys(), kv.first);
+    if (known) continue;
+    std::string names, lists;
+    for (const Backend* b : backends) {
+      names += (names.empty() ? "" : ", ") + std::string(b->name());
+      lists += (lists.empty() ? "" : "; ") + std::string(b->name()) + ": " + key_list(b->option_keys());
+    }
+    throw InvalidArgument((names.empty() ? "backends" : names) + ": unknown option '" + kv.first + "' (accepted: " + lists + ")");
+  }
+}
+
+PlanOptions options_for(const Backend& b, PlanOptions o) {
+  const std::vector<std::string_view> keys = b.option_keys();
+  std::erase_if(o.extra, [&](const auto& kv) { return !accepts(keys, kv.first); });
+  return o;
 }
 
 Support problem_support(const ConvProblem& p) {

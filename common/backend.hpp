@@ -45,13 +45,8 @@ struct PlanOptions {
   std::string tune_cache;                       // GPU: JSON file caching autotuner winners
   bool breakdown = false;                       // GPU: time each pipeline step with events
   int threads = 0;                              // CPU: OpenMP threads (0 = default)
-  std::map<std::string, std::string> extra;     // backend-specific pins, e.g. {"gemm", "strided"}
+  std::map<std::string, std::string> extra;     // backend-specific pins (Backend::option_keys())
 };
-
-// Every key any backend reads from PlanOptions::extra. One PlanOptions may be handed to several
-// backends (validate, bench), so a backend ignores the keys of the others but rejects a key that
-// no backend knows (a typo).
-bool is_known_extra_key(std::string_view key);
 
 // The data of one execution. Which pointers are read and which is written depends on the pass:
 //   fprop:   input (S×f×h×w), weight (fo×f×kh×kw)        -> result = output (S×fo×out_h×out_w)
@@ -107,7 +102,24 @@ class Backend {
   virtual std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const = 0;
   // One line for `fftconv backends`.
   virtual std::string_view summary() const = 0;
+  // The PlanOptions::extra keys plan() reads: the backend's own and, where it tiles, the tiling
+  // planner's. plan() throws InvalidArgument (check_option_keys) for any other key.
+  virtual std::vector<std::string_view> option_keys() const { return {}; }
 };
+
+// Throws InvalidArgument naming `backend`, the first key of `extra` not in `accepted`, and the
+// accepted keys: "<backend>: unknown option '<key>' (accepted: <key>, <key>, ...)", or "(accepted:
+// none)".
+void check_option_keys(std::string_view backend, const std::map<std::string, std::string>& extra,
+                       const std::vector<std::string_view>& accepted);
+void check_option_keys(const Backend& b, const PlanOptions& o);  // b's name and option_keys()
+
+// Note [options of several backends]: one PlanOptions handed to several backends (validate, bench
+// conv without --baseline-opt) may hold the keys of any of them. check_option_keys rejects a key
+// that none of them accepts, naming each backend's keys; options_for gives each backend only the
+// keys it accepts, so that plan() stays strict.
+void check_option_keys(const std::vector<const Backend*>& backends, const std::map<std::string, std::string>& extra);
+PlanOptions options_for(const Backend& b, PlanOptions o);
 
 // An ordered list of backends, like oneDNN's implementation lists; `direct` is always last-resort.
 class Registry {

@@ -1,6 +1,8 @@
 // Tests of the registry, backend selection and option parsing.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "common/backend.hpp"
 #include "common/errors.hpp"
 
@@ -12,7 +14,9 @@ struct FakeBackend : Backend {
   Location loc;
   bool avail;
   int64_t max_k;
-  FakeBackend(std::string name, Location l, bool a, int64_t mk) : n(std::move(name)), loc(l), avail(a), max_k(mk) {}
+  std::vector<std::string_view> keys;
+  FakeBackend(std::string name, Location l, bool a, int64_t mk, std::vector<std::string_view> k = {})
+      : n(std::move(name)), loc(l), avail(a), max_k(mk), keys(std::move(k)) {}
   std::string_view name() const override { return n; }
   Location location() const override { return loc; }
   Support available() const override { return {avail, avail ? "" : "no device"}; }
@@ -23,7 +27,17 @@ struct FakeBackend : Backend {
   }
   std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override { return nullptr; }
   std::string_view summary() const override { return "fake"; }
+  std::vector<std::string_view> option_keys() const override { return keys; }
 };
+
+std::string message_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
 }  // namespace
 
 TEST_CASE("selection takes the first available backend that supports the problem") {
@@ -56,4 +70,47 @@ TEST_CASE("tile specs") {
   CHECK(TileSpec::parse("16").to_string() == "16");
   for (const char* bad : {"", "x", "0", "1", "16x", "abc", "16x16x16", "-4", "99999"})
     CHECK_THROWS_AS(TileSpec::parse(bad), InvalidArgument);
+}
+
+TEST_CASE("a backend's option keys: an unknown key names the backend and the keys it accepts") {
+  const FakeBackend a("alpha", Location::host, true, 9, {"colour", "shape"});
+  const FakeBackend none("plain", Location::host, true, 9);
+  PlanOptions o;
+  CHECK_NOTHROW(check_option_keys(a, o));
+  CHECK_NOTHROW(check_option_keys(none, o));
+  o.extra = {{"shape", "round"}, {"colour", "red"}};
+  CHECK_NOTHROW(check_option_keys(a, o));
+  o.extra.emplace("size", "9");
+  CHECK(message_of([&] { check_option_keys(a, o); }) == "alpha: unknown option 'size' (accepted: colour, shape)");
+  o.extra = {{"colour", "red"}};
+  CHECK(message_of([&] { check_option_keys(none, o); }) == "plain: unknown option 'colour' (accepted: none)");
+  CHECK(message_of([&] { check_option_keys("named", o.extra, {"Colour"}); }) ==
+        "named: unknown option 'colour' (accepted: Colour)");  // keys are case-sensitive
+}
+
+TEST_CASE("one PlanOptions for several backends: a key of any of them is accepted, each gets its own") {
+  const FakeBackend a("alpha", Location::host, true, 9, {"colour", "shared"});
+  const FakeBackend b("beta", Location::host, true, 9, {"size", "shared"});
+  const FakeBackend c("gamma", Location::host, true, 9);
+  const std::vector<const Backend*> ab{&a, &b}, abc{&a, &b, &c};
+  PlanOptions o;
+  o.threads = 3;
+  o.extra = {{"colour", "red"}, {"size", "9"}, {"shared", "1"}};
+  CHECK_NOTHROW(check_option_keys(ab, o.extra));
+  CHECK_NOTHROW(check_option_keys(abc, o.extra));
+  const PlanOptions oa = options_for(a, o), ob = options_for(b, o), oc = options_for(c, o);
+  CHECK(oa.extra == std::map<std::string, std::string>{{"colour", "red"}, {"shared", "1"}});
+  CHECK(ob.extra == std::map<std::string, std::string>{{"shared", "1"}, {"size", "9"}});
+  CHECK(oc.extra.empty());
+  CHECK(oc.threads == 3);  // the rest of the options is kept
+  CHECK_NOTHROW(check_option_keys(a, oa));
+  CHECK_NOTHROW(check_option_keys(b, ob));
+  // A key none of them accepts is an error naming every backend's keys; one backend: its own message.
+  o.extra.emplace("weight", "1");
+  CHECK(message_of([&] { check_option_keys(abc, o.extra); }) ==
+        "alpha, beta, gamma: unknown option 'weight' (accepted: alpha: colour, shared; beta: size, shared; gamma: none)");
+  CHECK(message_of([&] { check_option_keys(std::vector<const Backend*>{&b}, {{"colour", "red"}}); }) ==
+        "beta: unknown option 'colour' (accepted: size, shared)");
+  CHECK_THROWS_AS(check_option_keys(std::vector<const Backend*>{}, {{"colour", "red"}}), InvalidArgument);
+  CHECK_NOTHROW(check_option_keys(std::vector<const Backend*>{&c}, {}));
 }

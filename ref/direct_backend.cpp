@@ -39,6 +39,7 @@ class DirectBackend final : public Backend {
     return problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
+    check_option_keys(*this, opts);  // direct has no options
     p.validate();
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("direct: tile must be none (the ground truth is never tiled), got '" +

@@ -13,6 +13,7 @@
 #include "common/tensor.hpp"
 #include "ref/backends.hpp"
 #include "ref/fftw_pass.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 
@@ -21,7 +22,13 @@ std::size_t touched_bytes(const ConvProblem& p, DType d) {
   return std::size_t(p.input_elems() + p.weight_elems() + p.output_elems()) * e;
 }
 
+const std::vector<std::string_view>& fftw_option_keys() {
+  static const std::vector<std::string_view> keys = with_tiling_option_keys({"fftw_planner", "fftw_cgemm"});
+  return keys;
+}
+
 EngineOptions engine_options(const PlanOptions& o) {
+  check_option_keys("fftw", o.extra, fftw_option_keys());
   auto pick = [&](const char* key, const char* a, const char* b) {
     auto it = o.extra.find(key);
     if (it == o.extra.end() || it->second == a) return false;
@@ -145,7 +152,9 @@ class FftwBackend final : public Backend {
   Support supports(const ConvProblem& p, Pass, DType) const override {
     return problem_support(p);
   }
+  std::vector<std::string_view> option_keys() const override { return fftw_option_keys(); }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
+    check_option_keys(*this, o);
     p.validate();
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
     if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);

@@ -160,43 +160,75 @@ ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budg
   return c;
 }
 
+// One run(): the frequency-major buffers (Note [engine buffers]), the row-pruned plans, the steps,
+// and the wall time of each.
 template <class T>
-void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
-                        std::vector<std::pair<std::string, double>>* steps) const {
-  double t_a = 0, t_b = 0, t_gemm = 0, t_c = 0;
-  auto now = [] { return std::chrono::steady_clock::now(); };
-  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+class FreqEngine<T>::Execution {
   using Cpx = typename Fftw<T>::Cpx;
   using C = std::complex<T>;
   using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Map = Eigen::Map<Mat>;
-  const int64_t F = nfreq(), nplane = nh_ * nw_;
-  const T scale = T(1) / T(nplane);
-  const int64_t mc_max = ch.mc, nc_max = ch.nc, rc_max = ch.rc > 0 ? ch.rc : s.R;
-  // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
-  // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
-  // element a product reads is written first in the same run. Note [engine buffers].
-  std::unique_lock<std::mutex> buffers_lock(impl_->buffers_mutex, std::try_to_lock);
-  typename Impl::Buffers own;
-  typename Impl::Buffers& buf = buffers_lock.owns_lock() ? impl_->buffers : own;
-  buf.fit(std::size_t(F * mc_max * rc_max), std::size_t(F * rc_max * nc_max), std::size_t(F * mc_max * nc_max));
-  C *const af = buf.af.data(), *const bf = buf.bf.data(), *const cf = buf.cf.data();
+  using FftwPlan = typename Fftw<T>::Plan;
 
-  // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
-  auto pruned = [&](int64_t rows) { return rows > 0 && rows < nh_; };
-  const int64_t nwc = nw_ / 2 + 1;
-  typename Fftw<T>::Plan plan_a = pruned(s.a_rows) ? row_plan<T>(*impl_, true, s.a_rows, nh_, nw_) : nullptr;
-  typename Fftw<T>::Plan plan_b = pruned(s.b_rows) ? row_plan<T>(*impl_, true, s.b_rows, nh_, nw_) : nullptr;
-  typename Fftw<T>::Plan plan_c = pruned(s.c_rows) ? row_plan<T>(*impl_, false, s.c_rows, nh_, nw_) : nullptr;
+ public:
+  Execution(const FreqEngine& e, const ProductSpec<T>& s, const ChunkPlan& ch)
+      : e_(e), s_(s), F_(e.nfreq()), nplane_(e.nh_ * e.nw_), Fs_(block_stride(F_)), mc_max_(ch.mc), nc_max_(ch.nc),
+        rc_max_(ch.rc > 0 ? ch.rc : s.R), lock_(e.impl_->buffers_mutex, std::try_to_lock),
+        buf_(lock_.owns_lock() ? e.impl_->buffers : own_) {
+    // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
+    // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
+    // element a product reads is written first in the same run. Note [engine buffers].
+    buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), std::size_t(F_ * rc_max_ * nc_max_), std::size_t(F_ * mc_max_ * nc_max_));
+    af_ = buf_.af.data(), bf_ = buf_.bf.data(), cf_ = buf_.cf.data();
+    // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
+    auto pruned = [&](int64_t rows) { return rows > 0 && rows < e.nh_; };
+    plan_a_ = pruned(s.a_rows) ? row_plan<T>(*e.impl_, true, s.a_rows, e.nh_, e.nw_) : nullptr;
+    plan_b_ = pruned(s.b_rows) ? row_plan<T>(*e.impl_, true, s.b_rows, e.nh_, e.nw_) : nullptr;
+    plan_c_ = pruned(s.c_rows) ? row_plan<T>(*e.impl_, false, s.c_rows, e.nh_, e.nw_) : nullptr;
+  }
 
-  const int64_t Fs = block_stride(F);
+  void run() {
+    // B whole (one chunk of R and of N, e.g. the kernel spectra of fprop and bprop): transformed once,
+    // not once per M chunk of tiles.
+    const bool b_whole = rc_max_ >= s_.R && nc_max_ >= s_.N;
+    if (b_whole) forward_b(0, s_.R, 0, s_.N);
+    for (int64_t m0 = 0; m0 < s_.M; m0 += mc_max_) {
+      const int64_t mc = std::min(mc_max_, s_.M - m0);
+      if (rc_max_ >= s_.R) forward_a(m0, mc, 0, s_.R);  // A whole: transformed once per M chunk
+      for (int64_t n0 = 0; n0 < s_.N; n0 += nc_max_) {
+        const int64_t nc = std::min(nc_max_, s_.N - n0);
+        for (int64_t r0 = 0; r0 < s_.R; r0 += rc_max_) {
+          const int64_t rc = std::min(rc_max_, s_.R - r0);
+          if (rc_max_ < s_.R) forward_a(m0, mc, r0, rc);
+          if (!b_whole) forward_b(r0, rc, n0, nc);
+          products(mc, rc, nc, r0 > 0);  // later R chunks accumulate in the frequency domain
+        }
+        inverse(m0, mc, n0, nc);
+      }
+    }
+  }
+
+  void report(std::vector<std::pair<std::string, double>>* steps) const {
+    if (!steps) return;
+    steps->emplace_back("FFT+TRANS A", t_a_);
+    steps->emplace_back("FFT+TRANS B", t_b_);
+    steps->emplace_back("CGEMM", t_gemm_);
+    steps->emplace_back("TRANS+IFFT C", t_c_);
+  }
+
+ private:
+  static auto now() { return std::chrono::steady_clock::now(); }
+  template <class P>
+  static double ms(P a, P b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
   // With rows_plan, only the first `rows` rows are loaded and row-transformed.
-  auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld,
-                     typename Fftw<T>::Plan rows_plan, int64_t rows) {
-#pragma omp parallel num_threads(threads_)
+  void forward(int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld, FftwPlan rows_plan,
+               int64_t rows) const {
+    const int64_t nw = e_.nw_, nwc = nw / 2 + 1, F = F_, Fs = Fs_;
+#pragma omp parallel num_threads(e_.threads_)
     {
-      AlignedBuf<T, T> re(nplane);
+      AlignedBuf<T, T> re(nplane_);
       AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
 #pragma omp for schedule(dynamic)
       for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
@@ -204,104 +236,111 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
         for (int64_t b = 0; b < nb; ++b) {
           Cpx* cx = block.p + b * Fs;
           if (rows_plan) {
-            std::fill(re.p, re.p + rows * nw_, T(0));
+            std::fill(re.p, re.p + rows * nw, T(0));
             load(b0 + b, re.p);
             Fftw<T>::exec_r2c(rows_plan, re.p, cx);
             std::fill(reinterpret_cast<T*>(cx + rows * nwc), reinterpret_cast<T*>(cx + F), T(0));
-            Fftw<T>::exec_dft(impl_->col_fwd, cx);
+            Fftw<T>::exec_dft(e_.impl_->col_fwd, cx);
           } else {
-            std::fill(re.p, re.p + nplane, T(0));
+            std::fill(re.p, re.p + nplane_, T(0));
             load(b0 + b, re.p);
-            Fftw<T>::exec_r2c(impl_->r2c, re.p, cx);
+            Fftw<T>::exec_r2c(e_.impl_->r2c, re.p, cx);
           }
         }
         // Trans2D: BDHW -> HWBD, one contiguous run per frequency (Note [spectrum transposition]).
         transpose(reinterpret_cast<const C*>(block.p), Fs, dst + b0, ld, nb, F);
       }
     }
-  };
-  auto forward_a = [&](int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
-    const auto t0 = now();
-    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af, mc * rc, plan_a, s.a_rows);
-    t_a += ms(t0, now());
-  };
+  }
 
-  auto forward_b = [&](int64_t r0, int64_t rc, int64_t n0, int64_t nc) {
+  void forward_a(int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
     const auto t0 = now();
-    forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf, rc * nc, plan_b, s.b_rows);
-    t_b += ms(t0, now());
-  };
+    forward(mc * rc, [&](int64_t p, T* plane) { s_.load_a(m0 + p / rc, r0 + p % rc, plane); }, af_, mc * rc, plan_a_,
+            s_.a_rows);
+    t_a_ += ms(t0, now());
+  }
 
-  // B whole (one chunk of R and of N, e.g. the kernel spectra of fprop and bprop): transformed once,
-  // not once per M chunk of tiles.
-  const bool b_whole = rc_max >= s.R && nc_max >= s.N;
-  if (b_whole) forward_b(0, s.R, 0, s.N);
-  for (int64_t m0 = 0; m0 < s.M; m0 += mc_max) {
-    const int64_t mc = std::min(mc_max, s.M - m0);
-    if (rc_max >= s.R) forward_a(m0, mc, 0, s.R);  // A whole: transformed once per M chunk
-    for (int64_t n0 = 0; n0 < s.N; n0 += nc_max) {
-      const int64_t nc = std::min(nc_max, s.N - n0);
-      for (int64_t r0 = 0; r0 < s.R; r0 += rc_max) {
-        const int64_t rc = std::min(rc_max, s.R - r0);
-        if (rc_max < s.R) forward_a(m0, mc, r0, rc);
-        if (!b_whole) forward_b(r0, rc, n0, nc);
-        auto t0 = now();
-        const bool acc = r0 > 0;  // later R chunks accumulate in the frequency domain
-        // Cgemm: one complex product per frequency.
-#pragma omp parallel for num_threads(threads_) schedule(static)
-        for (int64_t k = 0; k < F; ++k) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (kernel_products_) {  // Note [frequency CGEMM]
-              freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-              continue;
-            }
-          }
-          Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
-          if (!acc) Cm.setZero();
-          if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
-          else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
-          else if (s.conj_b) Cm.noalias() += A * B.conjugate();
-          else Cm.noalias() += A * B;
-        }
-        t_gemm += ms(t0, now());
-      }
-      const auto t0 = now();
-      // Trans2D back, C2R, scale, hand the plane to the caller (clip / fold / accumulate).
-      const int64_t count = mc * nc;
-#pragma omp parallel num_threads(threads_)
-      {
-        AlignedBuf<T, T> re(nplane);
-        AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
-        C* spectra = reinterpret_cast<C*>(block.p);
-#pragma omp for schedule(dynamic)
-        for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
-          const int64_t nb = std::min(kBlock, count - b0);
-          transpose(cf + b0, count, spectra, Fs, F, nb);
-          for (int64_t b = 0; b < nb; ++b) {
-            Cpx* cx = block.p + b * Fs;  // the C2R transforms overwrite their input: each plane is used once
-            int64_t used = nplane;
-            if (plan_c) {
-              Fftw<T>::exec_dft(impl_->col_inv, cx);
-              Fftw<T>::exec_c2r(plan_c, cx, re.p);
-              used = s.c_rows * nw_;
-            } else {
-              Fftw<T>::exec_c2r(impl_->c2r, cx, re.p);
-            }
-            for (int64_t e = 0; e < used; ++e) re.p[e] *= scale;
-            const int64_t p = b0 + b;
-            s.store_c(m0 + p / nc, n0 + p % nc, re.p);
-          }
+  void forward_b(int64_t r0, int64_t rc, int64_t n0, int64_t nc) {
+    const auto t0 = now();
+    forward(rc * nc, [&](int64_t p, T* plane) { s_.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf_, rc * nc, plan_b_,
+            s_.b_rows);
+    t_b_ += ms(t0, now());
+  }
+
+  // Cgemm: one complex product per frequency, C = opA(A) opB(B) (+ C when acc).
+  void products(int64_t mc, int64_t rc, int64_t nc, bool acc) {
+    const auto t0 = now();
+    const ProductSpec<T>& s = s_;
+    C *const af = af_, *const bf = bf_, *const cf = cf_;
+#pragma omp parallel for num_threads(e_.threads_) schedule(static)
+    for (int64_t k = 0; k < F_; ++k) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (e_.kernel_products_) {  // Note [frequency CGEMM]
+          freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
+          continue;
         }
       }
-      t_c += ms(t0, now());
+      Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
+      if (!acc) Cm.setZero();
+      if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
+      else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
+      else if (s.conj_b) Cm.noalias() += A * B.conjugate();
+      else Cm.noalias() += A * B;
     }
+    t_gemm_ += ms(t0, now());
   }
-  if (steps) {
-    steps->emplace_back("FFT+TRANS A", t_a);
-    steps->emplace_back("FFT+TRANS B", t_b);
-    steps->emplace_back("CGEMM", t_gemm);
-    steps->emplace_back("TRANS+IFFT C", t_c);
+
+  // Trans2D back, C2R, scale, hand the plane to the caller (clip / fold / accumulate).
+  void inverse(int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
+    const auto t0 = now();
+    const int64_t count = mc * nc, F = F_, Fs = Fs_, nplane = nplane_;
+    const T scale = T(1) / T(nplane);
+#pragma omp parallel num_threads(e_.threads_)
+    {
+      AlignedBuf<T, T> re(nplane);
+      AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
+      C* spectra = reinterpret_cast<C*>(block.p);
+#pragma omp for schedule(dynamic)
+      for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
+        const int64_t nb = std::min(kBlock, count - b0);
+        transpose(cf_ + b0, count, spectra, Fs, F, nb);
+        for (int64_t b = 0; b < nb; ++b) {
+          Cpx* cx = block.p + b * Fs;  // the C2R transforms overwrite their input: each plane is used once
+          int64_t used = nplane;
+          if (plan_c_) {
+            Fftw<T>::exec_dft(e_.impl_->col_inv, cx);
+            Fftw<T>::exec_c2r(plan_c_, cx, re.p);
+            used = s_.c_rows * e_.nw_;
+          } else {
+            Fftw<T>::exec_c2r(e_.impl_->c2r, cx, re.p);
+          }
+          for (int64_t i = 0; i < used; ++i) re.p[i] *= scale;
+          const int64_t p = b0 + b;
+          s_.store_c(m0 + p / nc, n0 + p % nc, re.p);
+        }
+      }
+    }
+    t_c_ += ms(t0, now());
   }
+
+  const FreqEngine& e_;
+  const ProductSpec<T>& s_;
+  const int64_t F_, nplane_, Fs_;            // frequencies, real plane size, block stride
+  const int64_t mc_max_, nc_max_, rc_max_;  // the chunks
+  std::unique_lock<std::mutex> lock_;       // on the engine's buffers, when free
+  typename Impl::Buffers own_;              // else this run's own
+  typename Impl::Buffers& buf_;
+  C *af_ = nullptr, *bf_ = nullptr, *cf_ = nullptr;
+  FftwPlan plan_a_ = nullptr, plan_b_ = nullptr, plan_c_ = nullptr;
+  double t_a_ = 0, t_b_ = 0, t_gemm_ = 0, t_c_ = 0;
+};
+
+template <class T>
+void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
+                        std::vector<std::pair<std::string, double>>* steps) const {
+  Execution x(*this, s, ch);
+  x.run();
+  x.report(steps);
 }
 
 template class FreqEngine<float>;

@@ -77,6 +77,7 @@ class FreqEngine {
   struct Impl;  // the FFTW plans (fftw_engine.cpp)
 
  private:
+  class Execution;  // one run() (fftw_engine.cpp)
   int64_t nh_, nw_;
   int threads_;
   bool kernel_products_;

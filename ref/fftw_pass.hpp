@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/backend.hpp"
 #include "common/padding.hpp"
@@ -29,9 +31,13 @@ struct BasisChoice {
 // Cheapest smooth basis >= need_h×need_w by the flop estimate (or the pinned opts.basis_h/w).
 BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o);
 
+// The fftw backend's option keys: fftw_planner, fftw_cgemm and the tiling planner's.
+const std::vector<std::string_view>& fftw_option_keys();
+
 // The engine options of a plan: extra fftw_planner=measure|estimate (default measure) and
 // fftw_cgemm=auto|eigen (default auto: the AVX-512 kernel in float where built, Note [frequency
-// CGEMM]), threads from opts.threads. Throws InvalidArgument naming the key for another value.
+// CGEMM]), threads from opts.threads. Throws InvalidArgument naming the key for another value, or
+// naming fftw and its keys for a key not in fftw_option_keys().
 EngineOptions engine_options(const PlanOptions& o);
 
 std::size_t touched_bytes(const ConvProblem& p, DType d);

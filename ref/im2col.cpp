@@ -164,6 +164,7 @@ class Im2colBackend final : public Backend {
     return problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
+    check_option_keys(*this, opts);  // im2col has no options
     p.validate();
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");

@@ -90,7 +90,7 @@ TEST_CASE("fftw and im2col match direct on random problems") {
     for (int bi = 0; bi < 2; ++bi) {
       const Backend& b = builtin_registry().get(bi == 0 ? "fftw" : "im2col");
       std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
-      b.plan(p, pass, opts)->execute(d.args());
+      b.plan(p, pass, options_for(b, opts))->execute(d.args());  // fftw_planner for fftw only
       const int64_t basis = bi == 0 ? pow2_basis_elems(p) : 1;
       const Tolerance tol = tolerance(p, pass, DType::f32, basis);
       const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
@@ -160,6 +160,38 @@ TEST_CASE("non-finite inputs give non-finite outputs, never finite garbage") {
         INFO(name, " ", to_string(pass));
         CHECK(nonfinite > 0);
       }
+}
+
+TEST_CASE("CPU backends read only their own option keys and name them for any other") {
+  const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=12,k=3,p=1");
+  const Registry& r = builtin_registry();
+  PlanOptions o;
+  o.extra = {{"totallyunknown", "1"}};
+  CHECK_THROWS_WITH_AS(r.get("fftw").plan(p, Pass::fprop, o),
+                       "fftw: unknown option 'totallyunknown' (accepted: fftw_planner, fftw_cgemm, tiles_in_flight, "
+                       "accgrad_reduction)",
+                       InvalidArgument);
+  for (const char* name : {"direct", "im2col"}) {
+    CHECK(r.get(name).option_keys().empty());
+    o.extra = {{"fftw_planner", "estimate"}};  // fftw's key
+    const std::string want = std::string(name) + ": unknown option 'fftw_planner' (accepted: none)";
+    CHECK_THROWS_WITH_AS(r.get(name).plan(p, Pass::fprop, o), want.c_str(), InvalidArgument);
+    CHECK_NOTHROW(r.get(name).plan(p, Pass::fprop, PlanOptions{}));
+  }
+  // Every key fftw names is read: a good value plans (tiled), a bad one is rejected naming the key.
+  const Backend& fftw = r.get("fftw");
+  CHECK(fftw.option_keys() == fftw_option_keys());
+  const std::map<std::string, std::string> good{
+      {"fftw_planner", "estimate"}, {"fftw_cgemm", "eigen"}, {"tiles_in_flight", "2"}, {"accgrad_reduction", "time"}};
+  CHECK(fftw.option_keys().size() == good.size());
+  for (std::string_view key : fftw.option_keys()) {
+    PlanOptions t;
+    t.tile = TileSpec::parse("8");
+    t.extra[std::string(key)] = good.at(std::string(key));
+    CHECK_NOTHROW(fftw.plan(p, Pass::accgrad, t));
+    t.extra[std::string(key)] = "sideways";
+    CHECK_THROWS_WITH_AS(fftw.plan(p, Pass::accgrad, t), doctest::Contains(std::string(key).c_str()), InvalidArgument);
+  }
 }
 
 TEST_CASE("fftw respects the workspace limit and reports it") {

@@ -221,6 +221,16 @@ TilingOptions tiling_options(const PlanOptions& o) {
   return t;
 }
 
+const std::vector<std::string_view>& tiling_option_keys() {
+  static const std::vector<std::string_view> keys{"tiles_in_flight", "accgrad_reduction"};
+  return keys;
+}
+
+std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_view> own) {
+  own.insert(own.end(), tiling_option_keys().begin(), tiling_option_keys().end());
+  return own;
+}
+
 TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions& o) {
   p.validate();
   TilingChoice out;

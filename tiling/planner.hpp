@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/backend.hpp"
@@ -29,8 +30,13 @@ struct TilingOptions {
 
 // Reads tile_sizes, tile_candidates, workspace_limit, basis_h/w and the extras
 // "tiles_in_flight" (integer >= 0) and "accgrad_reduction" (frequency|time) of PlanOptions.
-// Throws InvalidArgument naming a bad value.
+// Throws InvalidArgument naming a bad value. Other extra keys are the backend's (not read here).
 TilingOptions tiling_options(const PlanOptions& o);
+
+// The PlanOptions::extra keys tiling_options() reads: tiles_in_flight, accgrad_reduction.
+const std::vector<std::string_view>& tiling_option_keys();
+// `own` followed by tiling_option_keys(): the option keys of a backend that tiles.
+std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_view> own);
 
 // The untiled basis side for a padded side: `pinned` when > 0, else the next size of the policy.
 int64_t untiled_side(int64_t padded, int64_t pinned, SizePolicy policy);

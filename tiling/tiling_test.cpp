@@ -309,6 +309,19 @@ TEST_CASE("bad problems and options raise typed errors") {
   CHECK(plan_tiling(p, Pass::fprop, po).plan.tiles_in_flight == 3);
 }
 
+TEST_CASE("the planner's option keys are the extra keys tiling_options reads") {
+  CHECK(tiling_option_keys() == std::vector<std::string_view>{"tiles_in_flight", "accgrad_reduction"});
+  CHECK(with_tiling_option_keys({"a"}) == std::vector<std::string_view>{"a", "tiles_in_flight", "accgrad_reduction"});
+  for (std::string_view key : tiling_option_keys()) {  // each is read: a bad value is rejected, naming it
+    PlanOptions po;
+    po.extra[std::string(key)] = "sideways";
+    CHECK_THROWS_WITH_AS(tiling_options(po), doctest::Contains(std::string(key).c_str()), InvalidArgument);
+  }
+  PlanOptions po;
+  po.extra = {{"gemm", "sideways"}};  // a backend's key: not the planner's to read
+  CHECK_NOTHROW(tiling_options(po));
+}
+
 TEST_CASE("huge problems plan without overflow") {
   const ConvProblem p = ConvProblem::parse("S=1,f=1,fo=1,h=1000000,w=1000000,k=3");
   const TilingChoice c = choose(p, Pass::accgrad, {});

@@ -113,6 +113,22 @@ std::vector<const Backend*> resolve_backends(const Registry& reg, const std::vec
   return out;
 }
 
+// Each backend's plan options, with the extra keys it accepts (Note [options of several backends]).
+// Throws InvalidArgument for a key of o.plan_extra that none of the backends accepts.
+std::map<const Backend*, PlanOptions> backend_options(const ValidateOptions& o, const TileSpec& tile,
+                                                      const std::vector<const Backend*>& backends) {
+  check_option_keys(backends, o.plan_extra);
+  PlanOptions po;
+  po.tile = tile;
+  po.extra = o.plan_defaults;
+  for (const auto& [key, value] : o.plan_extra) po.extra[key] = value;
+  po.threads = o.threads;
+  po.autotune = o.autotune;
+  std::map<const Backend*, PlanOptions> out;
+  for (const Backend* b : backends) out[b] = options_for(*b, po);
+  return out;
+}
+
 Record base_record(const ValidateOptions& o, const LabeledProblem& lp, std::string_view pass, const Backend& b) {
   Record r;
   r.set = o.set;
@@ -249,11 +265,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   const std::vector<const Backend*> backends = resolve_backends(registry ? *registry : builtin_registry(), o.backends);
   if (backends.empty()) throw InvalidArgument("backends: none available");
 
-  PlanOptions po;
-  po.tile = tile;
-  po.extra = o.plan_extra;
-  po.threads = o.threads;
-  po.autotune = o.autotune;
+  const std::map<const Backend*, PlanOptions> options = backend_options(o, tile, backends);
   ValidateResult res;
   res.problems = int64_t(problems.size());
   std::set<std::string> done;
@@ -314,7 +326,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
           r.reason = ref_error;
         } else {
           guarded(r, [&] {
-            Planned pl = make_plan(*b, p, pass, po);
+            Planned pl = make_plan(*b, p, pass, options.at(b));
             r.plan_ms = pl.plan_ms;
             r.basis = pl.basis;
             r.describe = pl.plan->describe();
@@ -337,7 +349,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
         r.status = "skipped";
         r.reason = why;
       } else {
-        guarded(r, [&] { adjoint_check(r, *data, *b, p, po, splitmix64(pseed + 17)); });
+        guarded(r, [&] { adjoint_check(r, *data, *b, p, options.at(b), splitmix64(pseed + 17)); });
       }
       sink.put(std::move(r), res.records);
       progress.add(1, resumed_failures + sink.failures());

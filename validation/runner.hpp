@@ -25,7 +25,11 @@ struct ValidateOptions {
   std::string check = "auto";            // auto | direct | fftw64 | gpu64
   bool adjoint = true;                   // record pass "adjoint" per problem and backend
   uint64_t data_seed = 0;                // 0: drawn from std::random_device (recorded per line)
-  std::map<std::string, std::string> plan_extra{{"fftw_planner", "estimate"}};
+  // Backend pins (PlanOptions::extra): each key must be one that a backend of the sweep accepts,
+  // and each backend gets the keys it accepts (Note [options of several backends]).
+  std::map<std::string, std::string> plan_extra;
+  // Pins the sweep adds, where a backend accepts them, unless plan_extra sets the key.
+  std::map<std::string, std::string> plan_defaults{{"fftw_planner", "estimate"}};
   int threads = 0;                       // PlanOptions::threads (CPU backends; 0 = default)
   bool autotune = true;                  // PlanOptions::autotune (GPU backends)
   std::string out;                       // .jsonl appended to as records are made ("" = none)

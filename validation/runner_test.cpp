@@ -145,6 +145,54 @@ TEST_CASE("--resume skips what the file already holds; bad options are rejected 
   CHECK_THROWS_AS(run_validation(bad, nullptr), InvalidArgument);
 }
 
+TEST_CASE("plan options: a key of any backend of the sweep reaches the backends that accept it; others are rejected") {
+  ValidateOptions o = small_options();
+  o.backends = {"fftw", "direct"};
+  o.passes = {Pass::fprop};
+  o.adjoint = false;
+  o.plan_extra = {{"fftw_cgemm", "eigen"}};  // fftw's: direct plans without it
+  ValidateResult r = run_validation(o, nullptr);
+  CHECK(r.records.size() == 6);
+  for (const Record& rec : r.records) {
+    INFO(rec.backend, " ", rec.spec, " ", rec.reason);
+    CHECK(rec.status == "pass");
+    if (rec.backend == "fftw") CHECK(rec.describe.find("products Eigen") != std::string::npos);
+  }
+  o.backends = {"direct"};  // the sweep's own default (fftw_planner) goes where it is accepted only
+  o.plan_extra.clear();
+  CHECK(run_validation(o, nullptr).summary.ok());
+
+  const std::string path = "runner_test_options.jsonl";
+  std::remove(path.c_str());
+  o.out = path;
+  o.plan_extra = {{"fftw_planner", "estimate"}};
+  CHECK_THROWS_WITH_AS(run_validation(o, nullptr), "direct: unknown option 'fftw_planner' (accepted: none)",
+                       InvalidArgument);
+  o.backends = {"fftw", "direct"};
+  o.plan_extra = {{"fftw_planner", "estimate"}, {"gemm", "3m"}};
+  CHECK_THROWS_WITH_AS(run_validation(o, nullptr),
+                       "fftw, direct: unknown option 'gemm' (accepted: fftw: fftw_planner, fftw_cgemm, tiles_in_flight, "
+                       "accgrad_reduction; direct: none)",
+                       InvalidArgument);
+  CHECK(read_records(path).empty());  // rejected before any work
+  std::remove(path.c_str());
+}
+
+TEST_CASE("every built-in backend rejects a key it does not accept, naming itself and its keys, device or not") {
+  const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
+  for (const auto& b : builtin_registry().all()) {
+    std::string keys;
+    for (std::string_view k : b->option_keys()) keys += (keys.empty() ? "" : ", ") + std::string(k);
+    PlanOptions o;
+    o.extra = {{"totallyunknown", "1"}};
+    const std::string want = std::string(b->name()) + ": unknown option 'totallyunknown' (accepted: " +
+                             (keys.empty() ? "none" : keys) + ")";
+    CHECK_THROWS_WITH_AS(b->plan(p, Pass::fprop, o), want.c_str(), InvalidArgument);
+    const std::vector<const Backend*> one{b.get()};
+    CHECK_THROWS_WITH_AS(check_option_keys(one, o.extra), want.c_str(), InvalidArgument);
+  }
+}
+
 TEST_CASE("plan_basis_elems reads tile plans and describe() texts") {
   const ConvProblem p = ConvProblem::parse("n=13,k=3");
   CHECK(plan_basis_elems("fftw", "x", R"({"fft_h": 16, "fft_w": 8})", p) == 128);

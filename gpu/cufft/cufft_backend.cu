@@ -130,10 +130,12 @@ class CufftBackend final : public Backend {
     return available();
   }
 
+  std::vector<std::string_view> option_keys() const override { return cufft_option_keys(); }
+
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     p.validate();
+    const CufftPins pins = read_cufft_pins(p, opts);  // before the device: a wrong option is an error anywhere
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
-    const CufftPins pins = read_cufft_pins(p, opts);
     if (opts.tile.kind != TileSpec::Kind::none) {
       if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
       const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));

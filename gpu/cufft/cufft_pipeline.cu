@@ -427,195 +427,236 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
 // ---------------------------------------------------------------------------------------------
 // Execution
 
-void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const {
-  using gpu_kernels::FftLayout;
-  const Roles r = roles(p_, pass_, &args);
-  ArenaCursor cur(static_cast<char*>(workspace));
-  auto* scratch = static_cast<cuComplex*>(cur.take(scratch_bytes_));
-  auto* at = static_cast<cuComplex*>(cur.take(a_bytes_));
-  auto* bt = static_cast<cuComplex*>(cur.take(b_bytes_));
-  auto* ct = static_cast<cuComplex*>(cur.take(c_bytes_));
-  auto* ptrs = static_cast<cuComplex**>(cur.take(ptr_bytes_));
-  void* fft_work = cur.take(fft_work_bytes_);
-  void* blas_work = cur.take(cfg_.cublas_workspace);
-  float* scratch_real = reinterpret_cast<float*>(scratch);
-  const FftLayout layout{cfg_.nh, cfg_.nw, ld_};
-  const bool direct = cfg_.layout == SpectrumLayout::direct;
-
-  for (auto& [key, h] : fft_plans_) {
-    FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
-    FFTCONV_CUFFT_CHECK(cufftSetWorkArea(h, fft_work));
+// One execution (run()): the workspace carved into its buffers, the plans bound to the stream, and
+// the steps of the pipeline, in the order run() calls them.
+class CufftPipeline::Execution {
+ public:
+  Execution(const CufftPipeline& pl, const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer)
+      : pl_(pl), p_(pl.p_), cfg_(pl.cfg_), args_(args), stream_(stream), timer_(timer),
+        r_(roles(pl.p_, pl.pass_, &args)), layout_{cfg_.nh, cfg_.nw, pl.ld_} {
+    ArenaCursor cur(static_cast<char*>(workspace));
+    scratch_ = static_cast<cuComplex*>(cur.take(pl.scratch_bytes_));
+    at_ = static_cast<cuComplex*>(cur.take(pl.a_bytes_));
+    bt_ = static_cast<cuComplex*>(cur.take(pl.b_bytes_));
+    ct_ = static_cast<cuComplex*>(cur.take(pl.c_bytes_));
+    ptrs_ = static_cast<cuComplex**>(cur.take(pl.ptr_bytes_));
+    void* fft_work = cur.take(pl.fft_work_bytes_);
+    void* blas_work = cur.take(cfg_.cublas_workspace);
+    scratch_real_ = reinterpret_cast<float*>(scratch_);
+    for (auto& [key, h] : pl.fft_plans_) {
+      FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
+      FFTCONV_CUFFT_CHECK(cufftSetWorkArea(h, fft_work));
+    }
+    FFTCONV_CUBLAS_CHECK(cublasSetStream(pl.blas_, stream));  // resets the workspace: set it after
+    FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(pl.blas_, blas_work, cfg_.cublas_workspace));
+    if (pl.tiled_) {
+      const TilePlan& t = pl.tiles_;
+      rows_ = {t.rows.origin, t.rows.extent, t.rows.step, t.rows.count};
+      cols_ = {t.cols.origin, t.cols.extent, t.cols.step, t.cols.count};
+    }
+    clip_ = r_.clip;
+    clip_.scale = pl.inverse_scale();
+    pb_fixed_ = r_.b.batched ? 0 : planes_of(r_.b, 0);
+    // The pruned weight DFT runs beside operand A's transform on the fork's stream, joined before the
+    // first CGEMM (Note [forked transforms]); not with the breakdown, which times the steps one by one.
+    forked_ = pl.fork_ && !timer;
   }
-  FFTCONV_CUBLAS_CHECK(cublasSetStream(blas_, stream));  // resets the workspace: set it after
-  FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(blas_, blas_work, cfg_.cublas_workspace));
 
-  auto step = [&](const char* name, auto&& fn) { timed_step(timer, name, stream, fn); };
-  // Tiled: where the items' planes sit in the FFT buffer, and the tile grid.
-  const tile_kernels::PlaneLayout fft_planes{ld_, cfg_.nh * ld_, 0, 0, 1.0f};
-  tile_kernels::AxisGeom rows, cols;
-  if (tiled_) {
-    rows = {tiles_.rows.origin, tiles_.rows.extent, tiles_.rows.step, tiles_.rows.count};
-    cols = {tiles_.cols.origin, tiles_.cols.extent, tiles_.cols.step, tiles_.cols.count};
+  // Operand B when it is not batched (the weights): transformed once, before the chunks.
+  void weights() {
+    if (r_.b.batched) return;
+    params(0, std::min(cfg_.chunk, pl_.units_));
+    if (!pl_.weight_dft_) return forward(r_.b, kOperandB, 0, 0, pb_fixed_, bt_, "PAD B", "FFT B", "TRANS B");
+    fbfft::ForwardArgs w;  // Note [pruned weight transforms]
+    w.batch = pb_fixed_, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
+    w.input = r_.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
+    w.output = reinterpret_cast<float2*>(bt_), w.layout = fbfft::Layout::freq_major;
+    const cudaStream_t ws = forked_ ? pl_.fork_->fork(stream_) : stream_;
+    step("DFT B", [&] { fbfft::forward_window(w, ws); });
   }
+
+  // Units s0 .. s0+chunk: operand A (and a batched B) transformed, the products, and for fprop and
+  // bprop the chunk's result.
+  void chunk(int64_t s0) {
+    const bool tiled = pl_.tiled_;
+    const int64_t sc = std::min(cfg_.chunk, pl_.units_ - s0);
+    const int64_t pa = planes_of(r_.a, sc);
+    if (s0 > 0 || r_.b.batched) params(s0, sc);  // (the first chunk's were written with B's)
+    forward(r_.a, kOperandA, s0, sc, pa, at_, tiled ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
+    if (r_.b.batched)
+      forward(r_.b, kOperandB, s0, sc, planes_of(r_.b, sc), bt_, tiled ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
+    if (forked_ && s0 == 0) pl_.fork_->join(stream_);
+    products(s0, sc, pa);
+    if (pl_.pass_ != Pass::accgrad) inverse(r_.c_planes_per_sample * sc, s0, sc);
+  }
+
+  // accGrad's result, from the products accumulated over every chunk.
+  void accgrad_result() {
+    if (!pl_.weight_dft_) return inverse(r_.c_planes_per_sample, 0, 0);
+    fbfft::InverseArgs g;  // Note [pruned weight transforms]
+    g.batch = r_.c_planes_per_sample, g.n_h = int(cfg_.nh), g.n_w = int(cfg_.nw);
+    g.input = reinterpret_cast<const float2*>(ct_), g.layout = fbfft::Layout::freq_major;
+    g.output = static_cast<float*>(args_.result), g.out_h = p_.kh, g.out_w = p_.kw, g.out_ld = p_.kw;
+    g.out_plane_stride = p_.kh * p_.kw, g.scale = pl_.inverse_scale();
+    step("IDFT C", [&] { fbfft::inverse_window(g, stream_); });
+  }
+
+ private:
+  template <class Fn>
+  void step(const char* name, Fn&& fn) { timed_step(timer_, name, stream_, fn); }
+
+  // The callbacks' parameters for units s0 .. s0+sc, where there are callbacks.
+  void params(int64_t s0, int64_t sc) {
+    if (pl_.edge_callbacks_ || pl_.gather_callback_)
+      step("CALLBACK ARGS", [&] { pl_.write_callback_params(args_, s0, sc, ct_, stream_); });
+  }
+
   // Pad (tiled: gather; callbacks: inside the R2C), R2C and transpose one operand (units s0 .. s0+sc)
   // into `dst` ([freq][plane]).
-  auto forward = [&](const Operand& o, Role role, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst,
-                     const char* pad_name, const char* fft_name, const char* trans_name) {
-    if (tiled_ && o.batched) {
+  void forward(const Operand& o, Role role, int64_t s0, int64_t sc, int64_t planes, cuComplex* dst,
+               const char* pad_name, const char* fft_name, const char* trans_name) {
+    const bool tiled = pl_.tiled_, direct = cfg_.layout == SpectrumLayout::direct;
+    if (tiled && o.batched) {
+      const tile_kernels::PlaneLayout fft_planes{pl_.ld_, cfg_.nh * pl_.ld_, 0, 0, 1.0f};
       step(pad_name, [&] {
-        tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows, cols, p_.S, s0, sc, cfg_.nh, cfg_.nw,
-                                   scratch_real, fft_planes, stream);
+        tile_kernels::gather_tiles(o.grid(), o.rect, p_.kh, p_.kw, rows_, cols_, p_.S, s0, sc, cfg_.nh, cfg_.nw,
+                                   scratch_real_, fft_planes, stream_);
       });
     }
-    const float* src = chunk_source(o, s0, tiled_);
+    const float* src = chunk_source(o, s0, tiled);
     // The R2C input: the tensor itself (it fills the basis; an out-of-place R2C leaves its input
     // intact), the nominal scratch (load callback), or the padded copy.
-    float* fft_in = scratch_real;
-    if (reads_in_place(role)) {
+    float* fft_in = scratch_real_;
+    if (pl_.reads_in_place(role)) {
       fft_in = const_cast<float*>(src);
       if (reinterpret_cast<std::uintptr_t>(src) % kFftAlignment != 0) {
         // cuFFT rejects misaligned data (a chunk's or a caller's offset): stage the planes in an
         // aligned buffer that is free until the R2C has read it.
-        fft_in = direct ? scratch_real : reinterpret_cast<float*>(dst);
+        fft_in = direct ? scratch_real_ : reinterpret_cast<float*>(dst);
         step(pad_name, [&] {
           FFTCONV_CUDA_CHECK(cudaMemcpyAsync(fft_in, src, std::size_t(planes * o.h * o.w) * sizeof(float),
-                                             cudaMemcpyDeviceToDevice, stream));
+                                             cudaMemcpyDeviceToDevice, stream_));
         });
       }
-    } else if (!(tiled_ && o.batched) && !edge_callbacks_) {
+    } else if (!(tiled && o.batched) && !pl_.edge_callbacks_) {
       step(pad_name, [&] {
-        gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real, layout, stream);
+        gpu_kernels::embed_planes(src, planes, o.h, o.w, o.ph, o.pw, o.mirror, scratch_real_, layout_, stream_);
       });
     }
-    const cufftHandle plan = fft_plan(planes, role);
+    const cufftHandle plan = pl_.fft_plan(planes, role);
     if (direct) {  // cuFFT writes [freq][plane] straight into dst
       step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, dst)); });
       return;
     }
-    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, scratch)); });
-    step(trans_name, [&] { gpu_kernels::transpose_complex(scratch, planes, freqs_, dst, stream); });
-  };
-  // Transpose back, C2R, and clip `planes` result planes into `dst` (tiled fprop/bprop: scatter or
-  // fold the kept windows of units s0 .. s0+sc into the result).
-  gpu_kernels::ClipSpec clip = r.clip;
-  clip.scale = inverse_scale();
-  auto* result = static_cast<float*>(args.result);
-  auto inverse = [&](int64_t planes, int64_t s0, int64_t sc) {
-    const cufftHandle plan = fft_plan(planes, kResult);
-    if (direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
-      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, ct, scratch_real)); });
-    } else if (gather_callback_) {  // C2R loads [freq][plane] from ct; scratch is its nominal input
-      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
-    } else {
-      step("TRANS C", [&] { gpu_kernels::transpose_complex(ct, freqs_, planes, scratch, stream); });
-      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch, scratch_real)); });
-    }
-    if (clip_callback_) return;  // the C2R stored the kept window itself
-    if (tiled_ && pass_ == Pass::fprop) {
-      step("SCATTER C", [&] {
-        tile_kernels::scatter_tiles(scratch_real, {ld_, cfg_.nh * ld_, 0, 0, clip.scale}, rows, cols, p_.S, p_.fo, s0,
-                                    sc, result, p_.out_h(), p_.out_w(), stream);
-      });
-    } else if (tiled_ && pass_ == Pass::bprop) {
-      step("FOLD C", [&] {
-        tile_kernels::fold_tiles(scratch_real, {ld_, cfg_.nh * ld_, p_.kh - 1, p_.kw - 1, clip.scale}, rows, cols, p_,
-                                 s0, sc, result, stream);
-      });
-    } else {
-      float* dst = chunk_result(args.result, r, pass_, s0);
-      step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real, layout, planes, clip, dst, stream); });
-    }
-  };
-
-  const bool callbacks = edge_callbacks_ || gather_callback_;
-  auto params = [&](int64_t s0, int64_t sc) {
-    if (callbacks) step("CALLBACK ARGS", [&] { write_callback_params(args, s0, sc, ct, stream); });
-  };
-  const int64_t pb_fixed = r.b.batched ? 0 : planes_of(r.b, 0);
-  // The pruned weight DFT runs beside operand A's transform on the fork's stream, joined before the
-  // first CGEMM (Note [forked transforms]); not with the breakdown, which times the steps one by one.
-  const bool forked = fork_ && !timer;
-  if (!r.b.batched) {
-    params(0, std::min(cfg_.chunk, units_));
-    if (weight_dft_) {  // Note [pruned weight transforms]
-      fbfft::ForwardArgs w;
-      w.batch = pb_fixed, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
-      w.input = r.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
-      w.output = reinterpret_cast<float2*>(bt), w.layout = fbfft::Layout::freq_major;
-      const cudaStream_t ws = forked ? fork_->fork(stream) : stream;
-      step("DFT B", [&] { fbfft::forward_window(w, ws); });
-    } else {
-      forward(r.b, kOperandB, 0, 0, pb_fixed, bt, "PAD B", "FFT B", "TRANS B");
-    }
+    step(fft_name, [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(plan, fft_in, scratch_)); });
+    step(trans_name, [&] { gpu_kernels::transpose_complex(scratch_, planes, pl_.freqs_, dst, stream_); });
   }
-  if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
-    FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
 
-  for (int64_t s0 = 0; s0 < units_; s0 += cfg_.chunk) {
-    const int64_t sc = std::min(cfg_.chunk, units_ - s0);
-    const int64_t pa = planes_of(r.a, sc);
-    if (s0 > 0 || r.b.batched) params(s0, sc);  // (the first chunk's were written with B's)
-    forward(r.a, kOperandA, s0, sc, pa, at, tiled_ ? "GATHER A" : "PAD A", "FFT A", "TRANS A");
-    if (r.b.batched)
-      forward(r.b, kOperandB, s0, sc, planes_of(r.b, sc), bt, tiled_ ? "GATHER B" : "PAD B", "FFT B", "TRANS B");
-    if (forked && s0 == 0) fork_->join(stream);
-
-    // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
+  // One product per frequency (Note [frequency-major products]); A/B below are cuBLAS operands.
+  void products(int64_t s0, int64_t sc, int64_t pa) {
     cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
     int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, sa = 0, sb = 0, scs = 0;
     const cuComplex *ga = nullptr, *gb = nullptr;
     float beta_re = 0.0f;
-    switch (pass_) {
+    switch (pl_.pass_) {
       case Pass::fprop:  // Y = W^H X
-        opa = CUBLAS_OP_C, m = p_.fo, n = sc, k = p_.f, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.f,
+        opa = CUBLAS_OP_C, m = p_.fo, n = sc, k = p_.f, ga = bt_, lda = p_.f, sa = pb_fixed_, gb = at_, ldb = p_.f,
         sb = pa, ldc = p_.fo, scs = sc * p_.fo;
         break;
       case Pass::bprop:  // Gp = W G
-        m = p_.f, n = sc, k = p_.fo, ga = bt, lda = p_.f, sa = pb_fixed, gb = at, ldb = p_.fo, sb = pa, ldc = p_.f,
+        m = p_.f, n = sc, k = p_.fo, ga = bt_, lda = p_.f, sa = pb_fixed_, gb = at_, ldb = p_.fo, sb = pa, ldc = p_.f,
         scs = sc * p_.f;
         break;
       case Pass::accgrad:  // GW = X G^H, accumulated over chunks
-        opb = CUBLAS_OP_C, m = p_.f, n = p_.fo, k = sc, ga = at, lda = p_.f, sa = pa, gb = bt, ldb = p_.fo,
+        opb = CUBLAS_OP_C, m = p_.f, n = p_.fo, k = sc, ga = at_, lda = p_.f, sa = pa, gb = bt_, ldb = p_.fo,
         sb = sc * p_.fo, ldc = p_.f, scs = p_.fo * p_.f, beta_re = s0 == 0 ? 0.0f : 1.0f;
         break;
     }
     const cuComplex alpha = make_cuComplex(1.0f, 0.0f), beta = make_cuComplex(beta_re, 0.0f);
+    const int64_t freqs = pl_.freqs_;
     const int im = to_int(m, "m"), in = to_int(n, "n"), ik = to_int(k, "k"), ilda = to_int(lda, "lda"),
-              ildb = to_int(ldb, "ldb"), ildc = to_int(ldc, "ldc"), count = to_int(freqs_, "frequencies");
+              ildb = to_int(ldb, "ldb"), ildc = to_int(ldc, "ldc"), count = to_int(freqs, "frequencies");
+    const cublasHandle_t blas = pl_.blas_;
+    cuComplex* ct = ct_;
     step("CGEMM", [&] {
       switch (cfg_.gemm) {
         case GemmStrategy::strided:
-          FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb, ildb,
+          FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(blas, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb, ildb,
                                                          sb, &beta, ct, ildc, scs, count));
           break;
         case GemmStrategy::gemm3m:
-          FFTCONV_CUBLAS_CHECK(cublasCgemm3mStridedBatched(blas_, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb,
+          FFTCONV_CUBLAS_CHECK(cublasCgemm3mStridedBatched(blas, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb,
                                                            ildb, sb, &beta, ct, ildc, scs, count));
           break;
         case GemmStrategy::batched:
-          gpu_kernels::fill_pointer_arrays(ga, sa, gb, sb, ct, scs, freqs_, ptrs, stream);
-          FFTCONV_CUBLAS_CHECK(cublasCgemmBatched(blas_, opa, opb, im, in, ik, &alpha, ptrs, ilda, ptrs + freqs_,
-                                                  ildb, &beta, ptrs + 2 * freqs_, ildc, count));
+          gpu_kernels::fill_pointer_arrays(ga, sa, gb, sb, ct, scs, freqs, ptrs_, stream_);
+          FFTCONV_CUBLAS_CHECK(cublasCgemmBatched(blas, opa, opb, im, in, ik, &alpha, ptrs_, ilda, ptrs_ + freqs,
+                                                  ildb, &beta, ptrs_ + 2 * freqs, ildc, count));
           break;
         case GemmStrategy::loop:
-          for (int64_t q = 0; q < freqs_; ++q)
-            FFTCONV_CUBLAS_CHECK(cublasCgemm(blas_, opa, opb, im, in, ik, &alpha, ga + q * sa, ilda, gb + q * sb, ildb,
+          for (int64_t q = 0; q < freqs; ++q)
+            FFTCONV_CUBLAS_CHECK(cublasCgemm(blas, opa, opb, im, in, ik, &alpha, ga + q * sa, ilda, gb + q * sb, ildb,
                                              &beta, ct + q * scs, ildc));
           break;
       }
     });
-    if (pass_ != Pass::accgrad) inverse(r.c_planes_per_sample * sc, s0, sc);
   }
-  if (pass_ == Pass::accgrad && weight_dft_) {  // Note [pruned weight transforms]
-    fbfft::InverseArgs g;
-    g.batch = r.c_planes_per_sample, g.n_h = int(cfg_.nh), g.n_w = int(cfg_.nw);
-    g.input = reinterpret_cast<const float2*>(ct), g.layout = fbfft::Layout::freq_major;
-    g.output = static_cast<float*>(args.result), g.out_h = p_.kh, g.out_w = p_.kw, g.out_ld = p_.kw;
-    g.out_plane_stride = p_.kh * p_.kw, g.scale = inverse_scale();
-    step("IDFT C", [&] { fbfft::inverse_window(g, stream); });
-  } else if (pass_ == Pass::accgrad) {
-    inverse(r.c_planes_per_sample, 0, 0);
+
+  // Transpose back, C2R, and clip `planes` result planes into the result (tiled fprop/bprop: scatter
+  // or fold the kept windows of units s0 .. s0+sc into it).
+  void inverse(int64_t planes, int64_t s0, int64_t sc) {
+    const cufftHandle plan = pl_.fft_plan(planes, kResult);
+    if (cfg_.layout == SpectrumLayout::direct) {  // C2R reads [freq][plane] from ct (and may overwrite it: it is consumed)
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, ct_, scratch_real_)); });
+    } else if (pl_.gather_callback_) {  // C2R loads [freq][plane] from ct; scratch is its nominal input
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch_, scratch_real_)); });
+    } else {
+      step("TRANS C", [&] { gpu_kernels::transpose_complex(ct_, pl_.freqs_, planes, scratch_, stream_); });
+      step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(plan, scratch_, scratch_real_)); });
+    }
+    if (pl_.clip_callback_) return;  // the C2R stored the kept window itself
+    auto* result = static_cast<float*>(args_.result);
+    const int64_t ld = pl_.ld_;
+    if (pl_.tiled_ && pl_.pass_ == Pass::fprop) {
+      step("SCATTER C", [&] {
+        tile_kernels::scatter_tiles(scratch_real_, {ld, cfg_.nh * ld, 0, 0, clip_.scale}, rows_, cols_, p_.S, p_.fo, s0,
+                                    sc, result, p_.out_h(), p_.out_w(), stream_);
+      });
+    } else if (pl_.tiled_ && pl_.pass_ == Pass::bprop) {
+      step("FOLD C", [&] {
+        tile_kernels::fold_tiles(scratch_real_, {ld, cfg_.nh * ld, p_.kh - 1, p_.kw - 1, clip_.scale}, rows_, cols_, p_,
+                                 s0, sc, result, stream_);
+      });
+    } else {
+      float* dst = chunk_result(args_.result, r_, pl_.pass_, s0);
+      step("CLIP C", [&] { gpu_kernels::clip_planes(scratch_real_, layout_, planes, clip_, dst, stream_); });
+    }
   }
+
+  const CufftPipeline& pl_;
+  const ConvProblem& p_;
+  const PipelineConfig& cfg_;
+  const Args& args_;
+  cudaStream_t stream_;
+  StepTimer* timer_;
+  const Roles r_;
+  const gpu_kernels::FftLayout layout_;
+  cuComplex *scratch_ = nullptr, *at_ = nullptr, *bt_ = nullptr, *ct_ = nullptr;
+  cuComplex** ptrs_ = nullptr;
+  float* scratch_real_ = nullptr;
+  tile_kernels::AxisGeom rows_, cols_;  // tiled: the tile grid
+  gpu_kernels::ClipSpec clip_;
+  int64_t pb_fixed_ = 0;  // planes of a B that is not batched
+  bool forked_ = false;
+};
+
+void CufftPipeline::run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const {
+  Execution e(*this, args, stream, workspace, timer);
+  e.weights();
+  if (tiled_ && pass_ == Pass::bprop)  // the tiles' folds accumulate onto it
+    FFTCONV_CUDA_CHECK(cudaMemsetAsync(args.result, 0, std::size_t(p_.input_elems()) * sizeof(float), stream));
+  for (int64_t s0 = 0; s0 < units_; s0 += cfg_.chunk) e.chunk(s0);
+  if (pass_ == Pass::accgrad) e.accgrad_result();
 }
 
 }  // namespace fftconv

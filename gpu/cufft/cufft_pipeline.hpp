@@ -115,6 +115,7 @@ class CufftPipeline {
   void run(const Args& args, cudaStream_t stream, void* workspace, StepTimer* timer) const;
 
  private:
+  class Execution;  // one run(): its buffers and steps (cufft_pipeline.cu)
   cufftHandle fft_plan(int64_t batch, Role role) const;
   void make_fft_plan(int64_t batch, Role role);
   // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.

@@ -20,6 +20,7 @@
 #include "gpu/runtime/device_arena.hpp"
 #include "gpu/runtime/fill_kernels.cuh"
 #include "gpu/runtime/tuning_timer.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv {
 namespace {
@@ -195,135 +196,184 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
 }
 
-CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
-  auto bases = basis_candidates(p, pass, pins);
-  if (bases.size() > kMaxTimedBases) bases.resize(kMaxTimedBases);
-  const GemmStrategy first_gemm = pins.gemm.value_or(GemmStrategy::strided);
-  const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
-  const EdgeMode first_edges = pins.edges.value_or(EdgeMode::copy);
-  const WeightTransform first_weights = pins.weights.value_or(WeightTransform::fft);
-  std::size_t smallest = std::numeric_limits<std::size_t>::max();
-  TuningBench bench(p, pass);
-  std::ostringstream why;
-  why << "autotuned: bases {";
+// The autotuner's stages on one (problem, pass): the candidate bases with the first CGEMM, the
+// other CGEMM strategies on the winning basis, then the spectrum layouts, the callbacks and the
+// pruned weight transforms on the winner; a candidate replaces the winner only when it is faster.
+// `why_` collects every timing for describe().
+class Autotune {
+ public:
+  Autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins)
+      : p_(p), pass_(pass), opts_(opts), pins_(pins), first_gemm_(pins.gemm.value_or(GemmStrategy::strided)),
+        first_layout_(pins.layout.value_or(SpectrumLayout::transposed)),
+        first_edges_(pins.edges.value_or(EdgeMode::copy)), first_weights_(pins.weights.value_or(WeightTransform::fft)),
+        bench_(p, pass) {}
 
-  std::unique_ptr<CufftPipeline> best;
-  double best_ms = std::numeric_limits<double>::infinity();
-  std::vector<std::pair<double, std::pair<int64_t, int64_t>>> timed;  // (ms, basis) of the first stage
-  bool first = true;
-  std::string last_failure;
-  for (const auto& [nh, nw] : bases) {
-    std::unique_ptr<CufftPipeline> pl;
-    double ms = 0;
-    try {  // a library refusing one candidate must not sink the others
-      pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, first_weights, opts.workspace_limit, &smallest,
-               tiles(pins));
-      if (!pl) continue;
-      ms = bench.time(*pl, bench.result.get());
-    } catch (const CudaError& e) {
-      last_failure = e.what();
-      why << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
-      first = false;
-      continue;
-    }
-    why << (first ? "" : ", ") << nh << "x" << nw << ": " << fmt_ms(ms);
-    first = false;
-    timed.push_back({ms, {nh, nw}});
-    if (ms < best_ms) best_ms = ms, best = std::move(pl);
+  CufftChoice run() {
+    time_bases();
+    if (!pins_.gemm) time_gemms();
+    time_variants();
+    why_ << "; winner " << best_->config().to_string() << " at " << fmt_ms(best_ms_);
+    const PipelineConfig& c = best_->config();
+    TuneRecord rec{c.nh, c.nw, std::string(to_string(c.gemm)), c.chunk, c.cublas_workspace,
+                   std::string(to_string(c.layout)), std::string(to_string(c.edges)), std::string(to_string(c.weights)),
+                   best_ms_};
+    TuneCache::instance().store(cache_key(p_, pass_, opts_, pins_), rec, opts_.tune_cache);
+    return {std::move(best_), why_.str()};
   }
-  if (!best && !last_failure.empty()) throw CudaError("cufft: every candidate basis failed; last: " + last_failure);
-  if (!best) throw_no_fit(p, pass, opts.workspace_limit, smallest);
-  why << "} with " << to_string(first_gemm) << " CGEMM";
 
-  if (!pins.gemm) {
+ private:
+  // Keeps pl when it is faster than the winner.
+  void offer(std::unique_ptr<CufftPipeline>& pl, double ms) {
+    if (ms < best_ms_) best_ms_ = ms, best_ = std::move(pl);
+  }
+
+  // Stage 1: the best-ranked bases with the first CGEMM, layout and edges. Throws CudaError when
+  // every basis failed, Unsupported when none fits the workspace limit.
+  void time_bases() {
+    auto bases = basis_candidates(p_, pass_, pins_);
+    if (bases.size() > kMaxTimedBases) bases.resize(kMaxTimedBases);
+    std::size_t smallest = std::numeric_limits<std::size_t>::max();
+    why_ << "autotuned: bases {";
+    bool first = true;
+    std::string last_failure;
+    for (const auto& [nh, nw] : bases) {
+      std::unique_ptr<CufftPipeline> pl;
+      double ms = 0;
+      try {  // a library refusing one candidate must not sink the others
+        pl = fit(p_, pass_, nh, nw, first_gemm_, first_layout_, first_edges_, first_weights_, opts_.workspace_limit,
+                 &smallest, tiles(pins_));
+        if (!pl) continue;
+        ms = bench_.time(*pl, bench_.result.get());
+      } catch (const CudaError& e) {
+        last_failure = e.what();
+        why_ << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
+        first = false;
+        continue;
+      }
+      why_ << (first ? "" : ", ") << nh << "x" << nw << ": " << fmt_ms(ms);
+      first = false;
+      timed_.push_back({ms, {nh, nw}});
+      offer(pl, ms);
+    }
+    if (!best_ && !last_failure.empty()) throw CudaError("cufft: every candidate basis failed; last: " + last_failure);
+    if (!best_) throw_no_fit(p_, pass_, opts_.workspace_limit, smallest);
+    why_ << "} with " << to_string(first_gemm_) << " CGEMM";
+  }
+
+  // Stage 2: the other CGEMM strategies on the winning basis; 3m only within kGemm3mTolerance of the
+  // standard CGEMM's result.
+  void time_gemms() {
     // Reference result of the standard CGEMM on the chosen basis, for the 3m accuracy check.
-    bench.time(*best, bench.result.get());
-    why << "; CGEMM {strided: " << fmt_ms(best_ms);
-    const int64_t nh = best->config().nh, nw = best->config().nw;
+    bench_.time(*best_, bench_.result.get());
+    why_ << "; CGEMM {strided: " << fmt_ms(best_ms_);
+    const int64_t nh = best_->config().nh, nw = best_->config().nw;
     for (GemmStrategy g : kAllGemmStrategies) {
       if (g == GemmStrategy::strided) continue;
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {
-        pl = fit(p, pass, nh, nw, g, first_layout, first_edges, first_weights, opts.workspace_limit, nullptr,
-                 tiles(pins));
+        pl = fit(p_, pass_, nh, nw, g, first_layout_, first_edges_, first_weights_, opts_.workspace_limit, nullptr,
+                 tiles(pins_));
         if (!pl) {
-          why << ", " << to_string(g) << ": does not fit";
+          why_ << ", " << to_string(g) << ": does not fit";
           continue;
         }
-        ms = bench.time(*pl, bench.result2.get());
+        ms = bench_.time(*pl, bench_.result2.get());
       } catch (const CudaError& e) {
-        why << ", " << to_string(g) << ": failed (" << e.what() << ")";
+        why_ << ", " << to_string(g) << ": failed (" << e.what() << ")";
         continue;
       }
-      why << ", " << to_string(g) << ": " << fmt_ms(ms);
+      why_ << ", " << to_string(g) << ": " << fmt_ms(ms);
       if (g == GemmStrategy::gemm3m) {
-        const double diff = bench.rel_diff();
+        const double diff = bench_.rel_diff();
         char buf[64];
         std::snprintf(buf, sizeof buf, " (rel diff %.2g vs strided", diff);
-        why << buf << (diff <= kGemm3mTolerance ? ", accepted)" : ", rejected)");
+        why_ << buf << (diff <= kGemm3mTolerance ? ", accepted)" : ", rejected)");
         if (!(diff <= kGemm3mTolerance)) continue;
       }
-      if (ms < best_ms) best_ms = ms, best = std::move(pl);
+      offer(pl, ms);
     }
-    why << "}";
+    why_ << "}";
   }
-  // The callback variants and the other spectrum layouts on the winning basis and CGEMM (the same
-  // products, so no accuracy check): each is kept when it is faster.
-  auto try_variant = [&](const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0,
-                         int64_t nw = 0, std::optional<WeightTransform> weights = std::nullopt) {
-    const PipelineConfig& c = best->config();
+
+  // One variant of the winner (the same products, so no accuracy check): another layout, edge mode,
+  // basis (nh, nw > 0) or weight transform.
+  void try_variant(const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0, int64_t nw = 0,
+                   std::optional<WeightTransform> weights = std::nullopt) {
+    const PipelineConfig& c = best_->config();
     try {
-      auto pl = fit(p, pass, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
-                    opts.workspace_limit, nullptr, tiles(pins));
+      auto pl = fit(p_, pass_, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
+                    opts_.workspace_limit, nullptr, tiles(pins_));
       if (!pl) {
-        why << ", " << what << ": does not fit";
+        why_ << ", " << what << ": does not fit";
         return;
       }
-      const double ms = bench.time(*pl, bench.result2.get());
-      why << ", " << what << ": " << fmt_ms(ms);
-      if (ms < best_ms) best_ms = ms, best = std::move(pl);
+      const double ms = bench_.time(*pl, bench_.result2.get());
+      why_ << ", " << what << ": " << fmt_ms(ms);
+      offer(pl, ms);
     } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
-      why << ", " << what << ": failed (" << e.what() << ")";
+      why_ << ", " << what << ": failed (" << e.what() << ")";
     }
-  };
-  const bool callbacks = best_ms >= kCallbackMinMs;
-  why << "; variants {" << to_string(first_layout) << "/" << to_string(first_edges) << ": " << fmt_ms(best_ms);
-  if (!pins.edges && !pins.tiles && callbacks) {
-    // cuFFT's callback kernels differ by size more than its plain ones (L5: 1.11 ms with callbacks on
-    // the 14x14 basis that wins with copies, less on 14x15), so the fastest bases of the first stage
-    // are all timed with callbacks.
-    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (timed.size() > kCallbackBases) timed.resize(kCallbackBases);
-    for (const auto& [ms, basis] : timed)
-      try_variant("edges callback " + std::to_string(basis.first) + "x" + std::to_string(basis.second), first_layout,
-                  EdgeMode::callback, basis.first, basis.second);
   }
-  if (!pins.layout) {
-    const EdgeMode e = best->config().edges;
-    try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
-    if (callbacks)
-      try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
+
+  // Stage 3: the callback variants and the other spectrum layouts on the winning basis and CGEMM,
+  // then the pruned weight transforms (Note [pruned weight transforms]) on the winner.
+  void time_variants() {
+    const bool callbacks = best_ms_ >= kCallbackMinMs;
+    why_ << "; variants {" << to_string(first_layout_) << "/" << to_string(first_edges_) << ": " << fmt_ms(best_ms_);
+    if (!pins_.edges && !pins_.tiles && callbacks) {
+      // cuFFT's callback kernels differ by size more than its plain ones (L5: 1.11 ms with callbacks on
+      // the 14x14 basis that wins with copies, less on 14x15), so the fastest bases of the first stage
+      // are all timed with callbacks.
+      std::stable_sort(timed_.begin(), timed_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (timed_.size() > kCallbackBases) timed_.resize(kCallbackBases);
+      for (const auto& [ms, basis] : timed_)
+        try_variant("edges callback " + std::to_string(basis.first) + "x" + std::to_string(basis.second), first_layout_,
+                    EdgeMode::callback, basis.first, basis.second);
+    }
+    if (!pins_.layout) {
+      const EdgeMode e = best_->config().edges;
+      try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
+      if (callbacks)
+        try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
+    }
+    if (!pins_.weights && !pins_.tiles && best_->config().weights == WeightTransform::fft &&
+        weight_dft_supported(p_, best_->config().nh, best_->config().nw))
+      try_variant("weights dft", best_->config().layout, best_->config().edges, 0, 0, WeightTransform::dft);
+    why_ << "}";
+    if (!callbacks && (!pins_.edges || !pins_.layout))
+      why_ << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   }
-  // The pruned weight transforms (Note [pruned weight transforms]) on the winner.
-  if (!pins.weights && !pins.tiles && best->config().weights == WeightTransform::fft &&
-      weight_dft_supported(p, best->config().nh, best->config().nw))
-    try_variant("weights dft", best->config().layout, best->config().edges, 0, 0, WeightTransform::dft);
-  why << "}";
-  if (!callbacks && (!pins.edges || !pins.layout))
-    why << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
-  why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
-  TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
-                 best->config().chunk, best->config().cublas_workspace,
-                 std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)),
-                 std::string(to_string(best->config().weights)), best_ms};
-  TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
-  return {std::move(best), why.str()};
+
+  const ConvProblem& p_;
+  Pass pass_;
+  const PlanOptions& opts_;
+  const CufftPins& pins_;
+  const GemmStrategy first_gemm_;
+  const SpectrumLayout first_layout_;
+  const EdgeMode first_edges_;
+  const WeightTransform first_weights_;
+  TuningBench bench_;
+  std::ostringstream why_;
+  std::unique_ptr<CufftPipeline> best_;
+  double best_ms_ = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, std::pair<int64_t, int64_t>>> timed_;  // (ms, basis) of the first stage
+};
+
+CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
+  return Autotune(p, pass, opts, pins).run();
 }
 
 }  // namespace
 
+const std::vector<std::string_view>& cufft_option_keys() {
+  static const std::vector<std::string_view> keys =
+      with_tiling_option_keys({"gemm", "layout", "edges", "weights", "max_prime", "naive"});
+  return keys;
+}
+
 CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
+  check_option_keys("cufft", opts.extra, cufft_option_keys());
   CufftPins pins;
   if (opts.basis_h < 0 || (opts.basis_h > 0 && opts.basis_h < p.padded_h()))
     throw InvalidArgument("basis_h: " + std::to_string(opts.basis_h) + " must be 0 (choose) or >= the padded height " +
@@ -347,10 +397,7 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
       if (value != "0" && value != "1")
         throw InvalidArgument("extra[\"naive\"]: expected 0 or 1, got '" + value + "'");
       pins.naive = value == "1";
-    } else if (!is_known_extra_key(key)) {
-      throw InvalidArgument("extra[\"" + key +
-                            "\"]: unknown option (cufft knows gemm, layout, edges, weights, max_prime, naive)");
-    }
+    }  // else a tiling key, read by the planner
   }
   return pins;
 }

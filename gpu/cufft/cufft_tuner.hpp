@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/backend.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
@@ -31,7 +33,11 @@ struct CufftPins {
   // at most its tiles_in_flight items, and basis_h/basis_w are not used.
   std::optional<TilePlan> tiles;
 };
-// Validates the options against the problem; throws InvalidArgument naming the option.
+// The cufft backend's option keys: gemm, layout, edges, weights, max_prime, naive and the tiling
+// planner's.
+const std::vector<std::string_view>& cufft_option_keys();
+// Validates the options against the problem; throws InvalidArgument naming the option, or naming
+// cufft and its keys for a key not in cufft_option_keys(). Needs no device.
 CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts);
 
 struct CufftChoice {

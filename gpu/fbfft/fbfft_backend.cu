@@ -41,8 +41,11 @@ class FbfftBackend final : public Backend {
     return fbfft_conv::untiled_basis(p, 0, 0, basis);
   }
 
+  std::vector<std::string_view> option_keys() const override { return fbfft_conv::option_keys(); }
+
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     p.validate();
+    (void)fbfft_conv::Options::parse(opts.extra);  // before the device: a wrong option is an error anywhere
     const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
     if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");
     if (Support s = available(); !s.ok) throw Unsupported(what + ": " + s.reason);

@@ -26,6 +26,7 @@
 #include "gpu/runtime/stream_fork.hpp"
 #include "gpu/runtime/tuning_timer.hpp"
 #include "gpu/tiles/tile_kernels.cuh"
+#include "tiling/planner.hpp"
 
 namespace fftconv::fbfft_conv {
 using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of tiles, padding kernels
@@ -49,6 +50,34 @@ using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of t
 // plane numbering and writes NCHW planes (or a chunk of them) directly.
 // Tiled plans number items as images (item = t*S + s), so the same calls apply with S -> items.
 
+const std::vector<std::string_view>& option_keys() {
+  static const std::vector<std::string_view> keys = with_tiling_option_keys({"kernel", "window", "fork", "launch"});
+  return keys;
+}
+
+Options Options::parse(const std::map<std::string, std::string>& extra) {
+  check_option_keys("fbfft", extra, option_keys());
+  Options o;
+  for (const auto& [key, value] : extra) {
+    if (key == "kernel") {
+      o.kernel = fbfft::parse_kernel(value, "extra[\"kernel\"]");
+    } else if (key == "window") {
+      if (value != "auto" && value != "off")
+        throw InvalidArgument("extra[\"window\"]: expected auto or off, got '" + value + "'");
+      o.windows = value == "auto";
+    } else if (key == "launch") {
+      if (value != "dependent" && value != "plain")
+        throw InvalidArgument("extra[\"launch\"]: expected dependent or plain, got '" + value + "'");
+      o.dependent = value == "dependent";
+    } else if (key == "fork") {
+      if (value != "auto" && value != "on" && value != "off")
+        throw InvalidArgument("extra[\"fork\"]: expected auto, on or off, got '" + value + "'");
+      o.fork = value == "on" ? Fork::on : value == "off" ? Fork::off : Fork::automatic;
+    }  // else a tiling key, read by the planner
+  }
+  return o;
+}
+
 namespace {
 
 enum Buf { kSpecW, kSpecA, kSpecB, kSpecC, kRealA, kRealB, kRealC, kBufCount };
@@ -60,49 +89,11 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
-// The backend's options, for experiments: extra["kernel"] pins the transforms' family (auto,
-// shuffle, registers, lanes, fourstep); extra["window"]=off turns the pruned small-window transforms off
-// (auto: tuned); extra["launch"]=plain launches the transforms without programmatic dependent launch
-// (default dependent, Note [dependent launch]). Other backends' keys are ignored, a key no backend
-// knows is an error.
-fbfft::Kernel transform_kernel(const PlanOptions& o) {
-  fbfft::Kernel k = fbfft::Kernel::automatic;
-  for (const auto& [key, value] : o.extra) {
-    if (key == "kernel")
-      k = fbfft::parse_kernel(value, "extra[\"kernel\"]");
-    else if (key == "window") {
-      if (value != "auto" && value != "off")
-        throw InvalidArgument("extra[\"window\"]: expected auto or off, got '" + value + "'");
-    } else if (key == "launch") {
-      if (value != "dependent" && value != "plain")
-        throw InvalidArgument("extra[\"launch\"]: expected dependent or plain, got '" + value + "'");
-    } else if (key == "fork") {
-      if (value != "auto" && value != "on" && value != "off")
-        throw InvalidArgument("extra[\"fork\"]: expected auto, on or off, got '" + value + "'");
-    } else if (!is_known_extra_key(key))
-      throw InvalidArgument("extra[\"" + key + "\"]: unknown option (fbfft knows kernel, window, fork, launch)");
-  }
-  return k;
-}
-bool windows_allowed(const PlanOptions& o) {
-  auto it = o.extra.find("window");
-  return it == o.extra.end() || it->second != "off";
-}
-bool dependent_launches(const PlanOptions& o) {
-  auto it = o.extra.find("launch");
-  return it == o.extra.end() || it->second != "plain";
-}
-std::string fork_mode(const PlanOptions& o) {
-  auto it = o.extra.find("fork");
-  return it == o.extra.end() ? "auto" : it->second;
-}
-
 class FbfftConvPlan final : public Plan {
  public:
   FbfftConvPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int n_h, int n_w, const TilePlan* tp,
                 std::string why)
       : p_(p), pass_(pass), opts_(opts), n_h_(n_h), n_w_(n_w), why_(std::move(why)) {
-    kernel_ = transform_kernel(opts_);
     if (!fbfft::supported(n_h_, n_w_, kernel_, fbfft::Layout::freq_major))
       throw Unsupported("fbfft: extra[\"kernel\"]=" + std::string(fbfft::to_string(kernel_)) + " has no kernel for the " +
                         std::to_string(n_h_) + "x" + std::to_string(n_w_) + " basis in the freq_major layout");
@@ -125,8 +116,7 @@ class FbfftConvPlan final : public Plan {
       FFTCONV_CUDA_CHECK(e);
     }
     // Note [forked transforms]: pinned by extra["fork"], else timed (autotune) or accGrad only.
-    const std::string fork = fork_mode(opts_);
-    if (fork == "on" || (fork == "auto" && (opts_.autotune || pass_ == Pass::accgrad))) {
+    if (options_.fork == Fork::on || (options_.fork == Fork::automatic && (opts_.autotune || pass_ == Pass::accgrad))) {
       try {
         fork_ = std::make_unique<StreamFork>();
       } catch (...) {
@@ -139,7 +129,7 @@ class FbfftConvPlan final : public Plan {
     inv_window_ = inverse_window_possible();
     weight_window_ = weight_window_possible();
     if (opts_.autotune) tune_transforms();
-    if (opts_.autotune && fork == "auto" && pass_ != Pass::accgrad) tune_fork();
+    if (opts_.autotune && options_.fork == Fork::automatic && pass_ != Pass::accgrad) tune_fork();
   }
 
   ~FbfftConvPlan() override {
@@ -409,11 +399,11 @@ class FbfftConvPlan final : public Plan {
   // The result's window fits the pruned inverse (Note [pruned inverse to small windows]).
   bool inverse_window_possible() const {
     const InverseGeom ig = tuning_inverse_geom();
-    return windows_allowed(opts_) && ig.out_h <= fbfft::kMaxWindow && ig.out_w <= fbfft::kMaxWindow;
+    return options_.windows && ig.out_h <= fbfft::kMaxWindow && ig.out_w <= fbfft::kMaxWindow;
   }
   // The weights fit the pruned forward (Note [pruned forward of small windows]).
   bool weight_window_possible() const {
-    return windows_allowed(opts_) && pass_ != Pass::accgrad && p_.kh <= fbfft::kMaxWindow && p_.kw <= fbfft::kMaxWindow;
+    return options_.windows && pass_ != Pass::accgrad && p_.kh <= fbfft::kMaxWindow && p_.kw <= fbfft::kMaxWindow;
   }
 
   void tune_transforms() {
@@ -807,8 +797,9 @@ class FbfftConvPlan final : public Plan {
   PlanOptions opts_;
   int n_h_, n_w_;
   std::string why_;
-  bool dependent_ = dependent_launches(opts_);        // extra["launch"]
-  fbfft::Kernel kernel_ = fbfft::Kernel::automatic;  // extra["kernel"]: the transforms' family
+  Options options_ = Options::parse(opts_.extra);
+  bool dependent_ = options_.dependent;    // extra["launch"]
+  fbfft::Kernel kernel_ = options_.kernel;  // extra["kernel"]: the transforms' family
   fbfft::Kernel fwd_kernel_ = fbfft::Kernel::automatic, inv_kernel_ = fbfft::Kernel::automatic;  // tuned
   bool inv_window_ = false;     // the result by the pruned inverse (tuned)
   bool inv_window_exact_ = true;  // ... by its exact 3×3 / 5×5 instance, else the padded bound (tuned)

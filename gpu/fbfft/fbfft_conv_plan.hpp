@@ -2,13 +2,34 @@
 // unpadded tensors in place (implicit zero padding) and write the frequency-major layout that a
 // strided-batched cuBLAS CGEMM consumes directly, untiled or on the shared planner's tiles.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/backend.hpp"
+#include "gpu/fft/fbfft.hpp"
 #include "tiling/tile_plan.hpp"
 
 namespace fftconv::fbfft_conv {
+
+// The backend's options (PlanOptions::extra), for experiments: kernel pins the transforms' family
+// (auto, shuffle, registers, lanes, fourstep); window=off turns the pruned small-window transforms
+// off (auto: tuned); fork=auto|on|off (Note [forked transforms]); launch=plain launches the
+// transforms without programmatic dependent launch (default dependent, Note [dependent launch]).
+enum class Fork { automatic, on, off };
+struct Options {
+  fbfft::Kernel kernel = fbfft::Kernel::automatic;
+  bool windows = true;
+  Fork fork = Fork::automatic;
+  bool dependent = true;
+  // Throws InvalidArgument naming the key for a bad value, or naming fbfft and option_keys() for a
+  // key not among them. Needs no device.
+  static Options parse(const std::map<std::string, std::string>& extra);
+};
+// kernel, window, fork, launch and the tiling planner's keys.
+const std::vector<std::string_view>& option_keys();
 
 // The Fourier basis of an untiled plan: powers of two, or a smooth square (fbfft::kSmoothSides2d).
 struct Basis {

@@ -447,7 +447,10 @@ TEST_SUITE("gpu") {
     o.extra["kernels"] = "registers";  // a key no backend knows
     CHECK_THROWS_AS(fbfft_backend().plan(small, Pass::fprop, o), InvalidArgument);
     o.extra.clear();
-    o.extra["gemm"] = "3m";  // cufft's key: ignored here
+    o.extra["gemm"] = "3m";  // cufft's key
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(small, Pass::fprop, o), doctest::Contains("fbfft: unknown option 'gemm'"),
+                         InvalidArgument);
+    o.extra.clear();
     CHECK_NOTHROW(fbfft_backend().plan(small, Pass::fprop, o));
   }
 

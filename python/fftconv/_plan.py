@@ -80,7 +80,7 @@ class Plan:
         plan's own tiles (``tile_plan``) may differ from this model choice."""
         impl = self._impl
         return _fftconv._tiling(impl.problem, impl.pass_, impl.tile, impl.tile_sizes, impl.tile_candidates,
-                                impl.workspace_limit, impl.extra, include_tiles, max_tiles)
+                                impl.workspace_limit, impl.tiling_extra, include_tiles, max_tiles)
 
     def execute(self, input=None, weight=None, grad_output=None, *, out=None, stream=None):
         """Runs the pass. fprop reads input and weight, bprop grad_output and weight, accgrad input and

@@ -17,6 +17,7 @@
 
 #include "bindings.hpp"
 #include "common/errors.hpp"
+#include "tiling/planner.hpp"
 
 namespace fftconv::py {
 
@@ -164,12 +165,15 @@ void bind_plan(nb::module_& m) {
           d["available"] = a.ok;
           d["reason"] = a.reason;
           d["summary"] = std::string(b->summary());
+          nb::list keys;
+          for (std::string_view k : b->option_keys()) keys.append(std::string(k));
+          d["options"] = keys;
           out.append(d);
         }
         return out;
       },
       "The built-in backends in selection order: dicts with name, location ('host'|'cuda'),\n"
-      "available, reason (why not available) and summary.");
+      "available, reason (why not available), summary and options (the keys plan(extra=...) accepts).");
 
   nb::class_<PyPlan>(m, "_Plan")
       .def_prop_ro("backend", [](const PyPlan& p) { return p.backend; })
@@ -183,6 +187,13 @@ void bind_plan(nb::module_& m) {
       .def_prop_ro("tile_candidates", [](const PyPlan& p) { return p.options.tile_candidates; })
       .def_prop_ro("workspace_limit", [](const PyPlan& p) { return p.options.workspace_limit; })
       .def_prop_ro("extra", [](const PyPlan& p) { return p.options.extra; })
+      .def_prop_ro("tiling_extra",  // the planner's keys of extra, for fftconv.tiling()
+                   [](const PyPlan& p) {
+                     std::map<std::string, std::string> out;
+                     for (std::string_view k : tiling_option_keys())
+                       if (auto it = p.options.extra.find(std::string(k)); it != p.options.extra.end()) out.insert(*it);
+                     return out;
+                   })
       .def_prop_ro("tile_note", [](const PyPlan& p) { return p.tile_note; })
       .def_prop_ro("workspace_bytes", [](const PyPlan& p) { return p.plan->workspace_bytes(); })
       .def("describe", [](const PyPlan& p) { return p.plan->describe(); })

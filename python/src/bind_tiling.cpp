@@ -131,6 +131,7 @@ nb::dict tiling(const ConvProblem& p, std::string_view pass_name, std::string_vi
     if (c < 2 || c > 4096) throw InvalidArgument("tile_candidates: sizes must be in [2, 4096], got " + std::to_string(c));
   o.tile_candidates = std::move(tile_candidates);
   o.workspace_limit = workspace_limit;
+  check_option_keys("tiling", extra, tiling_option_keys());
   o.extra = std::move(extra);
   if (max_tiles < 0) throw InvalidArgument("max_tiles: must be >= 0, got " + std::to_string(max_tiles));
   const TilingChoice c = plan_tiling(p, pass, o);

@@ -59,8 +59,11 @@ def test_backends_listing():
     bs = fftconv.backends()
     assert [b["name"] for b in bs][-1] == "direct"
     for b in bs:
-        assert set(b) == {"name", "location", "available", "reason", "summary"}
+        assert set(b) == {"name", "location", "available", "reason", "summary", "options"}
         assert b["location"] in ("host", "cuda")
+    options = {b["name"]: b["options"] for b in bs}
+    assert options["fftw"] == ["fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction"]
+    assert options["direct"] == [] and options["im2col"] == []
 
 
 def covered(tiles, key, shape):
@@ -85,6 +88,27 @@ def test_tiles_partition_the_region(pass_, pad):
     assert np.all(grid[r["y0"]:, r["x0"]:] == 1) and grid.sum() == r["h"] * r["w"]
     for tile in tiles:  # each transformed window fits the tile's basis
         assert tile["read"]["h"] <= 16 and tile["read"]["w"] <= 8
+
+
+def test_backend_options_are_checked_by_the_backend():
+    p = "S=2,f=3,fo=4,n=12,k=3"
+    accepted = r"\(accepted: fftw_planner, fftw_cgemm, tiles_in_flight, accgrad_reduction\)"
+    for tile in (None, "none", 8):  # tile=None falls back to none on Unsupported, never on a bad key
+        with pytest.raises(ValueError, match="fftw: unknown option 'bogus' " + accepted):
+            fftconv.plan(p, "fprop", backend="fftw", tile=tile, extra={"bogus": "1"})
+    with pytest.raises(ValueError, match="unknown option 'bogus'"):
+        fftconv.plan(p, "fprop", extra={"bogus": "1"})  # backend='auto'
+    with pytest.raises(ValueError, match=r"direct: unknown option 'fftw_planner' \(accepted: none\)"):
+        fftconv.plan(p, "fprop", backend="direct", extra={"fftw_planner": "estimate"})
+    with pytest.raises(ValueError, match="fftw_cgemm: expected auto or eigen, got 'blas'"):
+        fftconv.plan(p, "fprop", backend="fftw", extra={"fftw_cgemm": "blas"})
+    pl = fftconv.plan(p, "accgrad", backend="fftw", tile=8,
+                      extra={"fftw_planner": "estimate", "tiles_in_flight": "2", "accgrad_reduction": "time"})
+    assert pl.tile_plan["tiles_in_flight"] == 2
+    assert pl.tiling()["plan"]["reduction"] == "time"  # the planner gets its own keys of the plan's extra
+    with pytest.raises(ValueError, match=r"tiling: unknown option 'fftw_planner' "
+                                         r"\(accepted: tiles_in_flight, accgrad_reduction\)"):
+        fftconv.tiling(p, "fprop", extra={"fftw_planner": "estimate"})
 
 
 def test_tiling_choice_data():
