@@ -4,6 +4,7 @@
 // basis. cublasCgemm3m is accepted only when its result matches the standard CGEMM's within
 // kGemm3mTolerance. Winners go to the TuneCache.
 #include "gpu/cufft/cufft_tuner.hpp"
+#include "gpu/gemm/products.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -57,11 +58,12 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 // Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
                                    SpectrumLayout layout, EdgeMode edges, WeightTransform weights, std::size_t limit,
-                                   std::size_t* smallest, const TilePlan* tiles) {
+                                   std::size_t* smallest, const TilePlan* tiles,
+                                   ProductMath math = ProductMath::fp32) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
-      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights};
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights, math};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
@@ -152,12 +154,13 @@ struct TuningBench {
 
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
-  os << "v3|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+  os << "v4|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
      << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
      << "|weights=" << (pins.weights ? to_string(*pins.weights) : "auto") << "|max_prime=" << pins.max_prime
-     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
+     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none")
+     << "|math=" << (pins.math ? to_string(*pins.math) : "auto");
   return os.str();
 }
 
@@ -169,7 +172,8 @@ std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, cons
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
                                                              r.cublas_workspace, parse_spectrum_layout(r.layout),
-                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights)},
+                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights),
+                                                             parse_product_math(r.math)},
                                               tiles);
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
@@ -187,11 +191,18 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   const EdgeMode edges = pins.edges.value_or(EdgeMode::copy);
   const WeightTransform weights = pins.weights.value_or(WeightTransform::fft);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
-  for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins)))
+  for (const auto& [nh, nw] : bases) {
+    const int64_t units = pins.tiles ? std::min(pins.tiles->item_count(), pins.tiles->tiles_in_flight) : p.S;
+    const ProductMath math =
+        pins.math.value_or(gemm == GemmStrategy::strided
+                               ? products::model_choice(products::pass_product(p, pass, units, nh * (nw / 2 + 1)))
+                               : ProductMath::fp32);
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins), math))
       return {std::move(pl), "heuristic (autotune off): smallest " + std::to_string(pins.max_prime) +
                                  "-smooth basis that fits, " + std::string(to_string(gemm)) + " CGEMM" +
-                                 (pins.gemm ? " (pinned)" : "")};
+                                 (pins.gemm ? " (pinned)" : "") + ", math " + std::string(to_string(math)) +
+                                 (pins.math ? " (pinned)" : " (model)")};
+  }
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
 }
 
@@ -202,6 +213,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   const SpectrumLayout first_layout = pins.layout.value_or(SpectrumLayout::transposed);
   const EdgeMode first_edges = pins.edges.value_or(EdgeMode::copy);
   const WeightTransform first_weights = pins.weights.value_or(WeightTransform::fft);
+  const ProductMath first_math = pins.math.value_or(ProductMath::fp32);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
   TuningBench bench(p, pass);
   std::ostringstream why;
@@ -217,7 +229,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     double ms = 0;
     try {  // a library refusing one candidate must not sink the others
       pl = fit(p, pass, nh, nw, first_gemm, first_layout, first_edges, first_weights, opts.workspace_limit, &smallest,
-               tiles(pins));
+               tiles(pins), first_math);
       if (!pl) continue;
       ms = bench.time(*pl, bench.result.get());
     } catch (const CudaError& e) {
@@ -235,7 +247,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
   if (!best) throw_no_fit(p, pass, opts.workspace_limit, smallest);
   why << "} with " << to_string(first_gemm) << " CGEMM";
 
-  if (!pins.gemm) {
+  if (!pins.gemm && first_math == ProductMath::fp32) {
     // Reference result of the standard CGEMM on the chosen basis, for the 3m accuracy check.
     bench.time(*best, bench.result.get());
     why << "; CGEMM {strided: " << fmt_ms(best_ms);
@@ -275,7 +287,7 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
     const PipelineConfig& c = best->config();
     try {
       auto pl = fit(p, pass, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
-                    opts.workspace_limit, nullptr, tiles(pins));
+                    opts.workspace_limit, nullptr, tiles(pins), c.math);
       if (!pl) {
         why << ", " << what << ": does not fit";
         return;
@@ -310,13 +322,36 @@ CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, c
       weight_dft_supported(p, best->config().nh, best->config().nw))
     try_variant("weights dft", best->config().layout, best->config().edges, 0, 0, WeightTransform::dft);
   why << "}";
+  // The 3xtf32 products (Note [product precision]) on the winner, kept when faster and within the
+  // accuracy check against the fp32 products.
+  if (!pins.math) {
+    const PipelineConfig c = best->config();
+    try {
+      bench.time(*best, bench.result.get());  // the winner's fp32 result, the reference
+      auto pl = fit(p, pass, c.nh, c.nw, GemmStrategy::strided, c.layout, c.edges, c.weights, opts.workspace_limit,
+                    nullptr, tiles(pins), ProductMath::tf32x3);
+      if (!pl) {
+        why << "; math {3xtf32: does not fit}";
+      } else {
+        const double ms = bench.time(*pl, bench.result2.get());
+        const double diff = bench.rel_diff();
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "; math {fp32: %s, 3xtf32: %s (rel diff %.2g vs fp32, %s)}", fmt_ms(best_ms).c_str(),
+                      fmt_ms(ms).c_str(), diff, diff <= kGemm3mTolerance ? "accepted" : "rejected");
+        why << buf;
+        if (diff <= kGemm3mTolerance && ms < best_ms) best_ms = ms, best = std::move(pl);
+      }
+    } catch (const Error& e) {
+      why << "; math {3xtf32: failed (" << e.what() << ")}";
+    }
+  }
   if (!callbacks && (!pins.edges || !pins.layout))
     why << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   why << "; winner " << best->config().to_string() << " at " << fmt_ms(best_ms);
   TuneRecord rec{best->config().nh, best->config().nw, std::string(to_string(best->config().gemm)),
                  best->config().chunk, best->config().cublas_workspace,
                  std::string(to_string(best->config().layout)), std::string(to_string(best->config().edges)),
-                 std::string(to_string(best->config().weights)), best_ms};
+                 std::string(to_string(best->config().weights)), std::string(to_string(best->config().math)), best_ms};
   TuneCache::instance().store(cache_key(p, pass, opts, pins), rec, opts.tune_cache);
   return {std::move(best), why.str()};
 }
@@ -352,6 +387,10 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
                             "\"]: unknown option (cufft knows gemm, layout, edges, weights, max_prime, naive)");
     }
   }
+  if (opts.math != ProductMath::automatic) pins.math = opts.math;
+  if (pins.math && *pins.math != ProductMath::fp32 && pins.gemm && *pins.gemm != GemmStrategy::strided)
+    throw Unsupported("cufft: math=" + std::string(to_string(*pins.math)) + " runs the strided CGEMM only (gemm=" +
+                      std::string(to_string(*pins.gemm)) + " pinned)");
   return pins;
 }
 

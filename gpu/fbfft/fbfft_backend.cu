@@ -63,7 +63,8 @@ class FbfftBackend final : public Backend {
     if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, basis, smooth))
       return make(basis);
     const auto label = [](const fbfft_conv::Basis& b) { return std::to_string(b.n_h) + "x" + std::to_string(b.n_w); };
-    return fastest_plan(p, pass, {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
+    return fastest_plan("fbfft", p, pass, opts,
+                        {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
                         [=] { return make(basis); }, "basis");
   }
 
@@ -95,7 +96,7 @@ class FbfftBackend final : public Backend {
         const TilePlan tp = device_tile_plan(p, pass, *k, o);
         cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
       }
-      return fastest_plan(p, pass, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
+      return fastest_plan("fbfft", p, pass, o, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
     }
     return planner_choice(p, pass, o, c, what);
   }
