@@ -356,8 +356,11 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   p.validate();
   // The backends' own tuners persist beside the plan cache (cufft's winners: cufft-tune.json).
   PlanOptions opts = user_opts;
-  if (const std::string dir = plan_cache_dir(user_opts); opts.tune_cache.empty() && dir != "none")
-    opts.tune_cache = dir + "/cufft-tune.json";
+  if (const std::string dir = plan_cache_dir(user_opts); opts.tune_cache.empty() && dir != "none") {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) opts.tune_cache = dir + "/cufft-tune.json";  // an unwritable folder: the caches stay in memory
+  }
   const auto t0 = Clock::now();
   AutoReport rep;
   const std::vector<const Backend*> cands = candidates(p, pass, opts.dtype);

@@ -103,8 +103,8 @@ double peak_tflops(ProductMath math) {
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess || major != 9)
     return 0;
-  // sm_90, per SM and clock: 128 fp32 FMAs on CUDA cores, 512 dense TF32 FMAs on tensor cores.
-  const double fma_per_clock = math == ProductMath::fp32 ? 128.0 : 512.0;
+  // sm_90, per SM and clock: 128 fp32 FMAs on CUDA cores, 1024 dense TF32 FMAs on tensor cores.
+  const double fma_per_clock = math == ProductMath::fp32 ? 128.0 : 1024.0;
   const double tflops = 2.0 * fma_per_clock * double(sms) * double(khz) * 1e3 / 1e12;
   return math == ProductMath::tf32x3 ? tflops / 3.0 : tflops;
 }

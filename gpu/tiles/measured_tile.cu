@@ -77,8 +77,11 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
 
 namespace {
 std::mutex g_winners_mutex;
-std::map<std::string, std::string>& winners() {  // cache key -> label of the fastest candidate
-  static std::map<std::string, std::string> m;
+struct Winner {
+  std::string label, note;  // the fastest candidate, and the measurement that chose it
+};
+std::map<std::string, Winner>& winners() {
+  static std::map<std::string, Winner> m;
   return m;
 }
 }  // namespace
@@ -91,14 +94,14 @@ std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& 
   const std::string key = std::string(backend) + "|" + std::to_string(dev) + "|" + p.to_string() + "|" +
                           std::string(to_string(pass)) + "|" + what + "|" + options_key(opts);
   {
-    std::string label;
+    Winner w;
     {
       std::lock_guard<std::mutex> lock(g_winners_mutex);
-      if (auto it = winners().find(key); it != winners().end()) label = it->second;
+      if (auto it = winners().find(key); it != winners().end()) w = it->second;
     }
     for (PlanCandidate& c : cands)
-      if (!label.empty() && c.label == label)
-        return std::make_unique<MeasuredPlan>(c.make(), what + ": " + label + " (measured earlier in this process)");
+      if (!w.label.empty() && c.label == w.label)
+        return std::make_unique<MeasuredPlan>(c.make(), "chosen earlier in this process, " + w.note);
   }
   const CudaStream stream;
   const cudaStream_t st = stream.get();
@@ -142,7 +145,7 @@ std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& 
   note << " fastest " << best_label;
   {
     std::lock_guard<std::mutex> lock(g_winners_mutex);
-    winners()[key] = best_label;
+    winners()[key] = {best_label, note.str()};
   }
   return std::make_unique<MeasuredPlan>(std::move(best), note.str());
 }
