@@ -38,7 +38,12 @@ class FbfftBackend final : public Backend {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
     if (Support s = problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
-    return fbfft_conv::untiled_basis(p, 0, 0, basis);
+    const Support untiled = fbfft_conv::untiled_basis(p, 0, 0, basis);
+    // Without an untiled kernel, a tiled plan runs it when a tile basis (up to 128) holds the kernel:
+    // tile=auto (or a fixed tile) plans it, tile=none says why not.
+    if (untiled.ok || (p.kh <= fbfft::kMaxSide2d && p.kw <= fbfft::kMaxSide2d)) return {};
+    return {false, untiled.reason + "; no tile basis holds the " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+                       " kernel either (tiles up to " + std::to_string(fbfft::kMaxSide2d) + ")"};
   }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
