@@ -1,6 +1,8 @@
 // The registry of built-in backends (the only place that knows every backend).
 #include "api/fftconv.hpp"
 
+#include "api/auto_plan.hpp"
+
 #if HAVE_FFTCONV_REF
 #include "ref/backends.hpp"
 #endif
@@ -22,6 +24,22 @@ const Registry& builtin_registry() {
     return reg;
   }();
   return r;
+}
+
+Location default_location() {
+  for (const auto& b : builtin_registry().all())
+    if (b->location() == Location::cuda && b->available().ok) return Location::cuda;
+  return Location::host;
+}
+
+const Backend& find_backend(std::string_view name, Location where) {
+  if (name == "auto") {
+    static const AutoBackend host(builtin_registry(), Location::host), cuda(builtin_registry(), Location::cuda);
+    return where == Location::cuda ? cuda : host;
+  }
+  if (const Backend* b = builtin_registry().find(name)) return *b;
+  builtin_registry().get(name);  // throws InvalidArgument listing the known names
+  throw InvalidArgument("backend: unknown name '" + std::string(name) + "'");
 }
 
 }  // namespace fftconv

@@ -11,4 +11,12 @@ namespace fftconv {
 // select_backend() prefers the GPU, then FFT, then time-domain code. Built once, thread-safe.
 const Registry& builtin_registry();
 
+// Where `auto` runs when the caller does not say: on the GPU when a CUDA backend is usable, else on
+// the host.
+Location default_location();
+
+// The backend called `name`: a registry backend, or `auto` (api/auto_plan.hpp) of location `where`.
+// Throws InvalidArgument listing the known names.
+const Backend& find_backend(std::string_view name, Location where = default_location());
+
 }  // namespace fftconv

@@ -45,7 +45,7 @@ struct Descriptors {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
 
-  Descriptors(const ConvProblem& p, cudaStream_t stream) {
+  Descriptors(const ConvProblem& p, cudaStream_t stream, bool tensor_op_math) {
     FFTCONV_CUDNN_CHECK(cudnnCreate(&handle));
     FFTCONV_CUDNN_CHECK(cudnnSetStream(handle, stream));
     FFTCONV_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
@@ -58,7 +58,8 @@ struct Descriptors {
                                                    to_int(p.f, "f"), to_int(p.kh, "kh"), to_int(p.kw, "kw")));
     FFTCONV_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(p.ph, "ph"), to_int(p.pw, "pw"), 1, 1, 1, 1,
                                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    FFTCONV_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));  // strict fp32, no TF32
+    // Strict fp32 (FMA math: no TF32), or tensor-core math allowed (TF32, as PyTorch's default on sm_90).
+    FFTCONV_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     int n = 0, c = 0, h = 0, ww = 0;
     FFTCONV_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &h, &ww));
     if (n != p.S || c != p.fo || h != p.out_h() || ww != p.out_w())
@@ -93,7 +94,7 @@ CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vec
   }
   if (sets.empty()) throw InvalidArgument("cudnn: no operand sets");
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  Descriptors d(p, stream);
+  Descriptors d(p, stream, opts.tensor_op_math);
   rep.supported = true;
   const float one = 1.0f, zero = 0.0f;
   int count = 0;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -17,6 +18,7 @@
 #ifdef FFTCONV_HAVE_CUDA
 #include "api/fftconv.hpp"
 #include "bench/cudnn_baseline.hpp"
+#include "bench/layer_sets.hpp"
 #include "validation/gpu_timing.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/runtime/cuda_check.hpp"
@@ -129,13 +131,14 @@ std::vector<Entry> make_entries(const LayersBenchOptions& o) {
   const Registry& reg = builtin_registry();
   std::vector<Entry> out;
   auto add = [&](const std::string& label, const std::string& name, bool naive) {
-    const Backend* b = reg.find(name);
+    const Backend* b = name == "auto" ? &find_backend(name, Location::cuda) : reg.find(name);
     if (!b) reg.get(name);  // throws InvalidArgument listing the known names
     if (b->location() != Location::cuda)
       throw InvalidArgument("--backends: '" + name + "' runs on the host; bench layers times CUDA backends");
     Entry e{label, b, {}};
     e.opts.autotune = o.autotune;
     e.opts.tune_cache = o.tune_cache;
+    e.opts.math = parse_product_math(o.math);
     if (naive) e.opts.extra["naive"] = "1";
     out.push_back(std::move(e));
   };
@@ -157,6 +160,167 @@ std::string fmt(const char* f, double v) {
 
 std::string mib(std::size_t b) { return fmt("%.1f MiB", double(b) / (1024.0 * 1024.0)); }
 
+struct Layer {
+  std::string name;
+  ConvProblem p;
+};
+
+std::vector<Layer> resolve_layers(const LayersBenchOptions& o) {
+  std::vector<Layer> out;
+  auto add = [&](const std::string& name, const std::string& spec) {
+    ConvProblem p = ConvProblem::parse(spec);
+    if (o.batch > 0) p.S = o.batch;
+    p.validate();
+    out.push_back({name, p});
+  };
+  if (!o.set.empty())
+    for (const NamedLayer& l : layer_set(o.set)) add(l.name, l.spec);
+  else
+    for (const std::string& spec : o.layers) add(spec, spec);
+  return out;
+}
+
+// What one row shares: the problem at both batches, the verification data and reference.
+struct RowContext {
+  const Layer& layer;
+  Pass pass;
+  ConvProblem pv;
+  PassData d;
+  std::vector<double> ref;
+  Tolerance tol;
+};
+
+std::size_t device_free_bytes() {
+  std::size_t free = 0, total = 0;
+  FFTCONV_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+// cuDNN with one math mode: every algorithm verified at the reduced batch, then timed at the full
+// batch. Returns the row's JSON block; *best_ms gets the fastest median (-1 when none ran).
+json time_cudnn(const RowContext& c, bool tensor_ops, const LayersBenchOptions& o, cudaStream_t stream,
+                uint64_t& seed, double* best_ms, std::ostream& out) {
+  const ConvProblem& p = c.layer.p;
+  const int64_t n = c.pv.result_elems(c.pass);
+  DeviceBuffer x = upload(c.d.input), w = upload(c.d.weight), g = upload(c.d.grad_output);
+  DeviceBuffer r(std::size_t(n) * sizeof(float));
+  std::vector<float> host(static_cast<size_t>(n));
+  CudnnRunOptions vopt;
+  vopt.repeat = 0;
+  vopt.tensor_op_math = tensor_ops;
+  vopt.check = [&](const float* dev) {
+    FFTCONV_CUDA_CHECK(cudaMemcpy(host.data(), dev, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return compare(host.data(), c.ref.data(), n).rel_l2;
+  };
+  const CudnnReport vr = run_cudnn_algorithms(
+      c.pv, c.pass, {DeviceOperands{x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>()}}, vopt, stream);
+  std::map<std::string, double> verified;
+  for (const auto& a : vr.algos) verified[a.algo] = a.rel_l2;
+  CudnnReport tr = vr;
+  if (vr.supported) {
+    auto sets = make_sets(p, c.pass, stream, seed);
+    seed += 16;
+    std::vector<DeviceOperands> ops;
+    for (const auto& s : sets) ops.push_back(s.ops());
+    CudnnRunOptions topt{o.warmup, o.repeat, tensor_ops, {}};
+    tr = run_cudnn_algorithms(p, c.pass, ops, topt, stream);
+  }
+  json cj{{"math", tensor_ops ? "tensor_op" : "fma"}, {"supported", tr.supported}, {"reason", tr.reason},
+          {"max_count", tr.max_count}, {"algos", json::array()}};
+  for (const auto& a : tr.algos)
+    cj["algos"].push_back({{"algo", a.algo}, {"ran", a.ran}, {"status", a.status}, {"workspace_bytes", a.workspace_bytes},
+                           {"median_ms", a.median_ms}, {"min_ms", a.min_ms},
+                           {"verify_rel_l2", verified.count(a.algo) ? verified[a.algo] : -1.0}});
+  *best_ms = -1;
+  const std::string label = tensor_ops ? "cuDNN+TC" : "cuDNN";
+  if (tr.best >= 0) {
+    const auto& b = tr.algos[size_t(tr.best)];
+    *best_ms = b.median_ms;
+    const double err = verified.count(b.algo) ? verified[b.algo] : -1.0;
+    cj["best"] = {{"algo", b.algo}, {"median_ms", b.median_ms}, {"min_ms", b.min_ms},
+                  {"workspace_bytes", b.workspace_bytes}, {"tred_per_s", p.madds() / (b.median_ms * 1e-3) / 1e12},
+                  {"verify_rel_l2", err}};
+    out << c.layer.name << " " << to_string(c.pass) << "  " << label << " " << b.algo << "  "
+        << fmt("%.3f", b.median_ms) << " ms [" << fmt("%.3f", b.min_ms) << "]  "
+        << fmt("%.2f", p.madds() / (b.median_ms * 1e-3) / 1e12) << " TRED/s  ws " << mib(b.workspace_bytes)
+        << "  rel_l2 " << fmt("%.2e", err) << "\n";
+  } else {
+    out << c.layer.name << " " << to_string(c.pass) << "  " << label << ": "
+        << (tr.supported ? "no algorithm ran" : tr.reason) << "\n";
+  }
+  return cj;
+}
+
+// One of our backends on the row: verified at the reduced batch, planned twice at the full batch
+// (the second plan shows the cost of a cached choice), timed, with its device memory.
+json time_backend(const Entry& e, RowContext& c, const LayersBenchOptions& o, cudaStream_t stream, uint64_t& seed,
+                  double cudnn_ms, double cudnn_tc_ms, double* median_ms, bool* verified, std::ostream& out) {
+  const ConvProblem& p = c.layer.p;
+  json bj{{"label", e.label}, {"backend", std::string(e.backend->name())}};
+  if (Support s = e.backend->available(); !s.ok) throw Unsupported(s.reason);
+  if (Support s = e.backend->supports(p, c.pass, DType::f32); !s.ok) throw Unsupported(s.reason);
+  {  // verification at the reduced batch
+    auto plan = e.backend->plan(c.pv, c.pass, e.opts);
+    std::fill(c.d.result.begin(), c.d.result.end(), std::numeric_limits<float>::quiet_NaN());
+    execute_pass(*e.backend, *plan, c.d);
+    const int64_t n = c.pv.result_elems(c.pass);
+    const ErrorStats err = compare(c.d.result.data(), c.ref.data(), n);
+    const Tolerance tol = tolerance(c.pv, c.pass, DType::f32, pow2_basis_elems(c.pv), plan_product_math(*plan));
+    const bool ok = err.finite_ok() && err.nonfinite == 0 && err.rel_l2 <= tol.rel_l2 &&
+                    err.max_abs_rel <= tol.max_abs_rel;
+    bj["verify"] = {{"rel_l2", err.rel_l2}, {"max_abs_rel", err.max_abs_rel}, {"nonfinite", err.nonfinite},
+                    {"ok", ok}, {"within_1e-5", err.rel_l2 <= 1e-5}, {"tolerance_rel_l2", tol.rel_l2}};
+    if (!ok) *verified = false;
+  }
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::size_t free_before = device_free_bytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto plan = e.backend->plan(p, c.pass, e.opts);
+  const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const auto t1 = std::chrono::steady_clock::now();
+  e.backend->plan(p, c.pass, e.opts).reset();
+  const double cached_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  auto sets = make_sets(p, c.pass, stream, seed);
+  seed += 16;
+  plan->execute(sets[0].args(stream));
+  FFTCONV_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::size_t sets_bytes = 0;
+  for (const auto& s : sets)
+    sets_bytes += s.input.bytes() + s.weight.bytes() + s.grad.bytes() + s.result.bytes();
+  const std::size_t free_after = device_free_bytes();
+  const std::size_t plan_memory = free_before > free_after + sets_bytes ? free_before - free_after - sets_bytes : 0;
+  const GpuTiming t = time_gpu([&](int i) { plan->execute(sets[size_t(i) % sets.size()].args(stream)); }, o.warmup,
+                               o.repeat, stream);
+  *median_ms = t.median_ms;
+  const ProductInfo products = plan->last_products();
+  bj["median_ms"] = t.median_ms;
+  bj["min_ms"] = t.min_ms;
+  bj["plan_ms"] = plan_ms;
+  bj["cached_plan_ms"] = cached_ms;
+  bj["workspace_bytes"] = plan->workspace_bytes();
+  bj["device_memory_bytes"] = plan_memory;
+  bj["math"] = products.math;
+  bj["plan"] = plan->describe();
+  bj["tred_per_s"] = p.madds() / (t.median_ms * 1e-3) / 1e12;
+  if (cudnn_ms > 0) bj["speedup_vs_cudnn"] = cudnn_ms / t.median_ms;
+  if (cudnn_tc_ms > 0) bj["speedup_vs_cudnn_tensor_op"] = cudnn_tc_ms / t.median_ms;
+  out << "    " << e.label << "  " << fmt("%.3f", t.median_ms) << " ms [" << fmt("%.3f", t.min_ms) << "]  "
+      << (cudnn_ms > 0 ? fmt("x%.2f vs cuDNN", cudnn_ms / t.median_ms) : std::string("-"))
+      << (cudnn_tc_ms > 0 ? fmt(" (x%.2f vs cuDNN+TC)", cudnn_tc_ms / t.median_ms) : std::string()) << "  "
+      << fmt("%.2f", p.madds() / (t.median_ms * 1e-3) / 1e12) << " TRED/s  ws " << mib(plan->workspace_bytes())
+      << "  mem " << mib(plan_memory) << "  plan " << fmt("%.1f", plan_ms) << " ms (again " << fmt("%.1f", cached_ms)
+      << " ms)  math " << (products.math.empty() ? "-" : products.math) << "  rel_l2 "
+      << fmt("%.2e", bj["verify"]["rel_l2"].get<double>()) << (bj["verify"]["ok"].get<bool>() ? "" : "  VERIFY FAILED")
+      << "\n      " << plan->describe() << "\n";
+  return bj;
+}
+
+double geomean(const std::vector<double>& r) {
+  double log_sum = 0;
+  for (double x : r) log_sum += std::log(x);
+  return std::exp(log_sum / double(r.size()));
+}
+
 }  // namespace
 
 bool layers_bench_available(std::string* why) {
@@ -166,142 +330,60 @@ bool layers_bench_available(std::string* why) {
 }
 
 std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, bool* all_verified) {
-  if (o.batch < 1) throw InvalidArgument("--batch: must be >= 1, got " + std::to_string(o.batch));
+  if (o.batch < 0) throw InvalidArgument("--batch: must be >= 0 (0 = each layer's own), got " + std::to_string(o.batch));
   if (o.verify_batch < 1) throw InvalidArgument("--verify-batch: must be >= 1, got " + std::to_string(o.verify_batch));
   if (o.repeat < 1) throw InvalidArgument("--repeat: must be >= 1, got " + std::to_string(o.repeat));
   std::vector<Pass> passes;
   for (const auto& s : o.passes) passes.push_back(parse_pass(s));
-  std::vector<ConvProblem> layers;
-  for (const auto& spec : o.layers) {
-    ConvProblem p = ConvProblem::parse(spec);
-    p.S = o.batch;
-    p.validate();
-    layers.push_back(p);
-  }
+  const std::vector<Layer> layers = resolve_layers(o);
   const std::vector<Entry> entries = make_entries(o);
   *all_verified = true;
 
   const CudaStream owned_stream;
   const cudaStream_t stream = owned_stream.get();
 
-  json doc{{"benchmark", "layers"},   {"command", o.command_line}, {"device", device_json()},
-           {"batch", o.batch},        {"verify_batch", o.verify_batch}, {"repeat", o.repeat},
-           {"warmup", o.warmup},      {"tolerance_model", tolerance_formula()}, {"rows", json::array()}};
-  out << "# " << doc["device"]["name"].get<std::string>() << ", cuDNN " << cudnn_version() << ", S=" << o.batch
-      << ", verified at S=" << o.verify_batch << "; times are medians of " << o.repeat << " (min in brackets)\n";
-  std::map<std::string, std::vector<double>> ratios;  // label -> ours / cuDNN best, per row
+  json doc{{"benchmark", "layers"}, {"set", o.set.empty() ? "custom" : o.set}, {"command", o.command_line},
+           {"device", device_json()}, {"verify_batch", o.verify_batch}, {"repeat", o.repeat},
+           {"warmup", o.warmup}, {"tolerance_model", tolerance_formula()}, {"rows", json::array()}};
+  out << "# " << doc["device"]["name"].get<std::string>() << ", cuDNN " << cudnn_version() << ", set "
+      << doc["set"].get<std::string>() << ", verified at S=" << o.verify_batch << "; times are medians of " << o.repeat
+      << " (min in brackets)\n";
+  std::map<std::string, std::vector<double>> ratios, ratios_tc;  // label -> ours / cuDNN best, per row
   int naive_wins = 0, naive_rows = 0;
   uint64_t seed = 1000;
 
-  for (size_t li = 0; li < layers.size(); ++li) {
-    const ConvProblem& p = layers[li];
+  for (const Layer& layer : layers) {
+    const ConvProblem& p = layer.p;
     for (Pass pass : passes) {
-      ConvProblem pv = p;
-      pv.S = std::min(o.verify_batch, p.S);
-      json row{{"layer", o.layers[li]}, {"pass", to_string(pass)}, {"problem", p.to_string()},
-               {"verify_problem", pv.to_string()}, {"madds", p.madds()}};
-      // Reference at the verification batch.
-      PassData d = make_pass_data(pv, pass, seed++);
-      const RefKind ref_kind = resolve_ref(RefKind::automatic, pv);
-      const std::vector<double> ref = reference_result(pv, pass, d, ref_kind);
-      const int64_t n = pv.result_elems(pass);
-      const Tolerance tol = tolerance(pv, pass, DType::f32, pow2_basis_elems(pv));
-      row["reference"] = std::string(to_string(ref_kind));
-      row["tolerance_rel_l2"] = tol.rel_l2;
-
-      // cuDNN: verify every algorithm at the reduced batch, then time them at the full batch.
-      json cj;
-      double cudnn_best_ms = -1;
-      {
-        DeviceBuffer x = upload(d.input), w = upload(d.weight), g = upload(d.grad_output);
-        DeviceBuffer r(std::size_t(n) * sizeof(float));
-        std::vector<float> host(static_cast<size_t>(n));
-        CudnnRunOptions vopt;
-        vopt.repeat = 0;
-        vopt.check = [&](const float* dev) {
-          FFTCONV_CUDA_CHECK(cudaMemcpy(host.data(), dev, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
-          return compare(host.data(), ref.data(), n).rel_l2;
-        };
-        const CudnnReport vr = run_cudnn_algorithms(
-            pv, pass, {DeviceOperands{x.as<float>(), w.as<float>(), g.as<float>(), r.as<float>()}}, vopt, stream);
-        std::map<std::string, double> verified;
-        for (const auto& a : vr.algos) verified[a.algo] = a.rel_l2;
-
-        CudnnReport tr;
-        if (vr.supported) {
-          auto sets = make_sets(p, pass, stream, seed);
-          seed += 16;
-          std::vector<DeviceOperands> ops;
-          for (const auto& s : sets) ops.push_back(s.ops());
-          tr = run_cudnn_algorithms(p, pass, ops, CudnnRunOptions{o.warmup, o.repeat, {}}, stream);
-        } else {
-          tr = vr;
-        }
-        cj = {{"supported", tr.supported}, {"reason", tr.reason}, {"max_count", tr.max_count}, {"algos", json::array()}};
-        for (const auto& a : tr.algos)
-          cj["algos"].push_back({{"algo", a.algo}, {"ran", a.ran}, {"status", a.status},
-                                 {"workspace_bytes", a.workspace_bytes}, {"median_ms", a.median_ms},
-                                 {"min_ms", a.min_ms}, {"verify_rel_l2", verified.count(a.algo) ? verified[a.algo] : -1.0}});
-        if (tr.best >= 0) {
-          const auto& b = tr.algos[size_t(tr.best)];
-          cudnn_best_ms = b.median_ms;
-          cj["best"] = {{"algo", b.algo}, {"median_ms", b.median_ms}, {"min_ms", b.min_ms},
-                        {"workspace_bytes", b.workspace_bytes}, {"tred_per_s", p.madds() / (b.median_ms * 1e-3) / 1e12},
-                        {"verify_rel_l2", verified.count(b.algo) ? verified[b.algo] : -1.0}};
-          out << o.layers[li] << " " << to_string(pass) << "  cuDNN " << b.algo << "  " << fmt("%.3f", b.median_ms)
-              << " ms [" << fmt("%.3f", b.min_ms) << "]  " << fmt("%.2f", p.madds() / (b.median_ms * 1e-3) / 1e12)
-              << " TRED/s  ws " << mib(b.workspace_bytes) << "\n";
-        } else {
-          out << o.layers[li] << " " << to_string(pass) << "  cuDNN: "
-              << (tr.supported ? "no algorithm ran" : tr.reason) << "\n";
-        }
-      }
-      row["cudnn"] = cj;
-
-      // Our backends.
+      RowContext c{layer, pass, p, {}, {}, {}};
+      c.pv.S = std::min(o.verify_batch, p.S);
+      c.d = make_pass_data(c.pv, pass, seed++);
+      const RefKind ref_kind = resolve_ref(RefKind::automatic, c.pv);
+      c.ref = reference_result(c.pv, pass, c.d, ref_kind);
+      c.tol = tolerance(c.pv, pass, DType::f32, pow2_basis_elems(c.pv));
+      json row{{"layer", layer.name}, {"pass", to_string(pass)}, {"problem", p.to_string()},
+               {"verify_problem", c.pv.to_string()}, {"madds", p.madds()}, {"reference", to_string(ref_kind)},
+               {"tolerance_rel_l2", c.tol.rel_l2}};
+      double cudnn_ms = -1, cudnn_tc_ms = -1;
+      row["cudnn"] = time_cudnn(c, false, o, stream, seed, &cudnn_ms, out);
+      if (o.cudnn_tensor_ops) row["cudnn_tensor_op"] = time_cudnn(c, true, o, stream, seed, &cudnn_tc_ms, out);
       row["backends"] = json::array();
       std::map<std::string, double> medians;
       for (const Entry& e : entries) {
-        json bj{{"label", e.label}, {"backend", std::string(e.backend->name())}};
+        json bj;
         try {
-          if (Support s = e.backend->available(); !s.ok) throw Unsupported(s.reason);
-          if (Support s = e.backend->supports(p, pass, DType::f32); !s.ok) throw Unsupported(s.reason);
-          {  // verification at the reduced batch
-            auto plan = e.backend->plan(pv, pass, e.opts);
-            std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
-            execute_pass(*e.backend, *plan, d);
-            const ErrorStats err = compare(d.result.data(), ref.data(), n);
-            const bool ok = err.finite_ok() && err.nonfinite == 0 && err.rel_l2 <= tol.rel_l2 &&
-                            err.max_abs_rel <= tol.max_abs_rel;
-            bj["verify"] = {{"rel_l2", err.rel_l2}, {"max_abs_rel", err.max_abs_rel}, {"nonfinite", err.nonfinite},
-                            {"ok", ok}, {"within_1e-5", err.rel_l2 <= 1e-5}};
-            if (!ok) *all_verified = false;
-          }
-          auto plan = e.backend->plan(p, pass, e.opts);
-          auto sets = make_sets(p, pass, stream, seed);
-          seed += 16;
-          const GpuTiming t = time_gpu([&](int i) { plan->execute(sets[size_t(i) % sets.size()].args(stream)); },
-                                       o.warmup, o.repeat, stream);
-          medians[e.label] = t.median_ms;
-          bj["median_ms"] = t.median_ms;
-          bj["min_ms"] = t.min_ms;
-          bj["workspace_bytes"] = plan->workspace_bytes();
-          bj["plan"] = plan->describe();
-          bj["tred_per_s"] = p.madds() / (t.median_ms * 1e-3) / 1e12;
-          if (cudnn_best_ms > 0) {
-            bj["speedup_vs_cudnn"] = cudnn_best_ms / t.median_ms;
-            ratios[e.label].push_back(t.median_ms / cudnn_best_ms);
-          }
-          out << "    " << e.label << "  " << fmt("%.3f", t.median_ms) << " ms [" << fmt("%.3f", t.min_ms) << "]  "
-              << (cudnn_best_ms > 0 ? fmt("x%.2f vs cuDNN", cudnn_best_ms / t.median_ms) : std::string("-")) << "  "
-              << fmt("%.2f", p.madds() / (t.median_ms * 1e-3) / 1e12) << " TRED/s  ws "
-              << mib(plan->workspace_bytes()) << "  rel_l2 " << fmt("%.2e", bj["verify"]["rel_l2"].get<double>())
-              << (bj["verify"]["ok"].get<bool>() ? "" : "  VERIFY FAILED") << "\n      " << plan->describe() << "\n";
+          double ms = 0;
+          bj = time_backend(e, c, o, stream, seed, cudnn_ms, cudnn_tc_ms, &ms, all_verified, out);
+          medians[e.label] = ms;
+          if (cudnn_ms > 0) ratios[e.label].push_back(ms / cudnn_ms);
+          if (cudnn_tc_ms > 0) ratios_tc[e.label].push_back(ms / cudnn_tc_ms);
         } catch (const Unsupported& ex) {
-          bj["status"] = std::string("unsupported: ") + ex.what();
+          bj = {{"label", e.label}, {"backend", std::string(e.backend->name())},
+                {"status", std::string("unsupported: ") + ex.what()}};
           out << "    " << e.label << "  unsupported: " << ex.what() << "\n";
         } catch (const Error& ex) {  // keep the other rows of a precious GPU run
-          bj["status"] = std::string("error: ") + ex.what();
+          bj = {{"label", e.label}, {"backend", std::string(e.backend->name())},
+                {"status", std::string("error: ") + ex.what()}};
           *all_verified = false;
           out << "    " << e.label << "  ERROR: " << ex.what() << "\n";
         }
@@ -318,13 +400,21 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
 
   json summary = json::object();
   for (const auto& [label, r] : ratios) {
-    double log_sum = 0;
-    for (double x : r) log_sum += std::log(x);
-    const double gm = std::exp(log_sum / double(r.size()));
+    const double gm = geomean(r);
     summary[label] = {{"geomean_time_over_cudnn_best", gm}, {"rows", r.size()},
-                      {"max_time_over_cudnn_best", *std::max_element(r.begin(), r.end())}};
+                      {"max_time_over_cudnn_best", *std::max_element(r.begin(), r.end())},
+                      {"faster_than_cudnn", std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0; })}};
+    if (ratios_tc.count(label)) {
+      const auto& t = ratios_tc[label];
+      summary[label]["geomean_time_over_cudnn_tensor_op_best"] = geomean(t);
+      summary[label]["faster_than_cudnn_tensor_op"] = std::count_if(t.begin(), t.end(), [](double x) { return x < 1.0; });
+    }
     out << "# " << label << ": geometric mean of time / cuDNN best = " << fmt("%.3f", gm) << " over " << r.size()
-        << " cases\n";
+        << " cases (faster in " << summary[label]["faster_than_cudnn"].get<long>() << ")";
+    if (ratios_tc.count(label))
+      out << "; / cuDNN with tensor cores = " << fmt("%.3f", summary[label]["geomean_time_over_cudnn_tensor_op_best"].get<double>())
+          << " (faster in " << summary[label]["faster_than_cudnn_tensor_op"].get<long>() << ")";
+    out << "\n";
   }
   if (naive_rows) {
     summary["cufft_faster_than_naive"] = {{"rows", naive_rows}, {"wins", naive_wins}};

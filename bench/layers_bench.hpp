@@ -1,8 +1,9 @@
-// `fftconv bench layers`: the paper's Table 4 on today's GPU. For each layer (L1..L5 at S=128 by
-// default) and pass: cuDNN's best fp32 algorithm (all of them are timed), each of our backends with
-// the configuration it chose, the naive cufft pipeline beside it, speedups, TRED/s
-// (S·f·fo·kh·kw·out_h·out_w / time, in 10^12 per second) and workspaces; every backend and cuDNN
-// algorithm is verified against the float64 reference at a reduced batch.
+// `fftconv bench layers`: the paper's Table 4 on today's GPU, and named sets beyond it. For each
+// layer (L1..L5 at S=128 by default) and pass: cuDNN's best algorithm in strict fp32 and with
+// tensor-core math allowed (every algorithm timed, each one's error reported), each of our backends
+// (auto, fbfft, cufft) with the configuration it chose, its plan and tuning time, speedups, TRED/s
+// (S·f·fo·kh·kw·out_h·out_w / time, in 10^12 per second), workspace and device memory; every backend
+// and cuDNN algorithm is verified against the float64 reference at a reduced batch.
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -12,11 +13,14 @@
 namespace fftconv::bench {
 
 struct LayersBenchOptions {
+  std::string set;              // a named set (bench/layer_sets.hpp); "" = `layers`
   std::vector<std::string> layers{"L1", "L2", "L3", "L4", "L5"};  // spec strings (presets take overrides)
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
-  std::vector<std::string> backends{"cufft"};  // registry names, plus "cufft-naive"
-  bool naive = true;            // add "cufft-naive" after "cufft"
-  int64_t batch = 128;          // S of every layer
+  std::vector<std::string> backends{"auto", "fbfft", "cufft"};  // registry names, "auto", "cufft-naive"
+  bool naive = false;           // add "cufft-naive" after "cufft"
+  bool cudnn_tensor_ops = true; // also time cuDNN with tensor-core math allowed (TF32)
+  int64_t batch = 0;            // S of every layer; 0 = each layer's own (the L presets: 128)
+  std::string math = "auto";    // PlanOptions::math of our backends
   int64_t verify_batch = 4;     // S of the verification run
   int repeat = 20, warmup = 3;
   bool autotune = true;

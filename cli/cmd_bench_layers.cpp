@@ -51,16 +51,24 @@ int run(const bench::LayersBenchOptions& o, const std::string& json_path) {
 void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   auto o = std::make_shared<bench::LayersBenchOptions>();
   auto json_path = std::make_shared<std::string>();
-  auto no_naive = std::make_shared<bool>(false);
+  auto no_tc = std::make_shared<bool>(false);
   auto no_autotune = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand(
-      "layers", "Paper Table 4: cuDNN (every fp32 algorithm) vs our CUDA backends on L1..L5, verified at a small batch");
+      "layers", "Paper Table 4 and named sets: cuDNN (every algorithm, strict fp32 and with tensor cores) vs our CUDA "
+                "backends, verified at a small batch");
+  cmd->add_option("--set", o->set, "a named layer set: L (the paper's Table 4), modern, large, depthwise "
+                                   "(overrides --layers)");
   cmd->add_option("--layers", o->layers, "layer specs (presets L1..L5 take overrides, e.g. 'L2,pad=mirror')")
       ->delimiter(';');
   cmd->add_option("--passes", o->passes, "passes: fprop,bprop,accgrad")->delimiter(',');
-  cmd->add_option("--backends", o->backends, "CUDA backends to time (cufft, fbfft, cufft-naive)")->delimiter(',');
-  cmd->add_flag("--no-naive", *no_naive, "do not add the naive cufft pipeline beside cufft");
-  cmd->add_option("--batch", o->batch, "batch size S of every layer (default 128)")->check(CLI::PositiveNumber);
+  cmd->add_option("--backends", o->backends, "CUDA backends to time (auto, fbfft, cufft, cufft-naive)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_flag("--naive", o->naive, "add the naive cufft pipeline (the paper's) beside cufft");
+  cmd->add_flag("--no-cudnn-tensor-ops", *no_tc, "time cuDNN in strict fp32 only (not also with TF32 tensor cores)");
+  cmd->add_option("--math", o->math, "products of our backends: auto | fp32 | 3xtf32 | tf32")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "batch size S of every layer (default: each layer's own; L1..L5: 128)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--verify-batch", o->verify_batch, "batch of the verification run (default 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--repeat", o->repeat, "timed repetitions (median and min reported)")->check(CLI::PositiveNumber);
@@ -68,8 +76,8 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--no-autotune", *no_autotune, "heuristic configuration instead of timing candidates");
   cmd->add_option("--tune-cache", o->tune_cache, "JSON file caching the autotuner's winners");
   cmd->add_option("--json", *json_path, "write the results (device, versions, command, rows) as JSON here");
-  cmd->callback([o, json_path, no_naive, no_autotune, exit_code]() {
-    o->naive = !*no_naive;
+  cmd->callback([o, json_path, no_tc, no_autotune, exit_code]() {
+    o->cudnn_tensor_ops = !*no_tc;
     o->autotune = !*no_autotune;
     o->command_line = command_line();
     *exit_code = run(*o, *json_path);

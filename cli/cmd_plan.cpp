@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/tile_json.hpp"
 #include "common/errors.hpp"
+#include "api/auto_plan.hpp"
+#include "api/fftconv.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv::cli {
@@ -18,6 +20,9 @@ struct PlanArgs {
   std::string problem, pass, tile_sizes = "pow2", workspace_limit = "0", tile = "auto";
   std::size_t max_rows = 24;
   bool json = false;
+  std::string backend;  // "" = the tiling planner alone
+  std::string math = "auto", tune_cache;
+  bool no_autotune = false;
 };
 
 // "pow2" | "smooth" | "8,12,16" into the options.
@@ -66,6 +71,34 @@ void run_plan(const PlanArgs& a, int* exit_code) {
   o.tile = TileSpec::parse(a.tile);
   apply_tile_sizes(a.tile_sizes, o);
   o.workspace_limit = parse_bytes(a.workspace_limit);
+  if (!a.backend.empty()) {  // the backend's plan (auto: what was modelled and timed, and why)
+    o.math = parse_product_math(a.math);
+    o.autotune = !a.no_autotune;
+    o.tune_cache = a.tune_cache;
+    const Backend& b = find_backend(a.backend);
+    if (Support s = b.available(); !s.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + s.reason);
+    if (Support s = b.supports(p, pass); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
+    AutoReport report;
+    const auto* automatic = dynamic_cast<const AutoBackend*>(&b);
+    auto plan = automatic ? automatic->plan(p, pass, o, &report) : b.plan(p, pass, o);
+    if (a.json) {
+      nlohmann::json j = {{"backend", b.name()}, {"plan", plan->describe()},
+                          {"workspace_bytes", plan->workspace_bytes()}};
+      if (automatic) {
+        j["chosen"] = report.chosen, j["reason"] = report.reason, j["from_cache"] = report.from_cache;
+        j["tune_ms"] = report.tune_ms, j["candidates"] = nlohmann::json::array();
+        for (const AutoCandidate& c : report.candidates)
+          j["candidates"].push_back({{"backend", c.backend}, {"model_ms", c.model_ms}, {"plan_ms", c.plan_ms},
+                                     {"measured_ms", c.measured_ms}, {"note", c.note}});
+      }
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      if (automatic) std::printf("%s", report.explain().c_str());
+      std::printf("plan: %s\nworkspace: %zu bytes\n", plan->describe().c_str(), plan->workspace_bytes());
+    }
+    *exit_code = kExitOk;
+    return;
+  }
   const TilingChoice c = plan_tiling(p, pass, o);
   if (a.json) std::printf("%s\n", tiling_choice_to_json(c).dump(2).c_str());
   else std::printf("%s", explain(c, a.max_rows).c_str());
@@ -90,6 +123,15 @@ void add_plan_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-rows", args->max_rows, "Candidate rows shown in the text table (0 = all)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print one JSON object (tile, candidates, reason)");
+  cmd->add_option("--backend", args->backend,
+                  "Plan with this backend instead of showing the tiling planner alone; 'auto' prints the candidates "
+                  "it modelled and timed and why the winner won");
+  cmd->add_option("--math", args->math, "With --backend: GPU products auto | fp32 | 3xtf32 | tf32")
+      ->capture_default_str();
+  cmd->add_flag("--no-autotune", args->no_autotune, "With --backend: the cost model alone, nothing timed");
+  cmd->add_option("--tune-cache", args->tune_cache,
+                  "With --backend: tune cache file (its folder also holds auto's plan cache; 'none' = in memory; "
+                  "default $FFTCONV_PLAN_CACHE or ~/.cache/fftconv)");
   cmd->callback([args, exit_code] { run_plan(*args, exit_code); });
 }
 

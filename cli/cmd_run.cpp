@@ -17,7 +17,7 @@ namespace fftconv::cli {
 
 namespace {
 struct RunFlags {
-  std::string problem, pass = "fprop", backend = "fftw", check = "auto";
+  std::string problem, pass = "fprop", backend = "auto", check = "auto";
   int repeat = 5;
   std::string timer = "calls";
   uint64_t seed = 1;
@@ -31,7 +31,7 @@ int run(const RunFlags& f) {
   const RefKind ref_kind = resolve_ref(parse_ref_kind(f.check), p);
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   PlanOptions opts = f.plan.to_options();
-  const Backend& b = builtin_registry().get(f.backend);
+  const Backend& b = find_backend(f.backend);
   if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
   auto plan = b.plan(p, pass, opts);
@@ -41,18 +41,23 @@ int run(const RunFlags& f) {
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   const bool fft_like = b.name() != "direct" && b.name() != "im2col";
   const int64_t basis = fft_like ? pow2_basis_elems(p) : 1;
-  Tolerance tol = tolerance(p, pass, DType::f32, basis);
+  Tolerance tol = tolerance(p, pass, DType::f32, basis, plan_product_math(*plan));
   ErrorStats e;
   bool ok = true;
   const int64_t unwritten = count_nan(d.result);  // checked even with --check none
   if (!ref.empty()) {
-    const Verdict v = judge_result(p, pass, d, ref, basis);
+    const Verdict v = judge_result(p, pass, d, ref, basis, plan_product_math(*plan));
     e = v.error;
     tol = v.tol;
     ok = v.ok;
   }
   ok = ok && unwritten == 0;
   const double tred = p.madds() / (rr.time.median_ms * 1e-3) / 1e12;
+  // The products' achieved rate: their flops over the CGEMM step of the breakdown.
+  const ProductInfo products = plan->last_products();
+  double gemm_ms = 0;
+  for (const auto& [name, ms] : rr.breakdown)
+    if (name == "CGEMM") gemm_ms += ms;
   if (f.json) {
     nlohmann::json j = {{"backend", b.name()}, {"pass", to_string(pass)}, {"problem", p.to_string()},
                         {"device", device_description(b.location())},
@@ -70,6 +75,11 @@ int run(const RunFlags& f) {
       for (const auto& [name, ms] : rr.breakdown) steps[name] = ms;
       j["breakdown_ms"] = steps;
     }
+    if (!products.math.empty()) {
+      j["math"] = products.math;
+      j["products"] = {{"flops", products.flops}, {"peak_tflops", products.peak_tflops}};
+      if (gemm_ms > 0) j["products"]["tflops"] = products.flops / (gemm_ms * 1e-3) / 1e12;
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("problem   %s\npass      %s\nbackend   %s on %s\n", p.to_string().c_str(),
@@ -79,7 +89,13 @@ int run(const RunFlags& f) {
     std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s; timer %s)\n", rr.time.min_ms,
                 rr.time.median_ms, rr.time.repeats, tred, rr.timer.c_str());
     std::printf("workspace %zu bytes\n", plan->workspace_bytes());
-    for (const auto& [name, ms] : rr.breakdown) std::printf("  step %-10s %.3f ms\n", name.c_str(), ms);
+    for (const auto& [name, ms] : rr.breakdown) {
+      std::printf("  step %-10s %.3f ms", name.c_str(), ms);
+      if (name == "CGEMM" && gemm_ms > 0 && !products.math.empty())
+        std::printf("  (%.1f TFLOP/s in %s; nominal peak of the mode %.0f TFLOP/s)",
+                    products.flops / (gemm_ms * 1e-3) / 1e12, products.math.c_str(), products.peak_tflops);
+      std::printf("\n");
+    }
     if (ref.empty())
       std::printf("check     none\n");
     else
@@ -99,7 +115,10 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--problem", f->problem, "Problem spec, e.g. L2,S=8 or S=8,f=16,fo=16,n=64,k=5,p=2,pad=mirror")
       ->required();
   cmd->add_option("--pass", f->pass, "fprop | bprop | accgrad")->capture_default_str();
-  cmd->add_option("--backend", f->backend, "Backend name (see `fftconv backends`)")->capture_default_str();
+  cmd->add_option("--backend", f->backend,
+                  "Backend name (see `fftconv backends`), or auto: the fastest backend here (the GPU when one is "
+                  "usable), modelled then timed, remembered in the plan cache")
+      ->capture_default_str();
   cmd->add_option("--repeat", f->repeat, "Timed repetitions after one warm-up")->capture_default_str();
   add_timer_option(cmd, f->timer);
   cmd->add_option("--check", f->check,

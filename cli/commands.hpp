@@ -16,5 +16,6 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code);  // cmd_bench_la
 void add_bench_fft_command(CLI::App& bench, int* exit_code);     // cmd_bench_fft.cpp
 void add_bench_tiling_command(CLI::App& bench, int* exit_code);  // cmd_bench_tiling.cpp
 void add_bench_conv_command(CLI::App& bench, int* exit_code);    // cmd_bench_conv.cpp
+void add_bench_step_command(CLI::App& bench, int* exit_code);    // cmd_bench_step.cpp
 
 }  // namespace fftconv::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   cli::add_bench_fft_command(*bench, &exit_code);
   cli::add_bench_tiling_command(*bench, &exit_code);
   cli::add_bench_conv_command(*bench, &exit_code);
+  cli::add_bench_step_command(*bench, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -36,6 +36,11 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
   cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
+  cmd->add_option("--math", math,
+                  "GPU: precision of the frequency-domain products: auto (the faster of fp32 and 3xtf32, timed when "
+                  "autotuning), fp32 (cuBLAS CGEMM, CUDA cores), 3xtf32 (fp32-accurate 3xTF32 split on tensor "
+                  "cores), tf32 (one TF32 product, about 1e-3 relative error; judged by its own tolerance)")
+      ->capture_default_str();
   cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable; a key the backend does not accept is an error (`fftconv backends` lists each backend's keys): cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, weights=fft|dft (pruned DFT of kernels up to 12x12), max_prime=2|3|5|7|11|13 (largest prime factor of the autotuned bases; default 13), naive=1; fbfft kernel=auto|registers|lanes|fourstep|shuffle, window=auto|off, fork=auto|on|off (the two forward transforms on two streams; auto: timed), launch=dependent|plain (programmatic dependent launch of the transforms; default dependent); fftw fftw_planner=estimate|measure, fftw_cgemm=auto|eigen (auto: an AVX-512 kernel for the float32 products where built)");
 }
 
@@ -69,6 +74,7 @@ PlanOptions PlanFlags::to_options() const {
   o.breakdown = breakdown;
   if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
   o.threads = threads;
+  o.math = parse_product_math(math);
   o.extra = parse_extra(opts, "opt");
   return o;
 }

@@ -19,6 +19,7 @@ struct PlanFlags {
   bool no_autotune = false;
   bool breakdown = false;
   int threads = 0;
+  std::string math = "auto";         // GPU products: auto | fp32 | 3xtf32 | tf32
   std::vector<std::string> opts;     // key=value backend pins
 
   void add_to(CLI::App* cmd);

@@ -2,6 +2,7 @@
 #include "common/backend.hpp"
 
 #include <charconv>
+#include <sstream>
 
 #include "common/errors.hpp"
 
@@ -52,6 +53,34 @@ SizePolicy parse_size_policy(std::string_view s) {
   throw InvalidArgument("tile-sizes: expected pow2, smooth or a list of sizes, got '" + std::string(s) + "'");
 }
 
+std::string options_key(const PlanOptions& o) {
+  std::ostringstream k;
+  k << to_string(o.dtype) << "|tile=" << o.tile.to_string() << "|sizes=" << to_string(o.tile_sizes);
+  for (int64_t c : o.tile_candidates) k << "," << c;
+  k << "|limit=" << o.workspace_limit << "|basis=" << o.basis_h << "x" << o.basis_w << "|math=" << to_string(o.math)
+    << "|threads=" << o.threads;
+  for (const auto& [key, value] : o.extra) k << "|" << key << "=" << value;
+  return k.str();
+}
+
+ProductMath parse_product_math(std::string_view s) {
+  if (s == "auto") return ProductMath::automatic;
+  if (s == "fp32") return ProductMath::fp32;
+  if (s == "3xtf32") return ProductMath::tf32x3;
+  if (s == "tf32") return ProductMath::tf32;
+  throw InvalidArgument("math: expected auto, fp32, 3xtf32 or tf32, got '" + std::string(s) + "'");
+}
+
+std::string_view to_string(ProductMath m) {
+  switch (m) {
+    case ProductMath::automatic: return "auto";
+    case ProductMath::fp32: return "fp32";
+    case ProductMath::tf32x3: return "3xtf32";
+    case ProductMath::tf32: return "tf32";
+  }
+  return "?";
+}
+
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
 
 namespace {
@@ -97,6 +126,14 @@ PlanOptions options_for(const Backend& b, PlanOptions o) {
   const std::vector<std::string_view> keys = b.option_keys();
   std::erase_if(o.extra, [&](const auto& kv) { return !accepts(keys, kv.first); });
   return o;
+}
+
+std::shared_ptr<const PreparedWeights> Plan::prepare_weights(const void*, void*) const {
+  throw Unsupported("prepare_weights: this plan computes no weight spectra (" + describe().substr(0, 80) + ")");
+}
+
+void Plan::execute_with(const Args&, const PreparedWeights& prepared) const {
+  throw Unsupported("execute_with: this plan cannot read prepared weights (" + prepared.key() + ")");
 }
 
 Support problem_support(const ConvProblem& p) {

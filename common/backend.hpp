@@ -34,6 +34,16 @@ enum class SizePolicy { pow2, smooth };
 SizePolicy parse_size_policy(std::string_view s);  // "pow2" | "smooth"
 std::string_view to_string(SizePolicy s);
 
+// Precision of the GPU backends' frequency-domain products (`--math`, Note [product precision]):
+// fp32 (cuBLAS CGEMM on CUDA cores), tf32x3 (the 3xTF32 split on tensor cores: each fp32 operand as
+// a TF32 big part plus a TF32 remainder, three products summed; fp32-accurate), tf32 (one TF32
+// product: about 1e-3 relative error, only when asked), automatic (the faster of fp32 and tf32x3,
+// timed when autotuning; never tf32). The CPU backends compute in fp32 (or float64) and accept
+// automatic and fp32.
+enum class ProductMath { automatic, fp32, tf32x3, tf32 };
+ProductMath parse_product_math(std::string_view s);  // "auto" | "fp32" | "3xtf32" | "tf32"
+std::string_view to_string(ProductMath m);
+
 struct PlanOptions {
   DType dtype = DType::f32;                     // element type the plan will execute on
   TileSpec tile;                                // tiling (default none)
@@ -45,8 +55,13 @@ struct PlanOptions {
   std::string tune_cache;                       // GPU: JSON file caching autotuner winners
   bool breakdown = false;                       // GPU: time each pipeline step with events
   int threads = 0;                              // CPU: OpenMP threads (0 = default)
+  ProductMath math = ProductMath::automatic;    // GPU: precision of the frequency-domain products
   std::map<std::string, std::string> extra;     // backend-specific pins (Backend::option_keys())
 };
+
+// The options that change what a plan computes or how it is chosen, as one string (tuning caches'
+// keys): dtype, tile, tile sizes and candidates, workspace limit, basis pins, math, threads, extras.
+std::string options_key(const PlanOptions& o);
 
 // The data of one execution. Which pointers are read and which is written depends on the pass:
 //   fprop:   input (S×f×h×w), weight (fo×f×kh×kw)        -> result = output (S×fo×out_h×out_w)
@@ -66,6 +81,25 @@ struct Args {
 // Per-step timings (ms) when PlanOptions::breakdown is on; empty otherwise.
 using StepTimes = std::vector<std::pair<std::string, double>>;
 
+// The frequency-domain products of a plan's last execute(): real-equivalent flops, the precision
+// they ran in and the nominal peak of that mode on the device (TFLOP/s, 0 when unknown). Plans
+// without products (direct, im2col) report flops 0.
+struct ProductInfo {
+  double flops = 0;
+  std::string math;
+  double peak_tflops = 0;
+};
+
+// Weight spectra computed once by Plan::prepare_weights(): fprop and bprop of one training step, or
+// repeated inference calls, then skip the weight transforms. key() names what must agree between
+// the plan that prepared them and a plan that reads them (backend, basis, layout, shapes, device).
+class PreparedWeights {
+ public:
+  virtual ~PreparedWeights() = default;
+  virtual std::string key() const = 0;
+  virtual std::size_t bytes() const = 0;
+};
+
 // Owns what an execution needs besides user data (FFT plans, twiddles, tile lists, workspace).
 class Plan {
  public:
@@ -79,6 +113,18 @@ class Plan {
   virtual std::string tile_json() const { return "null"; }
   // Step timings of the last execute() when breakdown was requested.
   virtual StepTimes last_breakdown() const { return {}; }
+  // The products of the last execute() (see ProductInfo).
+  virtual ProductInfo last_products() const { return {}; }
+  // The Fourier basis the plan transforms in ({0, 0} for time-domain plans): pin it (basis_h/w) on
+  // another pass's plan to share prepared weights with it.
+  virtual std::pair<int64_t, int64_t> fourier_basis() const { return {0, 0}; }
+  // Weight spectra of `weight` (fo×f×kh×kw, in the plan's memory) for execute(args, prepared), made
+  // on `stream`. Plans of passes that read the weights (fprop, bprop) of backends with a frequency
+  // domain implement it; others throw Unsupported.
+  virtual std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void* stream) const;
+  // execute() with the weight spectra taken from `prepared` (args.weight is not read). Throws
+  // InvalidArgument when prepared.key() differs from what this plan reads.
+  virtual void execute_with(const Args& args, const PreparedWeights& prepared) const;
 };
 
 struct Support {

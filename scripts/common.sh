@@ -30,6 +30,7 @@ install_missing() {
 }
 
 build() {
+  fetch_mathdx
   local jobs
   jobs=$(nproc)
   if [ ! -f build/build.ninja ]; then
@@ -39,6 +40,25 @@ build() {
   fi
   echo "== building (ninja -j$jobs)"
   cmake --build build -j "$jobs"
+}
+
+# Header-only CUTLASS for the GPU products (gpu/gemm): the nvidia-mathdx wheel from PyPI, unpacked
+# once into .deps/ (git-ignored). A host that has it already (the GPU host's .devdeps/env.sh) sets
+# MATHDX_ROOT and skips this.
+MATHDX_WHEEL=nvidia-mathdx==25.6.0
+fetch_mathdx() {
+  command -v nvcc >/dev/null || return 0
+  if [ -z "${MATHDX_ROOT:-}" ]; then
+    local d="$ROOT/.deps/mathdx"
+    if [ ! -d "$d/nvidia/mathdx/external/cutlass/include" ]; then
+      echo "== fetching $MATHDX_WHEEL (CUTLASS headers) into .deps/"
+      mkdir -p "$ROOT/.deps"
+      ls "$ROOT"/.deps/nvidia_mathdx-*.whl >/dev/null 2>&1 ||
+        python3 -m pip download -q --no-deps -d "$ROOT/.deps" "$MATHDX_WHEEL"
+      python3 -m zipfile -e "$(ls "$ROOT"/.deps/nvidia_mathdx-*.whl | head -1)" "$d"
+    fi
+    export MATHDX_ROOT="$d/nvidia/mathdx"
+  fi
 }
 
 # nvcc is not always on PATH even when the toolkit is installed.

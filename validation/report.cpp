@@ -58,6 +58,7 @@ std::string to_json_line(const Record& r) {
             {"plan_ms", number(r.plan_ms)},                   {"ref", r.ref},
             {"ref_ms", number(r.ref_ms)},                     {"describe", r.describe},
             {"data_seed", r.data_seed},                       {"shard", r.shard}};
+  if (!r.math.empty()) j["math"] = r.math;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -81,7 +82,7 @@ Record record_from_json(const std::string& line) {
   r.tol_rel_l2 = num("tol_rel_l2"); r.tol_max_abs_rel = num("tol_max_abs_rel");
   r.basis = i64("basis"); r.nonfinite = i64("nonfinite");
   r.time_ms = num("time_ms"); r.plan_ms = num("plan_ms"); r.ref_ms = num("ref_ms");
-  r.ref = str("ref"); r.describe = str("describe"); r.shard = str("shard");
+  r.ref = str("ref"); r.describe = str("describe"); r.shard = str("shard"); r.math = str("math");
   r.data_seed = j.contains("data_seed") && j["data_seed"].is_number() ? j["data_seed"].get<uint64_t>() : 0;
   return r;
 }
@@ -113,7 +114,9 @@ std::vector<Record> read_records(const std::string& path) {
 Summary summarize(const std::vector<Record>& records) {
   Summary s;
   for (const Record& r : records) {
-    SummaryCell& c = s.cells[r.backend + (r.tile != "none" ? " tile=" + r.tile : "")][r.pass];
+    // tf32 products have their own tolerance (Note [tf32 tolerance]): their own summary line.
+    SummaryCell& c =
+        s.cells[r.backend + (r.tile != "none" ? " tile=" + r.tile : "") + (r.math == "tf32" ? " math=tf32" : "")][r.pass];
     ++s.records;
     ++c.count;
     if (r.status == "skipped") { ++c.skipped; ++s.skipped; continue; }

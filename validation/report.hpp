@@ -22,6 +22,7 @@ struct Record {
   double time_ms = 0, plan_ms = 0, ref_ms = 0;
   std::string ref;                             // reference rung: direct | fftw64 | gpu64
   std::string describe;                        // the plan's describe()
+  std::string math;                            // GPU products' precision (fp32 | 3xtf32 | tf32), "" = none
   uint64_t data_seed = 0;
   std::string shard;                           // "i/n"
 

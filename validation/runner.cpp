@@ -109,7 +109,8 @@ std::vector<const Backend*> resolve_backends(const Registry& reg, const std::vec
       if (b->available().ok) out.push_back(b.get());
     return out;
   }
-  for (const auto& n : names) out.push_back(&reg.get(n));  // throws InvalidArgument naming the known ones
+  for (const auto& n : names)  // throws InvalidArgument naming the known ones
+    out.push_back(n == "auto" ? &find_backend(n) : &reg.get(n));
   return out;
 }
 
@@ -331,7 +332,8 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
             r.basis = pl.basis;
             r.describe = pl.plan->describe();
             r.time_ms = data->run(*b, *pl.plan);
-            record_verdict(r, data->judge(r.basis));
+            r.math = pl.plan->last_products().math;
+            record_verdict(r, data->judge(r.basis, plan_product_math(*pl.plan)));
           });
         }
         sink.put(std::move(r), res.records);

@@ -56,7 +56,9 @@ class HostSweepData final : public SweepData {
     std::fill(d_.result.begin(), d_.result.end(), std::numeric_limits<float>::quiet_NaN());
     return execute_pass(b, plan, d_);
   }
-  Verdict judge(int64_t basis_elems) override { return judge_result(p_, pass_, d_, ref_, basis_elems); }
+  Verdict judge(int64_t basis_elems, ProductMath products) override {
+    return judge_result(p_, pass_, d_, ref_, basis_elems, products);
+  }
   AdjointSums adjoint(const Backend& b, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
     const auto nan = std::numeric_limits<float>::quiet_NaN();
     PassData x, g, a;  // x: input, weight -> output; g: grad_output, weight -> gradInput; a: -> gradWeight
@@ -145,14 +147,14 @@ class DeviceSweepData final : public SweepData {
     fill_nan_device(out_, n);
     return execute_on_device(plan, args(x_, w_, g_, out_));
   }
-  Verdict judge(int64_t basis_elems) override {
+  Verdict judge(int64_t basis_elems, ProductMath products) override {
     if (!have_ref_) throw InvalidArgument("judge: no reference was computed for " + p_.to_string());
     const int64_t n = p_.result_elems(pass_);
     const DeviceErrorSums d = error_sums_device(out_, refs_.get<double>(n), n);
     ErrorSums s;
     s.sq_diff = d.sums[0], s.sq_ref = d.sums[1], s.max_diff = d.sums[2], s.max_ref = d.sums[3];
     s.nonfinite = d.counts[0], s.ref_nonfinite = d.counts[1];
-    return judge_stats(p_, pass_, error_stats(s), rms_.first, rms_.second, basis_elems);
+    return judge_stats(p_, pass_, error_stats(s), rms_.first, rms_.second, basis_elems, products);
   }
   AdjointSums adjoint(const Backend&, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
     const int64_t nx = p_.input_elems(), nw = p_.weight_elems(), ng = p_.output_elems();

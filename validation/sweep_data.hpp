@@ -40,7 +40,7 @@ class SweepData {
   // execute() in ms (device work synchronized).
   virtual double run(const Backend& b, const Plan& plan) = 0;
   // The last run's result against the reference.
-  virtual Verdict judge(int64_t basis_elems) = 0;
+  virtual Verdict judge(int64_t basis_elems, ProductMath products = ProductMath::fp32) = 0;
   // Runs plans[0..2] (fprop, bprop, accgrad of the current problem, made by `b`) on fresh x, w, g
   // drawn from `seed` and returns the adjoint sums.
   virtual AdjointSums adjoint(const Backend& b, const std::array<const Plan*, 3>& plans, uint64_t seed) = 0;

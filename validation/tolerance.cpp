@@ -13,13 +13,16 @@ constexpr double kMaxAbsFactor = 8.0;
 
 double unit_roundoff(DType d) { return d == DType::f32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53); }
 
-Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems) {
+double tf32_product_error() { return kSafety * 2.0 * std::ldexp(1.0, -11); }
+
+Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems, ProductMath products) {
   const double logn = std::log2(double(std::max<int64_t>(basis_elems, 2)));
   const double k = double(std::max<int64_t>(p.reduction_length(pass), 1));
   Tolerance t;
   // A float64 result is compared with a float64 reference carrying the same roundoff: count both.
   const double sides = d == DType::f64 ? 2.0 : 1.0;
   t.rel_l2 = sides * kSafety * unit_roundoff(d) * (logn + std::sqrt(k));
+  if (products == ProductMath::tf32) t.rel_l2 += tf32_product_error();
   t.max_abs_rel = kMaxAbsFactor * t.rel_l2;
   return t;
 }

@@ -29,7 +29,17 @@ struct Tolerance {
 
 double unit_roundoff(DType d);
 // basis_elems = Nh·Nw of the transform used (tile size for tiled plans; 1 for time domain).
-Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems);
+// products: the precision of the GPU backends' products (Note [tf32 tolerance]).
+Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elems,
+                    ProductMath products = ProductMath::fp32);
+
+// Note [tf32 tolerance]
+// Products in plain TF32 (math=tf32) round each operand to 10 mantissa bits, a relative error of up
+// to u_tf32 = 2^-11 per factor, independent from term to term: the sum of K such products carries a
+// relative error of about 2·u_tf32 whatever K (the errors grow like sqrt(K), as the sum does for
+// independent operands). Its tolerance adds c · 2 · u_tf32 (c = 4, about 3.9e-3) to the fp32 model.
+// fp32 and 3xtf32 products are judged by the fp32 model alone.
+double tf32_product_error();
 // The formula as text, for reports.
 std::string tolerance_formula();
 

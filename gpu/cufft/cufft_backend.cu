@@ -12,6 +12,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/cufft/cufft_tuner.hpp"
+#include "gpu/gemm/products.hpp"
 #include "gpu/runtime/device_arena.hpp"
 #include "gpu/tiles/device_tiles.hpp"
 #include "gpu/tiles/measured_tile.hpp"
@@ -34,6 +35,7 @@ class CufftPlan final : public Plan {
     config_ = choice.pipeline->config();
     summary_ = choice.pipeline->workspace_summary();
     edges_ = choice.pipeline->edges_summary();
+    product_flops_ = choice.pipeline->product_flops();
     if (!naive_) {
       pipeline_ = std::move(choice.pipeline);
       arena_.reserve(workspace_bytes_);
@@ -93,6 +95,10 @@ class CufftPlan final : public Plan {
     return last_breakdown_;
   }
 
+  ProductInfo last_products() const override {
+    return {product_flops_, std::string(to_string(config_.math)), products::peak_tflops(config_.math)};
+  }
+
  private:
   ConvProblem p_;
   Pass pass_;
@@ -104,6 +110,7 @@ class CufftPlan final : public Plan {
   std::string why_, summary_, edges_;
   PipelineConfig config_;
   std::size_t workspace_bytes_ = 0;
+  double product_flops_ = 0;
   int device_ = 0;
   std::unique_ptr<CufftPipeline> pipeline_;
   DeviceArena arena_;
@@ -147,7 +154,7 @@ class CufftBackend final : public Backend {
           tiled.tiles = device_tile_plan(p, pass, *k, opts);
           cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
         }
-        return fastest_plan(p, pass, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
+        return fastest_plan("cufft", p, pass, opts, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
       }
       return planner_plan(p, pass, opts, pins, c);
     }

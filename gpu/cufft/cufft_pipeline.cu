@@ -49,6 +49,7 @@
 // With batch chunks, fprop/bprop transform the weight once and loop over chunks of samples; accgrad
 // accumulates the chunks in the frequency domain (beta = 1 after the first chunk).
 #include "gpu/cufft/cufft_pipeline.hpp"
+#include "gpu/gemm/products.hpp"
 
 #include <cufftXt.h>
 
@@ -138,7 +139,8 @@ bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::str
 std::string PipelineConfig::to_string() const {
   return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
          ", layout " + std::string(fftconv::to_string(layout)) + ", edges " + std::string(fftconv::to_string(edges)) +
-         (weights == WeightTransform::dft ? ", weights dft" : "") + ", chunk " + std::to_string(chunk) +
+         (weights == WeightTransform::dft ? ", weights dft" : "") + ", math " + std::string(fftconv::to_string(math)) +
+         ", chunk " + std::to_string(chunk) +
          ", cublas workspace " + std::to_string(cublas_workspace);
 }
 
@@ -245,6 +247,11 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
                           " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
                           std::to_string(p.padded_w()));
   }
+  if (cfg_.math == ProductMath::automatic)
+    throw InvalidArgument("cufft: the pipeline's math must be resolved (fp32, 3xtf32 or tf32)");
+  if (cfg_.math != ProductMath::fp32 && cfg_.gemm != GemmStrategy::strided)
+    throw Unsupported("cufft: math=" + std::string(to_string(cfg_.math)) + " runs the strided CGEMM only (gemm=" +
+                      std::string(to_string(cfg_.gemm)) + " requested)");
   units_ = tiled_ ? tiles_.item_count() : p.S;
   if (cfg_.chunk < 1 || cfg_.chunk > units_)
     throw InvalidArgument("cufft: chunk " + std::to_string(cfg_.chunk) + " not in [1, " +
@@ -580,10 +587,14 @@ class CufftPipeline::Execution {
     cuComplex* ct = ct_;
     step("CGEMM", [&] {
       switch (cfg_.gemm) {
-        case GemmStrategy::strided:
-          FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(blas, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb, ildb,
-                                                         sb, &beta, ct, ildc, scs, count));
+        case GemmStrategy::strided: {
+          products::StridedBatch g;
+          g.opa = opa, g.opb = opb, g.m = m, g.n = n, g.k = k, g.a = ga, g.lda = lda, g.stride_a = sa, g.b = gb,
+          g.ldb = ldb, g.stride_b = sb, g.c = ct, g.ldc = ldc, g.stride_c = scs, g.batch = freqs,
+          g.accumulate = beta_re != 0.0f;
+          products::cgemm(blas, cfg_.math, g);
           break;
+        }
         case GemmStrategy::gemm3m:
           FFTCONV_CUBLAS_CHECK(cublasCgemm3mStridedBatched(blas, opa, opb, im, in, ik, &alpha, ga, ilda, sa, gb,
                                                            ildb, sb, &beta, ct, ildc, scs, count));

@@ -80,6 +80,7 @@ struct PipelineConfig {
   SpectrumLayout layout = SpectrumLayout::transposed;
   EdgeMode edges = EdgeMode::copy;
   WeightTransform weights = WeightTransform::fft;
+  ProductMath math = ProductMath::fp32;       // the products' precision (Note [product precision]); strided only
   std::string to_string() const;
 };
 
@@ -99,6 +100,8 @@ class CufftPipeline {
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Breakdown of workspace_bytes() for describe().
   std::string workspace_summary() const;
+  // Real-equivalent flops of one run()'s products (8 per complex multiply-add, every chunk).
+  double product_flops() const { return 8.0 * double(freqs_) * double(p_.f) * double(p_.fo) * double(units_); }
   // How the operands enter and the result leaves the transforms, for describe().
   std::string edges_summary() const;
   const PipelineConfig& config() const { return cfg_; }

@@ -26,7 +26,7 @@ std::map<std::string, TuneRecord>& memory() {
 
 nlohmann::json to_json(const TuneRecord& r) {
   return {{"nh", r.nh}, {"nw", r.nw}, {"gemm", r.gemm}, {"chunk", r.chunk},
-          {"cublas_workspace", r.cublas_workspace}, {"layout", r.layout}, {"edges", r.edges}, {"weights", r.weights},
+          {"cublas_workspace", r.cublas_workspace}, {"layout", r.layout}, {"edges", r.edges}, {"weights", r.weights}, {"math", r.math},
           {"ms", r.ms}};
 }
 
@@ -40,6 +40,7 @@ TuneRecord from_json(const nlohmann::json& j) {
   if (j.contains("layout")) r.layout = j.at("layout").get<std::string>();
   if (j.contains("edges")) r.edges = j.at("edges").get<std::string>();
   if (j.contains("weights")) r.weights = j.at("weights").get<std::string>();
+  if (j.contains("math")) r.math = j.at("math").get<std::string>();
   r.ms = j.at("ms").get<double>();
   return r;
 }

@@ -17,6 +17,7 @@ struct TuneRecord {
   std::string layout = "transposed";  // SpectrumLayout; files written before it existed mean transposed
   std::string edges = "copy";         // EdgeMode; likewise
   std::string weights = "fft";        // WeightTransform; likewise
+  std::string math = "fp32";          // ProductMath; likewise
   double ms = 0.0;                  // the winner's time when it was tuned
   bool operator==(const TuneRecord&) const = default;
 };

@@ -4,6 +4,7 @@
 // basis. cublasCgemm3m is accepted only when its result matches the standard CGEMM's within
 // kGemm3mTolerance. Winners go to the TuneCache.
 #include "gpu/cufft/cufft_tuner.hpp"
+#include "gpu/gemm/products.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -58,11 +59,12 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
 // Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
 std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw, GemmStrategy gemm,
                                    SpectrumLayout layout, EdgeMode edges, WeightTransform weights, std::size_t limit,
-                                   std::size_t* smallest, const TilePlan* tiles) {
+                                   std::size_t* smallest, const TilePlan* tiles,
+                                   ProductMath math = ProductMath::fp32) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
     for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
-      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights};
+      PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights, math};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
       if (smallest) *smallest = std::min(*smallest, pl->workspace_bytes());
@@ -153,12 +155,13 @@ struct TuningBench {
 
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
-  os << "v3|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+  os << "v4|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
      << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
      << "|weights=" << (pins.weights ? to_string(*pins.weights) : "auto") << "|max_prime=" << pins.max_prime
-     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none");
+     << "|tiles=" << (pins.tiles ? pins.tiles->summary() : "none")
+     << "|math=" << (pins.math ? to_string(*pins.math) : "auto");
   return os.str();
 }
 
@@ -170,7 +173,8 @@ std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, cons
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
                                                              r.cublas_workspace, parse_spectrum_layout(r.layout),
-                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights)},
+                                                             parse_edge_mode(r.edges), parse_weight_transform(r.weights),
+                                                             parse_product_math(r.math)},
                                               tiles);
     if (opts.workspace_limit && pl->workspace_bytes() > opts.workspace_limit) return nullptr;
     return pl;
@@ -188,11 +192,18 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
   const EdgeMode edges = pins.edges.value_or(EdgeMode::copy);
   const WeightTransform weights = pins.weights.value_or(WeightTransform::fft);
   std::size_t smallest = std::numeric_limits<std::size_t>::max();
-  for (const auto& [nh, nw] : bases)
-    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins)))
+  for (const auto& [nh, nw] : bases) {
+    const int64_t units = pins.tiles ? std::min(pins.tiles->item_count(), pins.tiles->tiles_in_flight) : p.S;
+    const ProductMath math =
+        pins.math.value_or(gemm == GemmStrategy::strided
+                               ? products::model_choice(products::pass_product(p, pass, units, nh * (nw / 2 + 1)))
+                               : ProductMath::fp32);
+    if (auto pl = fit(p, pass, nh, nw, gemm, layout, edges, weights, opts.workspace_limit, &smallest, tiles(pins), math))
       return {std::move(pl), "heuristic (autotune off): smallest " + std::to_string(pins.max_prime) +
                                  "-smooth basis that fits, " + std::string(to_string(gemm)) + " CGEMM" +
-                                 (pins.gemm ? " (pinned)" : "")};
+                                 (pins.gemm ? " (pinned)" : "") + ", math " + std::string(to_string(math)) +
+                                 (pins.math ? " (pinned)" : " (model)")};
+  }
   throw_no_fit(p, pass, opts.workspace_limit, smallest);
 }
 
@@ -206,17 +217,18 @@ class Autotune {
       : p_(p), pass_(pass), opts_(opts), pins_(pins), first_gemm_(pins.gemm.value_or(GemmStrategy::strided)),
         first_layout_(pins.layout.value_or(SpectrumLayout::transposed)),
         first_edges_(pins.edges.value_or(EdgeMode::copy)), first_weights_(pins.weights.value_or(WeightTransform::fft)),
-        bench_(p, pass) {}
+        first_math_(pins.math.value_or(ProductMath::fp32)), bench_(p, pass) {}
 
   CufftChoice run() {
     time_bases();
-    if (!pins_.gemm) time_gemms();
+    if (!pins_.gemm && first_math_ == ProductMath::fp32) time_gemms();
     time_variants();
+    if (!pins_.math) time_math();
     why_ << "; winner " << best_->config().to_string() << " at " << fmt_ms(best_ms_);
     const PipelineConfig& c = best_->config();
     TuneRecord rec{c.nh, c.nw, std::string(to_string(c.gemm)), c.chunk, c.cublas_workspace,
                    std::string(to_string(c.layout)), std::string(to_string(c.edges)), std::string(to_string(c.weights)),
-                   best_ms_};
+                   std::string(to_string(c.math)), best_ms_};
     TuneCache::instance().store(cache_key(p_, pass_, opts_, pins_), rec, opts_.tune_cache);
     return {std::move(best_), why_.str()};
   }
@@ -241,7 +253,7 @@ class Autotune {
       double ms = 0;
       try {  // a library refusing one candidate must not sink the others
         pl = fit(p_, pass_, nh, nw, first_gemm_, first_layout_, first_edges_, first_weights_, opts_.workspace_limit,
-                 &smallest, tiles(pins_));
+                 &smallest, tiles(pins_), first_math_);
         if (!pl) continue;
         ms = bench_.time(*pl, bench_.result.get());
       } catch (const CudaError& e) {
@@ -303,7 +315,7 @@ class Autotune {
     const PipelineConfig& c = best_->config();
     try {
       auto pl = fit(p_, pass_, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
-                    opts_.workspace_limit, nullptr, tiles(pins_));
+                    opts_.workspace_limit, nullptr, tiles(pins_), c.math);
       if (!pl) {
         why_ << ", " << what << ": does not fit";
         return;
@@ -345,6 +357,30 @@ class Autotune {
       why_ << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   }
 
+  // Stage 4: the 3xtf32 products (Note [product precision]) on the winner, kept when faster and within
+  // kGemm3mTolerance of the fp32 products' result.
+  void time_math() {
+    const PipelineConfig c = best_->config();
+    try {
+      bench_.time(*best_, bench_.result.get());  // the winner's fp32 result, the reference
+      auto pl = fit(p_, pass_, c.nh, c.nw, GemmStrategy::strided, c.layout, c.edges, c.weights, opts_.workspace_limit,
+                    nullptr, tiles(pins_), ProductMath::tf32x3);
+      if (!pl) {
+        why_ << "; math {3xtf32: does not fit}";
+        return;
+      }
+      const double ms = bench_.time(*pl, bench_.result2.get());
+      const double diff = bench_.rel_diff();
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "; math {fp32: %s, 3xtf32: %s (rel diff %.2g vs fp32, %s)}", fmt_ms(best_ms_).c_str(),
+                    fmt_ms(ms).c_str(), diff, diff <= kGemm3mTolerance ? "accepted" : "rejected");
+      why_ << buf;
+      if (diff <= kGemm3mTolerance) offer(pl, ms);
+    } catch (const Error& e) {
+      why_ << "; math {3xtf32: failed (" << e.what() << ")}";
+    }
+  }
+
   const ConvProblem& p_;
   Pass pass_;
   const PlanOptions& opts_;
@@ -353,6 +389,7 @@ class Autotune {
   const SpectrumLayout first_layout_;
   const EdgeMode first_edges_;
   const WeightTransform first_weights_;
+  const ProductMath first_math_;
   TuningBench bench_;
   std::ostringstream why_;
   std::unique_ptr<CufftPipeline> best_;
@@ -399,6 +436,10 @@ CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
       pins.naive = value == "1";
     }  // else a tiling key, read by the planner
   }
+  if (opts.math != ProductMath::automatic) pins.math = opts.math;
+  if (pins.math && *pins.math != ProductMath::fp32 && pins.gemm && *pins.gemm != GemmStrategy::strided)
+    throw Unsupported("cufft: math=" + std::string(to_string(*pins.math)) + " runs the strided CGEMM only (gemm=" +
+                      std::string(to_string(*pins.gemm)) + " pinned)");
   return pins;
 }
 

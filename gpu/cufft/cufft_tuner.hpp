@@ -28,6 +28,7 @@ struct CufftPins {
   std::optional<EdgeMode> edges;  // extra["edges"]
   std::optional<WeightTransform> weights;  // extra["weights"]
   int64_t max_prime = kDefaultMaxPrime;  // extra["max_prime"]: largest prime factor of a chosen basis
+  std::optional<ProductMath> math;        // PlanOptions::math unless automatic
   bool naive = false;      // extra["naive"]="1": the naive pipeline of the benchmark
   // A tiled plan of the shared planner (PlanOptions::tile): the basis is the tile's, the chunks hold
   // at most its tiles_in_flight items, and basis_h/basis_w are not used.
@@ -52,7 +53,8 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
 // The naive configuration: next_pow2 basis, one cublasCgemm per frequency, largest chunk in the limit.
 CufftChoice naive_cufft_config(const ConvProblem& p, Pass pass, const PlanOptions& opts);
 
-// Relative l2 difference accepted for cublasCgemm3m against the standard CGEMM on the tuning run.
+// Relative l2 difference accepted for cublasCgemm3m and the 3xtf32 products against the standard
+// CGEMM on the tuning run.
 inline constexpr double kGemm3mTolerance = 1e-5;
 
 // The autotuner times the callback variants (edges=callback, layout=gather) only when the best

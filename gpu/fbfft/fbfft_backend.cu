@@ -38,7 +38,12 @@ class FbfftBackend final : public Backend {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
     if (Support s = problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
-    return fbfft_conv::untiled_basis(p, 0, 0, basis);
+    const Support untiled = fbfft_conv::untiled_basis(p, 0, 0, basis);
+    // Without an untiled kernel, a tiled plan runs it when a tile basis (up to 128) holds the kernel:
+    // tile=auto (or a fixed tile) plans it, tile=none says why not.
+    if (untiled.ok || (p.kh <= fbfft::kMaxSide2d && p.kw <= fbfft::kMaxSide2d)) return {};
+    return {false, untiled.reason + "; no tile basis holds the " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+                       " kernel either (tiles up to " + std::to_string(fbfft::kMaxSide2d) + ")"};
   }
 
   std::vector<std::string_view> option_keys() const override { return fbfft_conv::option_keys(); }
@@ -66,7 +71,8 @@ class FbfftBackend final : public Backend {
     if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, basis, smooth))
       return make(basis);
     const auto label = [](const fbfft_conv::Basis& b) { return std::to_string(b.n_h) + "x" + std::to_string(b.n_w); };
-    return fastest_plan(p, pass, {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
+    return fastest_plan("fbfft", p, pass, opts,
+                        {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
                         [=] { return make(basis); }, "basis");
   }
 
@@ -98,7 +104,7 @@ class FbfftBackend final : public Backend {
         const TilePlan tp = device_tile_plan(p, pass, *k, o);
         cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
       }
-      return fastest_plan(p, pass, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
+      return fastest_plan("fbfft", p, pass, o, std::move(cands), [&] { return planner_choice(p, pass, o, c, what); });
     }
     return planner_choice(p, pass, o, c, what);
   }

@@ -7,6 +7,7 @@
 #include <array>
 #include <climits>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "gpu/runtime/step_timer.hpp"
 #include "gpu/runtime/stream_fork.hpp"
 #include "gpu/runtime/tuning_timer.hpp"
+#include "gpu/runtime/fill_kernels.cuh"
+#include "gpu/gemm/products.hpp"
 #include "gpu/tiles/tile_kernels.cuh"
 #include "tiling/planner.hpp"
 
@@ -89,6 +92,14 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
+const char* product_engine(ProductMath m) {
+  switch (m) {
+    case ProductMath::tf32x3: return "CUTLASS 3xTF32 tensor-core CGEMM";
+    case ProductMath::tf32: return "cuBLAS TF32 tensor-core CGEMM";
+    default: return "cublasCgemmStridedBatched";
+  }
+}
+
 class FbfftConvPlan final : public Plan {
  public:
   FbfftConvPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int n_h, int n_w, const TilePlan* tp,
@@ -128,8 +139,15 @@ class FbfftConvPlan final : public Plan {
     fwd_kernel_ = inv_kernel_ = kernel_;
     inv_window_ = inverse_window_possible();
     weight_window_ = weight_window_possible();
-    if (opts_.autotune) tune_transforms();
-    if (opts_.autotune && options_.fork == Fork::automatic && pass_ != Pass::accgrad) tune_fork();
+    const std::string key = tuning_key();
+    if (!(opts_.autotune && recall_tuning(key))) {
+      if (opts_.autotune) tune_transforms();
+      resolve_math();
+      const bool tune_fork = options_.fork == Fork::automatic && pass_ != Pass::accgrad;
+      if (opts_.autotune && (tune_fork || opts_.math == ProductMath::automatic))
+        tune_pass(tune_fork, opts_.math == ProductMath::automatic);
+      if (opts_.autotune) remember_tuning(key);
+    }
   }
 
   ~FbfftConvPlan() override {
@@ -182,7 +200,8 @@ class FbfftConvPlan final : public Plan {
     if (fork_)
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
-    s << "; spectra in freq_major layout [freq][plane] consumed in place by cublasCgemmStridedBatched(";
+    s << "; spectra in freq_major layout [freq][plane] consumed in place by the products (math " << to_string(math_)
+      << ": " << product_engine(math_) << "; " << math_note_ << ")(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
       case Pass::bprop: s << "N, N, m=f, n=" << (tiled_ ? "items" : "images") << ", k=fo"; break;
@@ -195,7 +214,48 @@ class FbfftConvPlan final : public Plan {
     return s.str();
   }
 
-  void execute(const Args& a) const override {
+  void execute(const Args& a) const override { run(a, nullptr); }
+
+  std::pair<int64_t, int64_t> fourier_basis() const override { return {n_h_, n_w_}; }
+
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void* stream) const override {
+    if (pass_ == Pass::accgrad) throw Unsupported("fbfft: accgrad reads no weights to prepare");
+    if (!weight) throw InvalidArgument("prepare_weights: weight is null");
+    auto out = std::make_shared<FbfftWeights>();
+    out->key_ = weights_key();
+    out->spectra.allocate(sizes_[kSpecW]);
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto st = static_cast<cudaStream_t>(stream);
+    timing_ = nullptr;
+    transform_weight(static_cast<const float*>(weight), out->spectra.as<float2>(), st);
+    FFTCONV_CUDA_CHECK(cudaStreamSynchronize(st));  // the spectra are complete when this returns
+    return out;
+  }
+
+  void execute_with(const Args& a, const PreparedWeights& prepared) const override {
+    const auto* w = dynamic_cast<const FbfftWeights*>(&prepared);
+    if (!w || w->key() != weights_key())
+      throw InvalidArgument("weights: prepared for '" + prepared.key() + "', this plan reads '" + weights_key() + "'");
+    Args args = a;
+    if (!args.weight) args.weight = w->spectra.get();  // not read: the checks want an operand there
+    run(args, w->spectra.as<float2>());
+  }
+
+ private:
+  // Weight spectra made by prepare_weights(): [freq][fo*f] in the plan's basis.
+  struct FbfftWeights final : PreparedWeights {
+    std::string key_;
+    DeviceBuffer spectra;
+    std::string key() const override { return key_; }
+    std::size_t bytes() const override { return spectra.bytes(); }
+  };
+  std::string weights_key() const {
+    return "fbfft weight spectra " + std::to_string(n_h_) + "x" + std::to_string(n_w_) + " of " +
+           std::to_string(p_.fo) + "x" + std::to_string(p_.f) + "x" + std::to_string(p_.kh) + "x" +
+           std::to_string(p_.kw) + " on device " + std::to_string(device_);
+  }
+
+  void run(const Args& a, const float2* prepared) const {
     require_cuda_args(a, pass_, "fbfft", device_);
 
     std::lock_guard<std::mutex> lock(mutex_);
@@ -214,26 +274,38 @@ class FbfftConvPlan final : public Plan {
     if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
     FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, stream));
     Buffers b = carve(arena_.base());
+    prepared_ = prepared;
+    if (prepared) b.spec_w = const_cast<float2*>(prepared);  // read only: the weight transform is skipped
     const auto* x = static_cast<const float*>(a.input);
     const auto* w = static_cast<const float*>(a.weight);
     const auto* g = static_cast<const float*>(a.grad_output);
     auto* r = static_cast<float*>(a.result);
     timer_.reset();
+    product_flops_ = 0;
     timing_ = opts_.breakdown ? &timer_ : nullptr;  // one stream, step by step (branch())
     try {
       run_pass(x, w, g, r, b, stream);
     } catch (...) {
       timing_ = nullptr;
+      prepared_ = nullptr;
       throw;
     }
     timing_ = nullptr;
+    prepared_ = nullptr;
     if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
     last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
   }
 
+
+ public:
   StepTimes last_breakdown() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     return last_breakdown_;
+  }
+
+  ProductInfo last_products() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {product_flops_, std::string(to_string(math_)), products::peak_tflops(math_)};
   }
 
  private:
@@ -582,14 +654,74 @@ class FbfftConvPlan final : public Plan {
   void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const float2* A, int64_t lda,
             int64_t stride_a, const float2* B, int64_t ldb, int64_t stride_b, bool accumulate, float2* C, int64_t ldc,
             int64_t stride_c) const {
-    const cuComplex one = make_cuComplex(1.f, 0.f), beta = make_cuComplex(accumulate ? 1.f : 0.f, 0.f);
+    products::StridedBatch g;
+    g.opa = ta, g.opb = tb, g.m = m, g.n = n, g.k = k, g.a = A, g.lda = lda, g.stride_a = stride_a, g.b = B,
+    g.ldb = ldb, g.stride_b = stride_b, g.c = C, g.ldc = ldc, g.stride_c = stride_c, g.batch = freqs_,
+    g.accumulate = accumulate;
     cudaStream_t st = nullptr;  // the handle's: execute()'s stream
     FFTCONV_CUBLAS_CHECK(cublasGetStream(handle_, &st));
-    step("CGEMM", st, [&] {
-      FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(handle_, ta, tb, int(m), int(n), int(k), &one, A, int(lda),
-                                                     stride_a, B, int(ldb), stride_b, &beta, C, int(ldc), stride_c,
-                                                     int(freqs_)));
-    });
+    step("CGEMM", st, [&] { products::cgemm(handle_, math_, g); });
+    product_flops_ += g.flops();
+  }
+
+  // What the tuning decided, remembered for the process (tuned_plans()): a plan of the same key on
+  // the same device takes the decisions without timing again.
+  struct Tuned {
+    fbfft::Kernel fwd, inv;
+    bool inv_window, inv_window_exact, weight_window, fork;
+    int inv_window_split;
+    ProductMath math;
+    std::string note;
+  };
+  static std::map<std::string, Tuned>& tuned_plans() {
+    static std::map<std::string, Tuned> m;
+    return m;
+  }
+  static std::mutex& tuned_mutex() {
+    static std::mutex m;
+    return m;
+  }
+  std::string tuning_key() const {
+    return std::to_string(device_) + "|" + p_.to_string() + "|" + std::string(to_string(pass_)) + "|" +
+           std::to_string(n_h_) + "x" + std::to_string(n_w_) + "|" + (tiled_ ? tile_plan_.summary() : "untiled") +
+           "|chunk=" + std::to_string(chunk_) + "|" + options_key(opts_);
+  }
+  bool recall_tuning(const std::string& key) {
+    std::lock_guard<std::mutex> lock(tuned_mutex());
+    const auto it = tuned_plans().find(key);
+    if (it == tuned_plans().end()) return false;
+    const Tuned& t = it->second;
+    fwd_kernel_ = t.fwd, inv_kernel_ = t.inv, inv_window_ = t.inv_window, inv_window_exact_ = t.inv_window_exact;
+    inv_window_split_ = t.inv_window_split, weight_window_ = t.weight_window, math_ = t.math;
+    if (!t.fork) fork_.reset();
+    math_note_ = "tuned earlier in this process";
+    tune_note_ = "tuned earlier in this process: " + t.note;
+    return true;
+  }
+  void remember_tuning(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(tuned_mutex());
+    tuned_plans()[key] = {fwd_kernel_, inv_kernel_, inv_window_, inv_window_exact_, weight_window_,
+                          fork_ != nullptr, inv_window_split_, math_, tune_note_};
+  }
+
+  // The pass's product at a full chunk, for the precision model (products::model_choice).
+  products::StridedBatch representative_product() const { return products::pass_product(p_, pass_, chunk_, freqs_); }
+
+  // The products' precision (Note [product precision]): pinned, or the model's choice until tune_pass
+  // times it.
+  void resolve_math() {
+    const products::StridedBatch g = representative_product();
+    if (opts_.math == ProductMath::automatic) {
+      math_ = products::model_choice(g);
+      math_note_ = "model: " + std::string(math_ == ProductMath::tf32x3 ? "every product dimension >= " : "a product dimension < ") +
+                   std::to_string(products::kTensorCoreMinDim);
+      return;
+    }
+    if (!products::supports(opts_.math, g))
+      throw Unsupported("fbfft: math=" + std::string(to_string(opts_.math)) + " does not cover the " +
+                        std::string(to_string(pass_)) + " products");
+    math_ = opts_.math;
+    math_note_ = "pinned";
   }
 
   // Weight spectra: the pruned direct DFT of the kh×kw window where it applies and is faster
@@ -645,7 +777,9 @@ class FbfftConvPlan final : public Plan {
   // fork was up to 1.20× slower in `bench conv`, where it pays the tuner measured 0.85–0.87. accGrad
   // always forks (its two forwards are alike; 1.10× faster in geometric mean), so it is not timed.
   static constexpr double kForkMargin = 0.92;
-  void tune_fork() {
+  // Times the whole pass as a CUDA graph on synthetic operands (uniform in [-1, 1)): forked against
+  // one stream (Note [forked transforms]) and fp32 against 3xtf32 products (Note [product precision]).
+  void tune_pass(bool fork, bool math) {
     const ConvProblem& p = p_;
     DeviceBuffer x, w, g, r;
     try {
@@ -654,15 +788,16 @@ class FbfftConvPlan final : public Plan {
       if (pass_ != Pass::accgrad) w.allocate(std::size_t(p.weight_elems()) * sizeof(float));
       if (pass_ != Pass::fprop) g.allocate(std::size_t(p.output_elems()) * sizeof(float));
       r.allocate(std::size_t(p.result_elems(pass_)) * sizeof(float));
-    } catch (const OutOfMemory&) {  // untimed: one stream, as without autotune
-      fork_.reset();
-      tune_note_ += std::string(tune_note_.empty() ? "" : "; ") + "fork not tuned (no memory for the operands): one stream";
+    } catch (const OutOfMemory&) {  // untimed: one stream, as without autotune, and the model's precision
+      if (fork) fork_.reset();
+      tune_note_ += std::string(tune_note_.empty() ? "" : "; ") + "pass not timed (no memory for the operands)";
       return;
     }
     const CudaStream stream;
     const cudaStream_t st = stream.get();
-    for (DeviceBuffer* d : {&x, &w, &g, &r})
-      if (d->bytes()) FFTCONV_CUDA_CHECK(cudaMemsetAsync(d->get(), 0, d->bytes(), st));
+    uint64_t seed = 0x5eed;
+    for (DeviceBuffer* d : {&x, &w, &g})
+      if (d->bytes()) gpu_kernels::fill_uniform(d->as<float>(), int64_t(d->bytes() / sizeof(float)), seed++, st);
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(arena_.base(), 0, workspace_, st));
     FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, st));
     const Buffers b = carve(arena_.base());
@@ -671,12 +806,27 @@ class FbfftConvPlan final : public Plan {
       graph.rethrow_if_failed();
       return median_time_ms(st, 9, [&] { graph.launch(st); });
     };
-    const double forked = time_graph();
-    std::unique_ptr<StreamFork> keep = std::move(fork_);
-    const double serial = time_graph();  // (its last sample synchronized the stream)
-    if (forked < kForkMargin * serial) fork_ = std::move(keep);
     std::ostringstream note;
-    note << (tune_note_.empty() ? "" : "; ") << "pass forked " << forked << " ms, one stream " << serial << " ms";
+    note << (tune_note_.empty() ? "" : "; ");
+    double best = time_graph();
+    if (fork) {
+      std::unique_ptr<StreamFork> keep = std::move(fork_);
+      const double serial = time_graph();  // (its last sample synchronized the stream)
+      note << "pass forked " << best << " ms, one stream " << serial << " ms";
+      if (best < kForkMargin * serial)
+        fork_ = std::move(keep);
+      else
+        best = serial;
+    }
+    if (math && products::supports(ProductMath::tf32x3, representative_product())) {
+      const ProductMath first = math_, other = first == ProductMath::fp32 ? ProductMath::tf32x3 : ProductMath::fp32;
+      math_ = other;
+      const double t = time_graph();
+      note << (fork ? "; " : "") << "products " << to_string(first) << " " << best << " ms, " << to_string(other)
+           << " " << t << " ms";
+      math_ = t < best ? other : first;
+      math_note_ = "timed";
+    }
     tune_note_ += note.str();
   }
 
@@ -684,7 +834,7 @@ class FbfftConvPlan final : public Plan {
   void fprop(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
     const int64_t oh = p.out_h(), ow = p.out_w();
-    transform_weight(w, b.spec_w, branch(st));
+    if (!prepared_) transform_weight(w, b.spec_w, branch(st));
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
@@ -697,7 +847,7 @@ class FbfftConvPlan final : public Plan {
 
   void bprop(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, branch(st));
+    if (!prepared_) transform_weight(w, b.spec_w, branch(st));
     for (int64_t s0 = 0; s0 < p.S; s0 += chunk_) {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_grad(g, s0, sc, b.spec_a, st, "FFT A");
@@ -743,7 +893,7 @@ class FbfftConvPlan final : public Plan {
 
   void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, branch(st));
+    if (!prepared_) transform_weight(w, b.spec_w, branch(st));
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
       gather(input_grid(x), GatherRect::padded_read, i0, ic, b.real_a, st);
@@ -761,7 +911,7 @@ class FbfftConvPlan final : public Plan {
 
   void bprop_tiled(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
-    transform_weight(w, b.spec_w, branch(st));
+    if (!prepared_) transform_weight(w, b.spec_w, branch(st));
     FFTCONV_CUDA_CHECK(cudaMemsetAsync(gx, 0, std::size_t(p.input_elems()) * sizeof(float), st));
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
@@ -806,6 +956,10 @@ class FbfftConvPlan final : public Plan {
   int inv_window_split_ = 0;      // ... with this many lanes per plane, 0 = automatic (tuned)
   bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
   std::string tune_note_;
+  ProductMath math_ = ProductMath::fp32;  // the products' precision (resolve_math, tune_pass)
+  std::string math_note_;
+  mutable double product_flops_ = 0;    // of the last execute()
+  mutable const float2* prepared_ = nullptr;  // inside execute_with(): the prepared weight spectra
   int64_t freqs_ = 0;
   bool tiled_ = false;
   TilePlan tile_plan_;

@@ -19,7 +19,7 @@ namespace fftconv {
 // transforms, halo re-reads and CGEMM frequencies. So with autotune on, a GPU backend answers
 // tile=auto by measurement: its untiled plan (when it has one) and the planner's kMeasuredTiles
 // cheapest feasible tiled candidates it can run are each built in full (with their own tuning) and
-// run on zeroed operands as a CUDA graph (GPU time, as `bench conv` and `run --timer graph` time
+// run on uniform random operands as a CUDA graph (GPU time, as `bench conv` and `run --timer graph` time
 // a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one
 // candidate at a time (only the fastest so far is kept, so at most two plans' workspaces are held
 // at once); the fastest wins, and its describe() ends with the times. Without autotune, or when the
@@ -41,7 +41,10 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
 // Unsupported or OutOfMemory is listed as skipped. `fallback` (the planner's own choice) is built
 // instead when the operands cannot be allocated. Throws Unsupported when no candidate can be built.
 // `what` names the choice: "tile=auto", or the fbfft backend's "basis" (Note [smooth register FFT]).
-std::unique_ptr<Plan> fastest_plan(const ConvProblem& p, Pass pass, std::vector<PlanCandidate> cands,
+// The winner's label is remembered for the process under (backend, p, pass, what, options_key(opts),
+// the device): a later call with the same key builds that candidate alone.
+std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                   std::vector<PlanCandidate> cands,
                                    const std::function<std::unique_ptr<Plan>()>& fallback,
                                    const std::string& what = "tile=auto");
 

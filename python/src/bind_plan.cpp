@@ -64,8 +64,7 @@ struct PyPlan {
 
 const Backend& pick_backend(const ConvProblem& p, Pass pass, DType dtype, Location loc, const std::string& name) {
   const Registry& reg = builtin_registry();
-  if (name == "auto") return select_backend(reg, p, pass, dtype, &loc);
-  const Backend& b = reg.get(name);
+  const Backend& b = name == "auto" ? find_backend(name, loc) : reg.get(name);
   if (b.location() != loc)
     throw InvalidArgument("backend: '" + name + "' runs on " + std::string(to_string(b.location())) +
                           " memory but the arrays are on " + std::string(to_string(loc)));

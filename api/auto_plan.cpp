@@ -1,0 +1,454 @@
+// The `auto` backend (see auto_plan.hpp): model, measurement and the persistent plan cache.
+#include "api/auto_plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "common/errors.hpp"
+#include "common/fft_size.hpp"
+
+#if HAVE_FFTCONV_GPU
+#include <cuda_runtime.h>
+
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
+#include "gpu/runtime/fill_kernels.cuh"
+#include "gpu/runtime/tuning_timer.hpp"
+#endif
+
+namespace fftconv {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+constexpr const char* kLibraryVersion = "fftconv-0.2";
+constexpr const char* kCacheFile = "auto-plans.json";
+
+// --- the cost model --------------------------------------------------------------------------
+
+// Planes the three transforms of a pass touch: both operands and the result.
+double planes(const ConvProblem& p) { return double(p.S * p.f + p.fo * p.f + p.S * p.fo); }
+
+// Rates of the model, per backend family (measured orders of magnitude, not peaks): an H100 for
+// the GPU backends, two AVX-512 cores for the CPU ones.
+struct Rates {
+  double transform_flops_per_s;  // FFT work
+  double product_flops_per_s;    // complex products (or im2col's GEMM)
+  double bytes_per_s;            // memory traffic of the spectra
+  double fixed_ms;               // launches, planning overheads per call
+};
+Rates rates_of(std::string_view backend) {
+  if (backend == "fbfft") return {20e12, 45e12, 2.2e12, 0.02};
+  if (backend == "cufft") return {12e12, 45e12, 1.3e12, 0.04};
+  if (backend == "fftw") return {60e9, 100e9, 20e9, 0.05};
+  if (backend == "im2col") return {0, 120e9, 20e9, 0.02};
+  return {0, 1e9, 10e9, 0.0};  // direct and anything unknown: time-domain at a slow rate
+}
+
+int64_t model_basis(std::string_view backend, int64_t padded) {
+  if (backend == "fbfft") return padded <= 30 ? next_smooth7(padded) : next_pow2(padded);
+  if (backend == "cufft") return smooth_candidates(padded, 13).front();
+  return next_smooth7(padded);
+}
+
+// Where the CLI runs `auto` and which location a name maps to.
+std::mutex g_cache_mutex;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& o, Location where, const std::string& device) {
+  std::ostringstream s;
+  s << kLibraryVersion << "|" << to_string(where) << "|" << device << "|" << p.to_string() << "|" << to_string(pass)
+    << "|" << to_string(o.dtype) << "|tile=" << o.tile.to_string() << "|math=" << to_string(o.math)
+    << "|limit=" << o.workspace_limit << "|threads=" << o.threads;
+  for (const auto& [k, v] : o.extra) s << "|" << k << "=" << v;
+  return s.str();
+}
+
+std::string device_name(Location where) {
+#if HAVE_FFTCONV_GPU
+  if (where == Location::cuda) {
+    int dev = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) return prop.name;
+    return "cuda";
+  }
+#endif
+  (void)where;
+  return "host";
+}
+
+// The plan cache file: a JSON object {key: {"backend": name, "ms": t}}, read and written whole.
+class PlanCache {
+ public:
+  static std::map<std::string, json>& memory() {
+    static std::map<std::string, json> m;
+    return m;
+  }
+  static std::string path(const PlanOptions& o) {
+    const std::string dir = plan_cache_dir(o);
+    return dir == "none" ? std::string() : dir + "/" + kCacheFile;
+  }
+  static json find(const std::string& file, const std::string& key) {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    if (auto it = memory().find(key); it != memory().end()) return it->second;
+    if (file.empty()) return nullptr;
+    const json doc = load(file);
+    if (doc.contains(key)) {
+      memory()[key] = doc[key];
+      return doc[key];
+    }
+    return nullptr;
+  }
+  static void store(const std::string& file, const std::string& key, const json& rec) {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    memory()[key] = rec;
+    if (file.empty()) return;
+    json doc = load(file);
+    doc[key] = rec;
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+    const std::string tmp = file + ".tmp";
+    {
+      std::ofstream out(tmp);
+      if (!out) return;  // a cache that cannot be written is only slower, never an error
+      out << doc.dump(1) << "\n";
+      if (!out) return;
+    }
+    std::filesystem::rename(tmp, file, ec);
+  }
+
+ private:
+  static json load(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) return json::object();
+    try {
+      json j = json::parse(in);
+      return j.is_object() ? j : json::object();
+    } catch (const json::exception&) {
+      return json::object();  // a damaged cache is rebuilt
+    }
+  }
+};
+
+// Synthetic operands of one pass at a location, and a timer of a plan on them.
+class Bench {
+ public:
+  Bench(const ConvProblem& p, Pass pass, Location where) : where_(where) {
+    const int64_t n[4] = {pass == Pass::bprop ? 0 : p.input_elems(), pass == Pass::accgrad ? 0 : p.weight_elems(),
+                          pass == Pass::fprop ? 0 : p.output_elems(), p.result_elems(pass)};
+    for (int i = 0; i < 4; ++i) bytes_[i] = std::size_t(n[i]) * sizeof(float);
+    if (where == Location::host) {
+      for (int i = 0; i < 4; ++i) {
+        host_[i].resize(std::size_t(n[i]));
+        uint64_t z = 0x9E3779B97F4A7C15ull * uint64_t(i + 1);
+        for (float& v : host_[i]) {
+          z = z * 6364136223846793005ull + 1442695040888963407ull;
+          v = float(double(z >> 40) / double(1ull << 23) - 1.0);
+        }
+      }
+      args_.input = host_[0].data(), args_.weight = host_[1].data(), args_.grad_output = host_[2].data();
+      args_.result = host_[3].data();
+      return;
+    }
+#if HAVE_FFTCONV_GPU
+    stream_.emplace();
+    for (int i = 0; i < 4; ++i) {
+      if (!bytes_[i]) continue;
+      dev_[i].allocate(bytes_[i]);
+      gpu_kernels::fill_uniform(dev_[i].as<float>(), n[i], 0x5eedull + uint64_t(i), stream_->get());
+    }
+    args_.input = dev_[0].get(), args_.weight = dev_[1].get(), args_.grad_output = dev_[2].get();
+    args_.result = dev_[3].get();
+    args_.stream = stream_->get();
+#endif
+  }
+  // Median ms of `plan` over a few runs after one warm-up run.
+  double time(const Plan& plan) {
+    if (where_ == Location::host) {
+      plan.execute(args_);
+      std::vector<double> ms;
+      for (int r = 0; r < 3; ++r) {
+        const auto t0 = Clock::now();
+        plan.execute(args_);
+        ms.push_back(ms_since(t0));
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[1];
+    }
+#if HAVE_FFTCONV_GPU
+    return median_time_ms(stream_->get(), 5, [&] { plan.execute(args_); });
+#else
+    throw Unsupported("auto: this build has no CUDA");
+#endif
+  }
+
+ private:
+  Location where_;
+  std::size_t bytes_[4] = {};
+  std::vector<float> host_[4];
+  Args args_;
+#if HAVE_FFTCONV_GPU
+  DeviceBuffer dev_[4];
+  std::optional<CudaStream> stream_;  // destroyed first: its work is synchronized by the timer
+#endif
+};
+
+// b's plan; a backend that does not tile (im2col, direct) is planned untiled when the options ask
+// for tile=auto, as the Python API's default tile does (Note [default tile]).
+std::unique_ptr<Plan> plan_of(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& opts) {
+  try {
+    return b.plan(p, pass, opts);
+  } catch (const Unsupported&) {
+    if (opts.tile.kind != TileSpec::Kind::automatic) throw;
+    PlanOptions untiled = opts;
+    untiled.tile = TileSpec{};
+    return b.plan(p, pass, untiled);
+  }
+}
+
+// The plan `auto` returns: the winner's plan, described with how it was chosen.
+class AutoPlan final : public Plan {
+ public:
+  AutoPlan(std::unique_ptr<Plan> inner, AutoReport report) : inner_(std::move(inner)), report_(std::move(report)) {}
+  std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
+  void execute(const Args& a) const override { inner_->execute(a); }
+  std::string describe() const override {
+    return "auto -> " + report_.chosen + " (" + report_.reason + "): " + inner_->describe();
+  }
+  std::string tile_json() const override { return inner_->tile_json(); }
+  StepTimes last_breakdown() const override { return inner_->last_breakdown(); }
+  ProductInfo last_products() const override { return inner_->last_products(); }
+  std::pair<int64_t, int64_t> fourier_basis() const override { return inner_->fourier_basis(); }
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void* w, void* stream) const override {
+    return inner_->prepare_weights(w, stream);
+  }
+  void execute_with(const Args& a, const PreparedWeights& w) const override { inner_->execute_with(a, w); }
+
+ private:
+  std::unique_ptr<Plan> inner_;
+  AutoReport report_;
+};
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+}  // namespace
+
+std::string plan_cache_dir(const PlanOptions& opts) {
+  if (opts.tune_cache == "none") return "none";
+  if (!opts.tune_cache.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(opts.tune_cache).parent_path();
+    return parent.empty() ? "." : parent.string();
+  }
+  if (std::string e = env("FFTCONV_PLAN_CACHE"); !e.empty()) return e;
+  if (std::string x = env("XDG_CACHE_HOME"); !x.empty()) return x + "/fftconv";
+  if (std::string h = env("HOME"); !h.empty()) return h + "/.cache/fftconv";
+  return "none";
+}
+
+double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
+  const std::string_view name = b.name();
+  const Rates r = rates_of(name);
+  if (name == "direct" || name == "im2col") {
+    const double gemm = 2.0 * p.madds() / r.product_flops_per_s;
+    const double unroll = name == "im2col" ? 4.0 * double(p.f * p.kh * p.kw) * double(p.out_h() * p.out_w()) *
+                                                 double(p.S) / r.bytes_per_s
+                                           : 0.0;
+    return 1e3 * (gemm + unroll) + r.fixed_ms;
+  }
+  const int64_t nh = model_basis(name, p.padded_h()), nw = model_basis(name, p.padded_w());
+  const double freqs = double(nh) * double(nw / 2 + 1);
+  const double transform = planes(p) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
+  const double products = 8.0 * freqs * double(p.f) * double(p.fo) * double(p.S) / r.product_flops_per_s;
+  // Spectra written by the forward transforms, read and written by the products, read by the inverse.
+  const double traffic = 8.0 * freqs * planes(p) * 3.0 / r.bytes_per_s;
+  (void)pass;
+  return 1e3 * (transform + products + traffic) + r.fixed_ms;
+}
+
+std::string AutoReport::explain() const {
+  std::ostringstream s;
+  s << "auto: " << (from_cache ? "cached choice " : "chose ") << chosen << " (" << reason << ")";
+  if (!from_cache) s << ", " << fmt(tune_ms) << " ms to choose";
+  s << "\n  candidate   model ms   plan ms   measured ms   note\n";
+  for (const AutoCandidate& c : candidates) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-10s %9s %9s %13s   ", c.backend.c_str(), fmt(c.model_ms).c_str(),
+                  c.plan_ms >= 0 ? fmt(c.plan_ms).c_str() : "-", c.measured_ms >= 0 ? fmt(c.measured_ms).c_str() : "-");
+    s << line << (c.backend == chosen ? "chosen" : "") << (c.note.empty() ? "" : (c.backend == chosen ? "; " : "") + c.note)
+      << "\n";
+  }
+  return s.str();
+}
+
+std::vector<const Backend*> AutoBackend::candidates(const ConvProblem& p, Pass pass, DType dtype) const {
+  std::vector<const Backend*> out;
+  const Backend* direct = nullptr;
+  for (const auto& b : registry_.all()) {
+    if (b->location() != where_ || !b->available().ok || !b->supports(p, pass, dtype).ok) continue;
+    if (b->name() == "direct")
+      direct = b.get();
+    else
+      out.push_back(b.get());
+  }
+  if (out.empty() && direct) out.push_back(direct);
+  return out;
+}
+
+Support AutoBackend::available() const {
+  std::string why;
+  for (const auto& b : registry_.all()) {
+    if (b->location() != where_) continue;
+    const Support a = b->available();
+    if (a.ok) return {};
+    why += (why.empty() ? "" : "; ") + std::string(b->name()) + ": " + a.reason;
+  }
+  return {false, why.empty() ? "no backend runs at " + std::string(to_string(where_)) : why};
+}
+
+Support AutoBackend::supports(const ConvProblem& p, Pass pass, DType dtype) const {
+  if (Support s = problem_support(p); !s.ok) return s;
+  std::string why;
+  for (const auto& b : registry_.all()) {
+    if (b->location() != where_) continue;
+    Support s = b->available();
+    if (s.ok) s = b->supports(p, pass, dtype);
+    if (s.ok) return {};
+    why += (why.empty() ? "" : "; ") + std::string(b->name()) + ": " + s.reason;
+  }
+  return {false, "no " + std::string(to_string(where_)) + " backend supports it (" + why + ")"};
+}
+
+std::string_view AutoBackend::summary() const {
+  return where_ == Location::cuda ? "the fastest CUDA backend for the problem: modelled, then timed; cached"
+                                  : "the fastest host backend for the problem: modelled, then timed; cached";
+}
+
+std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const {
+  return plan(p, pass, opts, nullptr);
+}
+
+std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const PlanOptions& user_opts,
+                                        AutoReport* out) const {
+  p.validate();
+  // The backends' own tuners persist beside the plan cache (cufft's winners: cufft-tune.json).
+  PlanOptions opts = user_opts;
+  if (const std::string dir = plan_cache_dir(user_opts); opts.tune_cache.empty() && dir != "none") {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) opts.tune_cache = dir + "/cufft-tune.json";  // an unwritable folder: the caches stay in memory
+  }
+  const auto t0 = Clock::now();
+  AutoReport rep;
+  const std::vector<const Backend*> cands = candidates(p, pass, opts.dtype);
+  if (cands.empty()) throw Unsupported("auto: " + supports(p, pass, opts.dtype).reason);
+  for (const Backend* b : cands) {
+    AutoCandidate c;
+    c.backend = b->name();
+    c.model_ms = model_time_ms(*b, p, pass);
+    rep.candidates.push_back(c);
+  }
+  auto finish = [&](std::unique_ptr<Plan> plan) -> std::unique_ptr<Plan> {
+    rep.tune_ms = ms_since(t0);
+    if (out) *out = rep;
+    return std::make_unique<AutoPlan>(std::move(plan), rep);
+  };
+  auto by_name = [&](const std::string& name) -> const Backend* {
+    for (const Backend* b : cands)
+      if (b->name() == name) return b;
+    return nullptr;
+  };
+
+  const std::string file = PlanCache::path(opts);
+  const std::string key = cache_key(p, pass, opts, where_, device_name(where_));
+  if (opts.autotune) {
+    const json rec = PlanCache::find(file, key);
+    if (rec.is_object() && rec.contains("backend")) {
+      if (const Backend* b = by_name(rec["backend"].get<std::string>())) {
+        rep.chosen = b->name();
+        rep.from_cache = true;
+        rep.reason = "plan cache: timed " + fmt(rec.value("ms", 0.0)) + " ms when chosen";
+        return finish(plan_of(*b, p, pass, opts));
+      }
+    }
+  }
+
+  // The model's ranking; the best, and with autotune the others within kAutoModelSpread, are planned.
+  std::vector<std::size_t> order(cands.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rep.candidates[a].model_ms < rep.candidates[b].model_ms; });
+  const double best_model = rep.candidates[order[0]].model_ms;
+  if (!opts.autotune || order.size() == 1) {
+    const std::size_t i = order[0];
+    rep.chosen = rep.candidates[i].backend;
+    rep.reason = order.size() == 1 ? "the only candidate" : "cost model (autotune off)";
+    for (std::size_t j = 1; j < order.size(); ++j) rep.candidates[order[j]].note = "not timed (autotune off)";
+    const auto tp = Clock::now();
+    auto plan = plan_of(*cands[i], p, pass, opts);
+    rep.candidates[i].plan_ms = ms_since(tp);
+    return finish(std::move(plan));
+  }
+
+  Bench bench(p, pass, where_);
+  std::unique_ptr<Plan> best;
+  double best_ms = 0;
+  std::size_t best_i = 0;
+  int timed = 0;
+  std::string last_error;
+  for (std::size_t i : order) {
+    AutoCandidate& c = rep.candidates[i];
+    if (timed >= kAutoMaxTimed || c.model_ms > kAutoModelSpread * best_model) {
+      c.note = "not timed: model " + fmt(c.model_ms / best_model) + "x the best";
+      continue;
+    }
+    try {
+      const auto tp = Clock::now();
+      auto plan = plan_of(*cands[i], p, pass, opts);
+      c.plan_ms = ms_since(tp);
+      c.measured_ms = bench.time(*plan);
+      ++timed;
+      if (!best || c.measured_ms < best_ms) best = std::move(plan), best_ms = c.measured_ms, best_i = i;
+    } catch (const OutOfMemory& e) {
+      c.note = std::string("out of memory: ") + e.what();
+    } catch (const Unsupported& e) {
+      c.note = std::string("unsupported: ") + e.what();
+    } catch (const CudaError& e) {
+      c.note = std::string("failed: ") + e.what();
+      last_error = e.what();
+    }
+  }
+  if (!best) {
+    if (!last_error.empty()) throw CudaError("auto: every candidate failed; last: " + last_error);
+    throw Unsupported("auto: no candidate could be planned for " + p.to_string() + " " + std::string(to_string(pass)));
+  }
+  rep.chosen = rep.candidates[best_i].backend;
+  rep.reason = "fastest of " + std::to_string(timed) + " timed";
+  PlanCache::store(file, key, json{{"backend", rep.chosen}, {"ms", best_ms}});
+  return finish(std::move(best));
+}
+
+}  // namespace fftconv

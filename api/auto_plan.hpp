@@ -1,0 +1,71 @@
+// The `auto` backend: one planner over every backend of a location (Note [auto planner]). A cost
+// model ranks the backends that support a problem, the few it keeps are planned and timed on
+// synthetic operands, and the winner goes to a persistent plan cache.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/backend.hpp"
+
+namespace fftconv {
+
+// Note [auto planner]
+// `auto` is not a backend of its own arithmetic: it returns the plan of the backend that runs the
+// problem fastest here. Candidates are the backends at the location that are available and support
+// (problem, pass) (direct only when nothing else does). Each gets a model time from
+// model_time_ms() (transform and product work over a rate per backend family, memory traffic over
+// bandwidth); candidates within kAutoModelSpread of the best model time are planned (each with its
+// own tuner: bases, tiles, product precision) and timed on synthetic operands, median of a few
+// runs; with autotune off the model's best is planned alone. The winner is stored in the plan
+// cache under (problem, pass, location, device, tile, math, workspace limit, library version), so
+// a later plan of the same key builds only the winner's plan.
+inline constexpr double kAutoModelSpread = 8.0;
+inline constexpr int kAutoMaxTimed = 3;
+
+struct AutoCandidate {
+  std::string backend;
+  double model_ms = 0;         // the cost model's estimate
+  double measured_ms = -1;     // median of the timed runs, -1 when not timed
+  double plan_ms = -1;         // time to build its plan (its own tuning included), -1 when not built
+  std::string note;            // why it was not timed, or what failed
+};
+
+struct AutoReport {
+  std::vector<AutoCandidate> candidates;
+  std::string chosen;          // backend name
+  std::string reason;          // one line: how the winner was chosen
+  bool from_cache = false;
+  double tune_ms = 0;          // wall time of the whole choice (planning and timing included)
+  std::string explain() const; // a table of the candidates and the reason
+};
+
+// The directory of the persistent plan cache: PlanOptions::tune_cache's directory when it is set
+// ("none" keeps the cache in memory), else $FFTCONV_PLAN_CACHE (a directory, or "none"), else
+// $XDG_CACHE_HOME/fftconv, else ~/.cache/fftconv. The auto planner's file is auto-plans.json
+// there; cufft's tuner writes cufft-tune.json beside it when PlanOptions::tune_cache is empty.
+std::string plan_cache_dir(const PlanOptions& opts);
+
+// The model's estimate of one pass of `backend` on (p, pass) in ms (see Note [auto planner]).
+double model_time_ms(const Backend& backend, const ConvProblem& p, Pass pass);
+
+// The `auto` backend of one location over the registry's backends there.
+class AutoBackend final : public Backend {
+ public:
+  AutoBackend(const Registry& registry, Location where) : registry_(registry), where_(where) {}
+  std::string_view name() const override { return "auto"; }
+  Location location() const override { return where_; }
+  Support available() const override;
+  Support supports(const ConvProblem& p, Pass pass, DType dtype = DType::f32) const override;
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override;
+  std::string_view summary() const override;
+  // plan() and the report of its choice.
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, AutoReport* report) const;
+
+ private:
+  std::vector<const Backend*> candidates(const ConvProblem& p, Pass pass, DType dtype) const;
+  const Registry& registry_;
+  Location where_;
+};
+
+}  // namespace fftconv

@@ -1,0 +1,117 @@
+// The products of the GPU backends (see products.hpp): cuBLAS for fp32 and tf32, the CUTLASS
+// 3xTF32 kernels (cutlass_3xtf32.cu) for tf32x3.
+#include "gpu/gemm/products.hpp"
+
+#include <algorithm>
+
+#include "common/errors.hpp"
+#include "gpu/gemm/cutlass_3xtf32.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+
+namespace fftconv::products {
+
+// Note [product precision]
+// With many channels the per-frequency complex products dominate a pass (L5: about 70% of it). On
+// CUDA cores cuBLAS reaches about 70% of the fp32 peak on these shapes; TF32 tensor cores are
+// several times faster but keep 10 mantissa bits (about 1e-3 relative error). The 3xTF32 split
+// keeps fp32 accuracy on tensor cores: each operand x = big + small with big = tf32(x) and
+// small = tf32(x - big), and a·b ≈ big_a·big_b + big_a·small_b + small_a·big_b (the dropped
+// small·small term is below fp32 rounding). The split happens in registers inside the GEMM's main
+// loop (CUTLASS's OpMultiplyAddComplexFastF32), so the frequency-major spectra are read in place,
+// as the cuBLAS call reads them, and no operand is copied. `automatic` times fp32 against tf32x3
+// per plan (the products' shapes decide: small m, n or k leave the tensor-core tiles empty); tf32
+// is used only when asked for and is validated against its own tolerance.
+
+namespace {
+
+int to_int(int64_t v, const char* what) {
+  if (v < 0 || v > int64_t(0x7fffffff))
+    throw Unsupported(std::string("products: ") + what + " = " + std::to_string(v) + " exceeds cuBLAS's int range");
+  return int(v);
+}
+
+void cublas_cgemm(cublasHandle_t handle, const StridedBatch& g, bool tf32) {
+  const cuComplex one = make_cuComplex(1.f, 0.f), beta = make_cuComplex(g.accumulate ? 1.f : 0.f, 0.f);
+  const int m = to_int(g.m, "m"), n = to_int(g.n, "n"), k = to_int(g.k, "k"), lda = to_int(g.lda, "lda"),
+            ldb = to_int(g.ldb, "ldb"), ldc = to_int(g.ldc, "ldc"), batch = to_int(g.batch, "batch");
+  if (!tf32) {
+    FFTCONV_CUBLAS_CHECK(cublasCgemmStridedBatched(handle, g.opa, g.opb, m, n, k, &one, g.a, lda, g.stride_a, g.b, ldb,
+                                                   g.stride_b, &beta, g.c, ldc, g.stride_c, batch));
+    return;
+  }
+  FFTCONV_CUBLAS_CHECK(cublasGemmStridedBatchedEx(handle, g.opa, g.opb, m, n, k, &one, g.a, CUDA_C_32F, lda, g.stride_a,
+                                                  g.b, CUDA_C_32F, ldb, g.stride_b, &beta, g.c, CUDA_C_32F, ldc,
+                                                  g.stride_c, batch, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                                  CUBLAS_GEMM_DEFAULT));
+}
+
+cutlass3x::Ops ops_of(const StridedBatch& g) {
+  if (g.opa == CUBLAS_OP_N && g.opb == CUBLAS_OP_N) return cutlass3x::Ops::nn;
+  if (g.opa == CUBLAS_OP_C && g.opb == CUBLAS_OP_N) return cutlass3x::Ops::cn;
+  if (g.opa == CUBLAS_OP_N && g.opb == CUBLAS_OP_C) return cutlass3x::Ops::nc;
+  return cutlass3x::Ops::unsupported;
+}
+
+}  // namespace
+
+StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_t freqs) {
+  StridedBatch g;
+  g.batch = freqs;
+  switch (pass) {
+    case Pass::fprop: g.opa = CUBLAS_OP_C, g.m = p.fo, g.n = units, g.k = p.f; break;
+    case Pass::bprop: g.m = p.f, g.n = units, g.k = p.fo; break;
+    case Pass::accgrad: g.opb = CUBLAS_OP_C, g.m = p.f, g.n = p.fo, g.k = units; break;
+  }
+  return g;
+}
+
+bool supports(ProductMath math, const StridedBatch& g) {
+  switch (math) {
+    case ProductMath::fp32:
+    case ProductMath::tf32: return true;
+    case ProductMath::tf32x3: return ops_of(g) != cutlass3x::Ops::unsupported;
+    case ProductMath::automatic: return false;
+  }
+  return false;
+}
+
+void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
+  if (g.batch == 0 || g.m == 0 || g.n == 0) return;
+  switch (math) {
+    case ProductMath::fp32: cublas_cgemm(handle, g, false); return;
+    case ProductMath::tf32: cublas_cgemm(handle, g, true); return;
+    case ProductMath::tf32x3: {
+      const cutlass3x::Ops ops = ops_of(g);
+      if (ops == cutlass3x::Ops::unsupported)
+        throw Unsupported("products: math=3xtf32 covers the N/N, C/N and N/C products only");
+      cudaStream_t stream = nullptr;
+      FFTCONV_CUBLAS_CHECK(cublasGetStream(handle, &stream));
+      cutlass3x::Problem p{g.m, g.n, g.k, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c,
+                           g.batch, g.accumulate};
+      cutlass3x::cgemm(ops, p, stream);
+      return;
+    }
+    case ProductMath::automatic: break;
+  }
+  throw InvalidArgument("products: math=auto must be resolved to fp32 or 3xtf32 before the products run");
+}
+
+double peak_tflops(ProductMath math) {
+  int dev = 0, major = 0, sms = 0, khz = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess || major != 9)
+    return 0;
+  // sm_90, per SM and clock: 128 fp32 FMAs on CUDA cores, 1024 dense TF32 FMAs on tensor cores.
+  const double fma_per_clock = math == ProductMath::fp32 ? 128.0 : 1024.0;
+  const double tflops = 2.0 * fma_per_clock * double(sms) * double(khz) * 1e3 / 1e12;
+  return math == ProductMath::tf32x3 ? tflops / 3.0 : tflops;
+}
+
+ProductMath model_choice(const StridedBatch& g) {
+  return std::min({g.m, g.n, g.k}) >= kTensorCoreMinDim && supports(ProductMath::tf32x3, g) ? ProductMath::tf32x3
+                                                                                             : ProductMath::fp32;
+}
+
+}  // namespace fftconv::products

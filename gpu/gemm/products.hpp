@@ -1,0 +1,55 @@
+// The frequency-domain products of the GPU backends: one strided-batched complex GEMM per pass, in
+// the precision PlanOptions::math asks for (Note [product precision]). Both backends call this.
+#pragma once
+#include <cublas_v2.h>
+#include <cuComplex.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/backend.hpp"
+
+namespace fftconv::products {
+
+// C[q] = op(A[q]) op(B[q]) (+ C[q] when accumulate) for q in [0, batch): column-major m×n result,
+// op(A) m×k, op(B) k×n, operands `s*` elements apart. op is N or C (conjugate transpose).
+struct StridedBatch {
+  cublasOperation_t opa = CUBLAS_OP_N, opb = CUBLAS_OP_N;
+  int64_t m = 0, n = 0, k = 0;
+  const cuComplex* a = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  const cuComplex* b = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  cuComplex* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+  int64_t batch = 0;
+  bool accumulate = false;
+
+  // Real-equivalent floating-point operations (8 per complex multiply-add).
+  double flops() const { return 8.0 * double(m) * double(n) * double(k) * double(batch); }
+};
+
+// The shape of a pass's product over `units` images (or tile items) at `freqs` frequencies, as both
+// backends issue it on the frequency-major spectra (operand pointers left null):
+//   fprop C/N m=fo n=units k=f,  bprop N/N m=f n=units k=fo,  accgrad N/C m=f n=fo k=units.
+StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_t freqs);
+
+// Runs `g` on the handle's stream in `math` (fp32, tf32x3 or tf32; not automatic). Throws
+// InvalidArgument for automatic, Unsupported for an (opa, opb) pair the tensor-core kernels do not
+// cover (only N/N, C/N and N/C exist: the three passes' products), CudaError on a failed launch.
+void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g);
+
+// Does `math` (resolved) cover this product?
+bool supports(ProductMath math, const StridedBatch& g);
+
+// Nominal peak of the unit a mode uses on the current device, in TFLOP/s (real-equivalent): the fp32
+// CUDA-core rate for fp32, the dense TF32 tensor-core rate for tf32, a third of it for tf32x3 (three
+// products). 0 when the device's rates are not known (an architecture other than sm_90).
+double peak_tflops(ProductMath math);
+
+// The mode `automatic` resolves to without timing (no autotune): tf32x3 where every dimension of
+// the product is at least kTensorCoreMinDim (the tensor-core tiles are then filled), else fp32.
+inline constexpr int64_t kTensorCoreMinDim = 64;
+ProductMath model_choice(const StridedBatch& g);
+
+}  // namespace fftconv::products
