@@ -2,6 +2,7 @@
 // padding, CUDNN_FMA_MATH, and every algorithm enum value of the pass run explicitly.
 #include "bench/cudnn_baseline.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "validation/gpu_timing.hpp"
@@ -45,7 +46,7 @@ struct Descriptors {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
 
-  Descriptors(const ConvProblem& p, cudaStream_t stream) {
+  Descriptors(const ConvProblem& p, cudaStream_t stream, bool tensor_op_math) {
     FFTCONV_CUDNN_CHECK(cudnnCreate(&handle));
     FFTCONV_CUDNN_CHECK(cudnnSetStream(handle, stream));
     FFTCONV_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
@@ -58,7 +59,8 @@ struct Descriptors {
                                                    to_int(p.f, "f"), to_int(p.kh, "kh"), to_int(p.kw, "kw")));
     FFTCONV_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(p.ph, "ph"), to_int(p.pw, "pw"), 1, 1, 1, 1,
                                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    FFTCONV_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));  // strict fp32, no TF32
+    // Strict fp32 (FMA math: no TF32), or tensor-core math allowed (TF32, as PyTorch's default on sm_90).
+    FFTCONV_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     int n = 0, c = 0, h = 0, ww = 0;
     FFTCONV_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &h, &ww));
     if (n != p.S || c != p.fo || h != p.out_h() || ww != p.out_w())
@@ -85,7 +87,7 @@ std::string cudnn_version() {
 }
 
 CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vector<DeviceOperands>& sets,
-                                 const CudnnRunOptions& opts, void* stream_ptr) {
+                                 const CudnnRunOptions& opts, void* stream_ptr, const std::vector<std::string>& only) {
   CudnnReport rep;
   if (p.padding == Padding::mirror) {
     rep.reason = "cuDNN pads with zeros only (mirror padding unsupported)";
@@ -93,7 +95,7 @@ CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vec
   }
   if (sets.empty()) throw InvalidArgument("cudnn: no operand sets");
   auto stream = static_cast<cudaStream_t>(stream_ptr);
-  Descriptors d(p, stream);
+  Descriptors d(p, stream, opts.tensor_op_math);
   rep.supported = true;
   const float one = 1.0f, zero = 0.0f;
   int count = 0;
@@ -107,6 +109,8 @@ CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vec
       count = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; break;
   }
   for (int a = 0; a < count; ++a) {
+    const char* name = pass == Pass::fprop ? kFwdNames[a] : pass == Pass::bprop ? kBwdDataNames[a] : kBwdFilterNames[a];
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     CudnnAlgoResult r;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     size_t ws = 0;
@@ -192,7 +196,7 @@ namespace fftconv {
 bool cudnn_built() { return false; }
 std::string cudnn_version() { return "not built (cudnn.h or libcudnn not found at configure time)"; }
 CudnnReport run_cudnn_algorithms(const ConvProblem&, Pass, const std::vector<DeviceOperands>&, const CudnnRunOptions&,
-                                 void*) {
+                                 void*, const std::vector<std::string>&) {
   CudnnReport r;
   r.reason = "this build has no cuDNN";
   return r;

@@ -1,6 +1,7 @@
 // The cuDNN baseline of the layer benchmark: for one problem and pass, every algorithm cuDNN offers
 // (implicit GEMM, GEMM, FFT, FFT_TILING, Winograd, ...) run explicitly in strict fp32 (CUDNN_FMA_MATH,
-// no TF32), each with its own workspace, timed with CUDA events; the fastest is the baseline.
+// no TF32) or with tensor-core math allowed, each with its own workspace, timed with CUDA events;
+// the fastest is the baseline.
 // Compiled only with CUDA (bench/*.cu); without cuDNN every call reports "unsupported".
 #pragma once
 #include <cstddef>
@@ -39,6 +40,7 @@ struct CudnnReport {
 
 struct CudnnRunOptions {
   int warmup = 3, repeat = 20;     // repeat = 0: run each algorithm once, untimed (verification)
+  bool tensor_op_math = false;     // CUDNN_TENSOR_OP_MATH (TF32 allowed) instead of CUDNN_FMA_MATH
   // Called after each algorithm's first run with the device result; returns its rel_l2.
   std::function<double(const float* device_result)> check;
 };
@@ -50,7 +52,9 @@ std::string cudnn_version();
 // Runs every algorithm of `pass` for problem p. Repetition r uses operand set r % sets.size()
 // (rotation defeats the L2 cache). stream is a cudaStream_t (nullptr = default stream).
 // Mirror padding is reported unsupported (cuDNN pads with zeros only).
+// A non-empty `only` runs the algorithms of those names (CudnnAlgoResult::algo) and leaves the others
+// out of the report.
 CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vector<DeviceOperands>& sets,
-                                 const CudnnRunOptions& opts, void* stream);
+                                 const CudnnRunOptions& opts, void* stream, const std::vector<std::string>& only = {});
 
 }  // namespace fftconv

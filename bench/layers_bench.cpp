@@ -233,7 +233,7 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
           seed += 16;
           std::vector<DeviceOperands> ops;
           for (const auto& s : sets) ops.push_back(s.ops());
-          tr = run_cudnn_algorithms(p, pass, ops, CudnnRunOptions{o.warmup, o.repeat, {}}, stream);
+          tr = run_cudnn_algorithms(p, pass, ops, CudnnRunOptions{o.warmup, o.repeat, false, {}}, stream);
         } else {
           tr = vr;
         }
