@@ -197,6 +197,26 @@ json network_totals(const json& layers, const std::vector<std::string>& impls, c
   return totals;
 }
 
+json merge_networks_documents(const json& earlier, const json& later) {
+  auto run_of = [](const json& d) {
+    json r = json::object();
+    for (const char* k : {"device", "command", "started", "wall_s", "note"})
+      if (d.contains(k)) r[k] = d[k];
+    return r;
+  };
+  json out = later;
+  out["runs"] = earlier.value("runs", json::array({run_of(earlier)}));
+  out["runs"].push_back(run_of(later));
+  out["networks"] = json::array();
+  for (const json& n : earlier.value("networks", json::array())) {
+    bool replaced = false;
+    for (const json& m : later["networks"]) replaced = replaced || m["name"] == n["name"];
+    if (!replaced) out["networks"].push_back(n);
+  }
+  for (const json& m : later["networks"]) out["networks"].push_back(m);
+  return out;
+}
+
 std::string networks_table(const json& doc) {
   std::string s = "# " + doc.value("device", std::string("?")) + ", batch " + std::to_string(doc.value("batch", 0)) +
                   "; medians in ms, summed over every convolutional layer\n";

@@ -59,6 +59,9 @@ nlohmann::json run_networks_bench(const NetworksBenchOptions& o, std::ostream& o
 // does not support) and the layers missing (no time at all: "complete" is false).
 nlohmann::json network_totals(const nlohmann::json& layers, const std::vector<std::string>& impls,
                               const std::vector<Pass>& passes);
+// `later`'s networks added to `earlier` (a network in both: later's), the runs' headers kept in
+// "runs" (device, command, started, wall_s, note of each), the top-level fields later's.
+nlohmann::json merge_networks_documents(const nlohmann::json& earlier, const nlohmann::json& later);
 // The table run_networks_bench prints, from its document.
 std::string networks_table(const nlohmann::json& doc);
 

@@ -97,6 +97,20 @@ TEST_CASE("network totals: per pass sums, strided layers at cuDNN's time, missin
   CHECK(table.find("without [\"conv2\"]") != std::string::npos);
 }
 
+TEST_CASE("networks measured in separate runs join into one document") {
+  const json a{{"device", "d"}, {"command", "run a"}, {"networks", {{{"name", "alexnet"}, {"v", 1}}, {{"name", "vgg16"}, {"v", 1}}}}};
+  const json b{{"device", "d"}, {"command", "run b"}, {"networks", {{{"name", "vgg16"}, {"v", 2}}}}};
+  const json m = merge_networks_documents(a, b);
+  REQUIRE(m["networks"].size() == 2);
+  CHECK(m["networks"][0] == json({{"name", "alexnet"}, {"v", 1}}));
+  CHECK(m["networks"][1] == json({{"name", "vgg16"}, {"v", 2}}));
+  CHECK(m["command"] == "run b");
+  REQUIRE(m["runs"].size() == 2);
+  CHECK(m["runs"][0]["command"] == "run a");
+  const json c = merge_networks_documents(m, b);  // a third run keeps the earlier runs
+  CHECK(c["runs"].size() == 3);
+}
+
 TEST_CASE("a host run of AlexNet at batch 1: every stride-1 layer verified, the strided one reported") {
   NetworksBenchOptions o;
   o.networks = {"alexnet"};

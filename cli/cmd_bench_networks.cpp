@@ -1,6 +1,7 @@
 // `fftconv bench networks`: AlexNet, OverFeat-fast and VGG-16 layer by layer at batch 128 against cuDNN
 // (bench/networks_bench.hpp); `--list` prints the layers as JSON (the input of bench/torch_networks.py).
 // Exit 2 for bad input or without CUDA/cuDNN, 1 when a result of ours fails verification or errors.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,7 +20,7 @@ struct NetworksArgs {
   bench::NetworksBenchOptions o;
   std::vector<std::string> passes;
   std::string json_path;
-  bool list = false, no_tc = false, no_cudnn = false, no_progress = false;
+  bool list = false, no_tc = false, no_cudnn = false, no_progress = false, update = false;
   PlanFlags plan;
 };
 
@@ -38,14 +39,29 @@ void run(NetworksArgs& a, int* exit_code) {
   o.plan = a.plan.to_options();
   o.progress = !a.no_progress;
   o.command = command_line("fftconv bench networks");
+  if (a.update && a.json_path.empty()) throw InvalidArgument("update: needs --json FILE");
+  nlohmann::json before;  // --update: the file's document, read before the run
+  if (a.update && std::filesystem::exists(a.json_path)) {
+    std::ifstream in(a.json_path);
+    try {
+      before = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw InvalidArgument("json: '" + a.json_path + "' is not a networks document (" + e.what() + ")");
+    }
+  }
   std::ofstream f;
   if (!a.json_path.empty()) {  // opened first: a bad path fails before the run
-    f.open(a.json_path);
-    if (!f) throw InvalidArgument("json: cannot open '" + a.json_path + "' for writing");
+    f.open(a.json_path + ".tmp");
+    if (!f) throw InvalidArgument("json: cannot open '" + a.json_path + ".tmp' for writing");
   }
   bool verified = true;
-  const nlohmann::json doc = bench::run_networks_bench(o, std::cout, &verified);
-  if (f.is_open() && !(f << doc.dump(1) << "\n")) throw InvalidArgument("json: write to '" + a.json_path + "' failed");
+  nlohmann::json doc = bench::run_networks_bench(o, std::cout, &verified);
+  if (!before.is_null()) doc = bench::merge_networks_documents(before, doc);
+  if (f.is_open()) {
+    if (!(f << doc.dump(1) << "\n")) throw InvalidArgument("json: write to '" + a.json_path + ".tmp' failed");
+    f.close();
+    std::filesystem::rename(a.json_path + ".tmp", a.json_path);
+  }
   if (!verified) {
     std::cerr << "fftconv bench networks: a result of our backends failed verification or errored\n";
     *exit_code = kExitCheckFailed;
@@ -70,6 +86,8 @@ void add_bench_networks_command(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--no-cudnn-tensor-ops", a->no_tc, "time cuDNN in FMA math only (not also with tensor-op math)");
   cmd->add_flag("--no-cudnn", a->no_cudnn, "leave cuDNN out (a run of host backends, e.g. --backends fftw)");
   cmd->add_option("--json", a->json_path, "write the results (layers, cells, totals, device, command) here");
+  cmd->add_flag("--update", a->update, "add this run's networks to the --json file (one measured again is replaced), "
+                                      "so that the networks can be measured in separate calls");
   cmd->add_flag("--list", a->list, "print the layers of --networks at --batch as JSON and exit");
   cmd->add_option("--cell-seconds", o.cell.cell_seconds, "cap on one cell's warm-up and timed runs")->capture_default_str();
   cmd->add_option("--warmup", o.cell.warmup, "untimed runs before the timed ones")->capture_default_str();
