@@ -227,7 +227,7 @@ def draw_panels(fig, speedup_by_spec, title, bin_base=4, limit=None, baseline="c
         drawn[k] = {"rows": rows, "cells": cells, "black": black, "hatched": hatched}
     bar = fig.colorbar(mesh, ax=axes, label=f"speed-up over {baseline} (geometric mean of the passes)", shrink=0.7)
     ticks = [2.0 ** e for e in range(-40, 41) if 1 / limit <= 2.0 ** e <= limit]
-    bar.set_ticks(ticks, labels=[f"{v:g}x" for v in ticks])
+    bar.set_ticks(ticks, labels=[f"{v:g}x" if v >= 1 else f"1/{1 / v:g}x" for v in ticks])
     bar.minorticks_off()
     fig.suptitle(title, fontsize=11)
     return drawn
