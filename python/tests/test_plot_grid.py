@@ -3,24 +3,20 @@ written here: speed-ups averaged over the passes, the best of the backends, heat
 marks (black where nothing ran, hatched where part did not), the table beside the paper's K40
 figures, gzip files cut short, and the one command that writes every figure."""
 import gzip
-import importlib.util
 import json
 import math
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import ROOT, load_script
+
 SCRIPT = ROOT / "bench" / "plot_grid.py"
 
 
 def module():
-    spec = importlib.util.spec_from_file_location("plot_grid", SCRIPT)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return load_script("bench/plot_grid.py")
 
 
 def spec(S, f, fo, k, y):

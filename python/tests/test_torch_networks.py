@@ -1,23 +1,19 @@
 """bench/torch_networks.py (PyTorch's timings for the networks table): the layer specs it reads, the
 sizes and totals it computes, the layer list from `fftconv bench networks --list`, and, where PyTorch
 is installed, a whole run on the CPU on a tiny list (the GPU run needs a CUDA host)."""
-import importlib.util
 import json
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import ROOT, load_script
+
 SCRIPT = ROOT / "bench" / "torch_networks.py"
 
 
 def module():
-    spec = importlib.util.spec_from_file_location("torch_networks", SCRIPT)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return load_script("bench/torch_networks.py")
 
 
 def test_specs_short_and_long_strided_or_not():
