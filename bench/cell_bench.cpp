@@ -225,6 +225,7 @@ struct CellBench::State {
   uint64_t seed = 0;
   bool have_ref = false;
   std::string ref_kind, ref_error;
+  CellResult operands;  // the status of drawing the operands: not ok, every cell of them reports it
 #ifdef FFTCONV_HAVE_CUDA
   std::unique_ptr<CudaStream> stream;
   std::vector<DeviceBuffer> extra;  // operands and results of the rotated sets after the first
@@ -317,7 +318,9 @@ void CellBench::prepare(const ConvProblem& p, Pass pass, uint64_t seed) {
   s.p = p, s.pass = pass, s.seed = seed;
   s.have_ref = false;
   s.ref_kind.clear(), s.ref_error.clear();
-  s.data->make(p, pass, seed);
+  s.operands = CellResult{};
+  guarded(s.operands, [&] { s.data->make(p, pass, seed); });
+  if (!s.operands.ok()) s.operands.reason = "operands: " + s.operands.reason;
 }
 
 bool CellBench::device_ok(std::string* why) const {
@@ -343,6 +346,10 @@ CellResult CellBench::time_backend(const Backend& b, const PlanOptions& po) {
   State& s = *s_;
   CellResult r;
   r.impl = std::string(b.name());
+  if (!s.operands.ok()) {
+    r.status = s.operands.status, r.reason = s.operands.reason;
+    return r;
+  }
   if (Support a = b.available(); !a.ok) {
     r.status = "unsupported", r.reason = "unavailable: " + a.reason;
     return r;
@@ -389,6 +396,10 @@ CellResult CellBench::time_cudnn(bool tensor_op_math) {
 #else
   if (!s.device) {
     r.status = "unsupported", r.reason = "cuDNN runs on device operands (every implementation of the run a CUDA one)";
+    return r;
+  }
+  if (!s.operands.ok()) {
+    r.status = s.operands.status, r.reason = s.operands.reason;
     return r;
   }
   guarded(r, [&] {

@@ -86,6 +86,7 @@ class CellBench {
   CellBench(const CellBench&) = delete;
   CellBench& operator=(const CellBench&) = delete;
   // Fresh operands of (p, pass) drawn with `seed`; the reference is computed when first needed.
+  // When the operands cannot be made (out of memory), every cell of them reports it as its status.
   void prepare(const ConvProblem& p, Pass pass, uint64_t seed);
   CellResult time_cudnn(bool tensor_op_math);
   CellResult time_backend(const Backend& b, const PlanOptions& po);
