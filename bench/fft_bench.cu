@@ -298,7 +298,7 @@ nlohmann::json run_config(const Config& c, const FftBenchOptions& o, double copy
     others_line += buf;
     others.push_back(std::move(row));
   }
-  // The requested 1-D block shapes of the automatic family (Note [1-D register kernels]): the
+  // The requested 1-D block shapes of the automatic family (Note [1-D block shapes]): the
   // measurements behind the automatic shape.
   nlohmann::json shapes = nlohmann::json::array();
   std::string shapes_line;

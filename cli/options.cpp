@@ -10,7 +10,7 @@ namespace fftconv::cli {
 void add_timer_option(CLI::App* cmd, std::string& timer) {
   cmd->add_option("--timer", timer,
                   "GPU timing: graph (the call(s) captured in a CUDA graph, its replays timed back to back: "
-                  "device time with the shortest launch gaps), stream (calls queued back to back) or calls (each "
+                  "GPU time with the shortest launch gaps), stream (calls queued back to back) or calls (each "
                   "call synchronized: includes the host's launch latency)")
       ->capture_default_str();
 }

@@ -2,7 +2,7 @@
 # The one command that builds and checks the GPU side on a GPU host (H100/H200, sm_90):
 #   scripts/gpu-check.sh [STAGE ...]     stages: build tests sanitize validate bench python grid
 #                                        (default: all but grid)
-# Logs and JSON results go to $OUT (set by the device tool) or build-gpu/out. On a host without a
+# Logs and JSON results go to $OUT (when set) or build-gpu/out. On a host without a
 # package registry, first `bash ../shared/tools/device-deps.sh` here and carry .devdeps along.
 # Environment: GRID_SAMPLE (validate: paper-grid problems, each on both GPU backends, default 200: 400 took more
 #              than 440 s with autotune on, H100),
@@ -12,6 +12,7 @@
 #              `validate --set smoke`), so that the stage can be split over calls with a time limit,
 #              RACECHECK_FILTER / RACECHECK_TIMEOUT (racecheck's, 540 s: its whole filter set took more than 390 s on an H100),
 #              GRID_SECONDS (grid: stop after this many seconds, 0 = run to the end; call again to resume).
+#              BENCH_DEVICE (bench: the folder name of the result files, default the GPU model: h100, h200).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -96,32 +97,70 @@ stage_validate() {
   [ $rc = 0 ] || echo "validate: FAILURES (see above)" | tee -a "$summary"
 }
 
+# The canonical result files of this GPU (bench/results/<device>/<benchmark>.json, docs/results.md) go
+# to $OUT/bench/results/<device>/: copy that folder into bench/results/ and run `python3 bench/report.py`.
+# <device> is the GPU's model in lower case (h100, h200), or BENCH_DEVICE. Other measurements (block
+# shapes, launch modes) stay in $OUT.
 stage_bench() {
-  log "bench layers (Table 4: L1-L5 at S=128 vs cuDNN)"
-  $FC bench layers --backends cufft,fbfft --json "$OUT/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
-  log "bench conv (paper's fbfft vs cufft experiment)"
-  $FC bench conv --json "$OUT/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
+  local name driver dev R
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+  dev=${BENCH_DEVICE:-$(python3 -c 'import re, sys
+m = re.search(r"\b([A-Z]{1,2}[0-9]{2,4}[A-Z]?)\b", sys.argv[1])
+print(m.group(1).lower() if m else re.sub(r"[^a-z0-9]+", "_", sys.argv[1].lower()).strip("_"))' "$name")}
+  R="$OUT/bench/results/$dev"
+  mkdir -p "$R"
+  # stamp FILE COMMAND: the date, the command and the driver, where the benchmark does not record them.
+  stamp() { python3 bench/report.py stamp "$1" --command "$2" --set "driver_version=$driver"; }
+  log "bench layers (Table 4: L1-L5 at S=128 vs cuDNN) -> $R"
+  $FC bench layers --backends cufft,fbfft --json "$R/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
+  stamp "$R/layers.json" "fftconv bench layers --backends cufft,fbfft"
+  log "bench conv (the paper's fbfft experiment), against the default cufft and the paper's cuFFT pipeline"
+  $FC bench conv --json "$R/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
+  stamp "$R/conv.json" "fftconv bench conv"
+  $FC bench conv --baseline-opt max_prime=7 --baseline-opt weights=fft --json "$R/conv_paper_baseline.json" 2>&1 |
+    tee "$OUT/conv_paper_baseline.log" | tail -3
+  stamp "$R/conv_paper_baseline.json" "fftconv bench conv --baseline-opt max_prime=7 --baseline-opt weights=fft"
   log "CGEMM probe (the layers' products: CgemmStridedBatched vs cublasLt's algorithms)"
   $B/bench/fftconv_cgemm_probe | tee "$OUT/cgemm_probe.txt"
+  python3 bench/report.py cgemm-probe "$OUT/cgemm_probe.txt" "$R/cgemm_probe.json" --device "$name" \
+    --command "$B/bench/fftconv_cgemm_probe"
+  log "bench fft (fbfft vs cuFFT transforms; calls back to back in a CUDA graph, launched dependent and plain, then each call synchronized)"
+  local t dl sfx inv dir
+  for t in graph calls; do
+    dl=(); sfx=""
+    [ "$t" = graph ] && dl=(--dependent-launch compare)
+    [ "$t" = calls ] && sfx=_calls
+    for inv in "" --inverse; do
+      dir=forward; [ -n "$inv" ] && dir=inverse
+      $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 $inv --repeat 50 --timer $t "${dl[@]}" \
+        --json "$R/fft2d_$dir$sfx.json" 2>&1 | tail -12
+      $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 $inv --repeat 50 --timer $t "${dl[@]}" \
+        --json "$R/fft1d_$dir$sfx.json" 2>&1 | tail -19
+    done
+  done
+  log "bench fft over batch sizes (the paper's Figures 7-8) and the smooth 2-D sizes"
+  for inv in "" --inverse; do
+    dir=forward; [ -n "$inv" ] && dir=inverse
+    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16,64,256,1024,16384,16389,65536 $inv --repeat 20 \
+      --timer graph --json "$R/fft2d_batches_$dir.json" 2>&1 | tail -3
+    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16,64,256,1024,16384,16389,65536 $inv --repeat 20 \
+      --timer graph --json "$R/fft1d_batches_$dir.json" 2>&1 | tail -3
+    $FC bench fft --dims 2 --sizes 12,14,16,18,20,24,28,30,32 --batches 4096,16384 $inv --repeat 50 --timer graph \
+      --json "$R/fft2d_smooth_$dir.json" 2>&1 | tail -3
+  done
+  for f in "$R"/fft*.json; do stamp "$f" "fftconv bench fft"; done
   log "bench conv, fbfft's transforms launched dependent vs plain (Note [dependent launch])"
   $FC bench conv --baseline fbfft --baseline-opt launch=plain --json "$OUT/conv_dependent_vs_plain.json" 2>&1 | tail -2
-  log "bench fft (fbfft vs cuFFT transforms; each call synchronized, then calls back to back in a CUDA graph, launched dependent and plain)"
-  local t dl
-  for t in calls graph; do
-    dl=(); [ "$t" = graph ] && dl=(--dependent-launch compare)
-    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --timer $t "${dl[@]}" --json "$OUT/fft2d_$t.json" 2>&1 | tail -12
-    $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16384,65536 --inverse --timer $t "${dl[@]}" --json "$OUT/fft2d_inv_$t.json" 2>&1 | tail -12
-    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --timer $t "${dl[@]}" --json "$OUT/fft1d_$t.json" 2>&1 | tail -19
-    $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16384,65536,262144 --inverse --timer $t "${dl[@]}" --json "$OUT/fft1d_inv_$t.json" 2>&1 | tail -19
-  done
-  log "bench fft 1-D block shapes (Note [1-D register kernels]; graph timer)"
-  local inv
+  log "bench fft 1-D block shapes (Note [1-D block shapes]; graph timer)"
   for inv in "" --inverse; do
     $FC bench fft --dims 1 --sizes 8,16,32 --batches 16384,65536,262144 $inv --timer graph \
       --shapes-1d plain prefetch fill prefetch,fill prefetch,fill,groups=2 --json "$OUT/fft1d_shapes_small${inv:+_inv}.json" 2>&1 | tail -9
     $FC bench fft --dims 1 --sizes 64,128,256 --batches 16384,65536,262144 $inv --timer graph \
       --shapes-1d plain pairs=8 pairs=16 prefetch pairs=8,prefetch pairs=16,prefetch --json "$OUT/fft1d_shapes_four${inv:+_inv}.json" 2>&1 | tail -9
   done
+  log "canonical result files in $R (copy them into bench/results/$dev/, then python3 bench/report.py)"
+  ls "$R"
 }
 
 stage_grid() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests (ctest, incl. the install/find_package consumer and the bad-input
-# corpus), the CPU validation sets, a bounded fuzz run, and the Python package + notebooks.
+# corpus), the CPU validation sets, a bounded fuzz run, the tree checks (docs/results.md and the
+# README's tables match bench/results; comment blocks), and the Python package + notebooks.
 # Usage: scripts/test.sh            (FUZZ_SECONDS=30 by default; SKIP_PYTHON=1 to skip Python)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 install_missing
@@ -18,6 +19,9 @@ $FC validate --set paper-grid --sample 150 --seed 1 --max-elements 200000 --back
   --out build/validation-results/paper-grid-sample.jsonl
 echo "== fuzz: spec parser and planner (${FUZZ_SECONDS:-30} s)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+echo "== tree: docs/results.md and the README's tables from bench/results, comment blocks"
+python3 bench/report.py --check
+python3 scripts/check_comments.py
 if [ "${SKIP_PYTHON:-0}" != 1 ]; then
   echo "== python package, pytest and notebooks"
   scripts/python.sh

@@ -15,25 +15,17 @@ namespace fftconv {
 // kCacheBytes, rising towards kFlopsPerDramByte as the fraction 1 - kCacheBytes / workspace that
 // cannot stay cached grows. This is what makes small tiles win on CPUs (and on GPUs, with shared
 // memory in place of the cache): the flop counts alone favour one large transform.
-// Calibration (the fftw backend on the 2-core AVX2 test machine, 2 OpenMP threads): the four
-// constants below were fitted, by least squares on log time with one free overall rate, to the
-// medians of interleaved `fftconv run --tile none|16|32|64 --repeat 7` timings of
-// S=8,f=16,fo=16,n=128,k=5, S=8,f=16,fo=16,n=256,k=3 (all passes, accgrad both reductions) and
-// L1,S=4 (fprop, accgrad): 36 configurations, rms error of the predicted time 23% (the machine's
-// run-to-run noise is of that order); the fitted rate was 28 Gflop/s. kFlopsPerTransform matches
-// what a standalone FFTW benchmark shows as the fixed cost of one small transform (a 16×16 R2C
-// takes 0.37 µs, a 32×32 1.4 µs: 0.1 µs + flops at 20 Gflop/s), plus the per-plane gather and
-// transposition set-up; kPointwiseWeight < 1 because Eigen's CGEMM runs its flops faster than
-// FFTW runs a transform's. 8×8 tiles were left out of the fit: the model charges them more than
-// they cost (they are never the cheapest either way). `fftconv bench tiling --candidates` prints
-// the predicted ratio beside the measured one. Not refitted since the fftw backend's AVX-512 product
-// and transposition kernels (2026-11-24, Note [frequency CGEMM]): re-timed, 32×32 still ranks first
-// as measured, but 8×8, 64×64 and the time-domain accGrad reduction now cost 1.5-2.9× less than
-// predicted relative to untiled (README, "Predicted cost ratio against measured time ratio"). A refit
-// with bench/tools/fit_cost_model.py on six `bench tiling --candidates` runs (2026-11-24,
-// bench/results/cost_model_refit/) lowered the rms error of the predicted ratios (0.40 -> 0.32 held
-// out) but did not improve the planner's picks consistently (better on one held-out set, worse on
-// the paper-shaped problems and for the fits on the host's slow-phase runs), so these constants stay.
+// Calibration (the fftw backend, 2 OpenMP threads): the four constants below were fitted, by least
+// squares on log time with one free overall rate, to the medians of interleaved `fftconv run
+// --tile none|16|32|64` timings of S=8,f=16,fo=16,n=128,k=5, S=8,f=16,fo=16,n=256,k=3 (all passes,
+// accgrad both reductions) and L1,S=4: 36 configurations, rms error of the predicted time 23%, about
+// the host's run-to-run noise. kFlopsPerTransform is the fixed cost of one small transform (a 16×16
+// R2C takes 0.37 µs, a 32×32 1.4 µs: 0.1 µs + flops at 20 Gflop/s) plus the per-plane gather and
+// transposition set-up; kPointwiseWeight < 1 because the CGEMM runs its flops faster than FFTW runs
+// a transform's. The model ranks 32×32 first on those problems, as measured, but charges 8×8 and
+// 64×64 tiles and the time-domain accGrad reduction more than they cost with the AVX-512 product
+// kernels (docs/results.md); `fftconv bench tiling --candidates` prints the predicted ratio beside
+// the measured one, and bench/tools/fit_cost_model.py refits the constants from that output.
 inline constexpr double kCacheBytes = 8.0 * 1024 * 1024;
 inline constexpr double kFlopsPerTransform = 2800.0;
 inline constexpr double kPointwiseWeight = 0.4;

@@ -98,7 +98,7 @@ Vec direct(const Data& d, Pass pass) {
 }
 
 // A tile's buffers and its kept result, as a backend sees them. For an untiled plan the single
-// "tile" is the whole plane at offset 0 (the brief's untiled formulas).
+// "tile" is the whole plane at offset 0 (the untiled formulas).
 struct TileView {
   Window window, read, read_valid, keep;
 };

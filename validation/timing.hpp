@@ -17,9 +17,9 @@ struct Timing {
 enum class GpuTimer {
   calls,   // each execute() timed alone and synchronized before the next: the device waits for the host
            // to queue every launch, so launch latency counts (a floor of several µs per kernel)
-  stream,  // executes queued back to back (one synchronization per batch of about 2 ms): the device time
+  stream,  // executes queued back to back (one synchronization per batch of about 2 ms): the GPU time
            // of a stream of calls, the host's launch cost hidden wherever the device is the slower side
-  graph,   // one execute() captured into a CUDA graph and its replays queued back to back: device time
+  graph,   // one execute() captured into a CUDA graph and its replays queued back to back: GPU time
            // with the shortest launch gaps; a plan that cannot be captured falls back to `stream`
 };
 GpuTimer parse_gpu_timer(const std::string& s);  // "calls" | "stream" | "graph", else InvalidArgument

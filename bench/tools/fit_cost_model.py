@@ -149,8 +149,7 @@ def main():
     ap.add_argument("--exclude", default="", help="leave out candidates whose label matches this regex (e.g. '^8x8')")
     ap.add_argument("--current", default=",".join(str(v) for v in COMMITTED),
                     help="the constants the files were written with, comma-separated in the order " + ", ".join(NAMES)
-                         + " (default: the committed ones; run6_paper_shapes.json in bench/results/cost_model_refit/ "
-                           "was written with the trial constants 0,0.46,1,0,0)")
+                         + " (default: the committed ones)")
     ap.add_argument("--constants", help="skip the fit and compare these constants (same order as --current) instead")
     ap.add_argument("--evaluate", nargs="+", default=[],
                     help="also report the rms error and the picks of both constant sets on these files (not fitted: "

@@ -4,13 +4,14 @@
 // R2C writes each operand as [plane][freq] with F = Nh*(Nw/2+1) frequencies; one transposition makes it
 // [freq][plane], where plane = outer*inner (e.g. input: s*f + i). Read column-major per frequency, the
 // block of plane-major data is an inner×outer matrix, so every product is one GEMM with unit-stride
-// leading dimensions, and the conjugations of the brief's formulas are cuBLAS op flags:
+// leading dimensions, and the conjugations of the passes' formulas are cuBLAS op flags:
 //   fprop:   Y(fo×S)  = W(f×fo)^H · X(f×S)          (Y[s,j] = sum_i X[s,i] conj(W[j,i]))
 //   bprop:   Gp(f×S)  = W(f×fo)   · G(fo×S)         (Gp[s,i] = sum_j G[s,j] W[j,i])
 //   accgrad: GW(f×fo) = X(f×S)    · G(fo×S)^H       (GW[j,i] = sum_s conj(G[s,j]) X[s,i])
 // The result comes out [freq][outer][inner], is transposed back to [plane][freq] and inverted.
 // With SpectrumLayout::direct the transposes disappear: cuFFT's advanced layout (stride = planes,
 // distance 1) makes R2C write [freq][plane] and C2R read it, at the price of strided FFT stores.
+
 // Note [cufft callbacks]
 // The paper's Table 1 pads with copies because cuFFT could not pad; today's cuFFT links user device
 // functions into its kernels (LTO callbacks, cufftXtSetJITCallback): a load callback supplies each
@@ -19,8 +20,8 @@
 // basis; PAD disappears) and the C2R of the result stores only the kept window, scaled (CLIP
 // disappears); with SpectrumLayout::gather the C2R loads the products' [freq][plane] layout itself
 // (TRANS C disappears). The transforms stay in place on the FFT scratch buffer, which is only their
-// nominal input/output. A store callback writing [freq][plane] from the R2C was measured and dropped:
-// its scattered 8-byte stores made FFT A 1.3-1.9x slower than R2C + transposition (H100, L1-L5 shapes).
+// nominal input/output. (A store callback writing [freq][plane] from the R2C is slower: its scattered
+// 8-byte stores cost more than R2C + transposition; docs/design-notes.md.)
 // Callbacks see element offsets into the plan's logical arrays; the pipeline requires them < 2^32 and
 // divides them by the plane and row sizes with precomputed multipliers (cufft_callbacks.hpp, whose index
 // maps the host tests compare with the copy kernels). cuFFT takes each callback's parameter address at
@@ -28,6 +29,7 @@
 // with a one-thread kernel on the run's stream (tensor pointers change between runs and chunks).
 // Linking the callbacks makes plan creation slower (tens to hundreds of ms per plan), so the untuned
 // heuristic keeps copies and the autotuner times callbacks only on pipelines that take long enough.
+
 // Note [pruned weight transforms]
 // The weight side of every pass is a kh×kw window in an nh×nw basis (L5: 3×3 in 13×13, 147,456 planes,
 // three times the input's): Table 1 pads it, runs a full R2C and transposes (accGrad: transposes back,
@@ -35,6 +37,7 @@
 // pruned DFT of the window, written straight in the products' [freq][plane] layout, and accGrad's
 // inverse is evaluated at the window's points only, reading that layout (fbfft_window.cu, whose twiddle
 // indices take any basis up to 256). The same sums, so the tuner times it as one more variant.
+
 // Note [cufft tiles]
 // A tiled plan (tiling/tile_plan.hpp, Note [tile geometry]) runs as the same pipeline with the
 // (image, tile) items in place of the samples: PAD becomes a gather of each item's window into the

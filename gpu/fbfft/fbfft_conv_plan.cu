@@ -647,16 +647,13 @@ class FbfftConvPlan final : public Plan {
   }
 
   // Whether the second stream pays (Note [forked transforms], fbfft): the whole pass, captured in a
-  // CUDA graph and replayed (device time with the shortest launch gaps, as `bench conv` times it),
-  // on zeroed operands, with the fork and on one stream (medians of 9 samples); the fork stays only
+  // CUDA graph and replayed (GPU time with the shortest launch gaps, as `bench conv` times it), on
+  // zeroed operands, with the fork and on one stream (medians of 9 samples); the fork stays only
   // when it is faster by a margin. With two streams the time is not one number: the kernels of the
-  // two branches meet in different orders from one replay to the next, and a plan's own timing
-  // does not always predict a later run's (H100, the paper's grid, three runs of every plan: where
-  // the fork really pays, fprop/bprop at S=16 with a 16×16 basis, the tuner measured forked/one
-  // stream = 0.85–0.87 and `bench conv` 1.15× faster; where it measured 0.94–1.00 the fork was
-  // 1.05–1.20× slower in `bench conv`, e.g. S=32, x=27 fprop: tuner 38.3 / 39.1 µs, bench 47 µs
-  // forked and 40 µs on one stream). accGrad always forks (its two forwards are alike; on the grid
-  // forked / one stream = 1.10× faster in geometric mean, 0.98–1.25× by row), so it is not timed.
+  // two branches meet in different orders from one replay to the next, so a plan's own timing does
+  // not always predict a later run's: where the tuner measured forked / one stream = 0.94–1.00 the
+  // fork was up to 1.20× slower in `bench conv`, where it pays the tuner measured 0.85–0.87. accGrad
+  // always forks (its two forwards are alike; 1.10× faster in geometric mean), so it is not timed.
   static constexpr double kForkMargin = 0.92;
   void tune_fork() {
     const ConvProblem& p = p_;

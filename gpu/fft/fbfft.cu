@@ -22,7 +22,7 @@ int log2_exact(int n) {
   return (1 << l) == n ? l : -1;
 }
 
-// The automatic choice (measured on the H100, bench/results/fft2d_*): the four-step family for sides
+// The automatic choice (measured on the H100, docs/results.md): the four-step family for sides
 // 32..128, 16x16 and 8x8 (four lanes per plane, fbfft_2d_quad.cu) in the standard and transposed layouts
 // (Note [four-step 2-D kernels]; at 32x32 2.2-2.4x cuFFT where the register kernels reach 1.4-1.9x);
 // in the freq_major layout (the fbfft backend's) the four-step kernels launched as clusters (Note
@@ -250,10 +250,8 @@ namespace detail {
 // 124 clusters of four (cudaOccupancyMaxActiveClusters; ncu's "Max Active Clusters"). A grid of
 // 132 looping clusters left 8 of them waiting for a slot, to run their whole share of the planes
 // after the others had finished. The wave of a cluster kernel is the occupancy query's count of
-// clusters, never blocks per SM times SMs. Measured (H100, ncu, 16,384 planes, fbfft backend):
-// the 64x64 freq_major forward 373 -> 309 us, the inverse 434 -> 359 us (528 -> 496 blocks);
-// the fprop / bprop passes at S = 64 and 128, x = 57 and 64, 6-8% faster (accGrad, whose two
-// forwards already ran side by side on two streams, unchanged).
+// clusters, never blocks per SM times SMs (the 64x64 freq_major forward at 16,384 planes: 373 ->
+// 309 us).
 int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks, int cluster) {
   // One full wave per (kernel, device, block shape), computed once: the occupancy query costs microseconds.
   static std::mutex mutex;

@@ -67,7 +67,7 @@ struct ForwardArgs {
   int64_t ld_batch = 0;  // freq_major frequency stride; 0 means batch
   Kernel kernel = Kernel::automatic;
   // Block shape of the 1-D register / four-step kernels (experiments; shape_1d.hpp); none: the
-  // measured automatic shape (Note [1-D register kernels]).
+  // measured automatic shape (Note [1-D block shapes]).
   std::optional<Shape1d> shape_1d;
   // Launch as a programmatic dependent launch (gpu/runtime/dependent_launch.cuh, Note [dependent launch]):
   // the kernel's launch and start-up overlap the end of the kernel before it on the stream; its

@@ -22,46 +22,30 @@ namespace {
 //   n/2 + 1 16-byte groups: its 2n input floats, then its n + 2 output values (the two half
 //   spectra, in their global order). A quarter-warp's 16-byte accesses to group g of 8
 //   consecutive regions fall in distinct banks because n/2 + 1 is odd; a thread only touches its
-//   own region, so compute needs no barrier. Every access to the region is 16 bytes wide: 4-byte
-//   ones meet 4 to a bank across a warp. (The inverse stored its real planes that way until
-//   2026-11-24; the 16-byte stores left its time unchanged, H100: n = 32 at 65,536 planes 1.41x
-//   cuFFT, 73% of the copy bandwidth, the same-size copy 81.5%: these kernels wait on memory.
-//   Storing each thread's two planes straight from registers instead, 16 bytes per lane at
-//   addresses 256 bytes apart, was 1.8-2.6x slower at n = 16, 32 from 65,536 planes (H100,
-//   2026-11-24, an experiment build: n = 32 at 262,144 0.065 vs 0.025 ms): the staging through
-//   the region is what makes the global stores whole lines.)
-//   The block's regions are contiguous and match the global order of the standard layout in both
-//   directions, so loads and stores are plain 16-byte copies when whole pairs of whole planes are
-//   moved.
-// * n >= 64 ("four-step"): 32 pairs per block, the row pass of the four-step 2-D kernels
-//   (Note [four-step 2-D kernels]): 8 lanes per pair in pass 1, R1 in pass 2, the exchange in
-//   place in the pair's region (base(j) = j (n + 8) + 4 floor(j/2) float2), then the half spectra
-//   at base(j) + k (plane 2j) and base(j) + n/2 + 1 + k (plane 2j+1).
-// The inverse is the same with swapped data (Note [four-step 2-D kernels]); the imaginary parts of
-// X[0] and X[n/2] are ignored (the C2R contract). An odd batch's last pair has a zero partner.
-// Block shape (Shape1d, shape_1d.hpp; a knob for experiments, "plain" being the shape above):
-// the four-step kind takes 4, 8, 16 or 32 pairs per block (8 lanes per pair in pass 1, so 32..256
-// threads; the launch bounds keep the register cap of the 32-pair block); `prefetch` gives either
-// kind two buffers of pair regions, and a block that loops over groups (the grid is at most one
-// wave) issues the next group's cp.async loads before it computes the current one, so its loads
-// overlap its compute and stores; `fill` lets the small kind halve its block until the grid fills
-// one wave of resident blocks instead of two blocks per SM; `groups` (2, 4, 8) cuts either kind's
-// grid so that each block loops over at least that many groups. Without a shape the kernels launch the
-// automatic one, measured on the H100 (`fftconv bench fft --dims 1 --shapes-1d …`, graph timer,
-// batches 16,384-262,144): 4 pairs without prefetch for the four-step kind (the plain shape's time
-// x 0.93 geomean, 0.88 at 16,384 where one wave of 32-pair blocks leaves each SM two blocks that
-// load, compute and store in lockstep; never slower), prefetch and fill for the register kind
-// (x 0.97, at most 1.005), and at n = 32 also groups=2: the grid is cut so that each block loops
-// over at least two groups where that leaves three warps per SM or more. Without the cut, n = 32 at 65,536 planes
-// runs as one wave of one-warp blocks that all load, then compute (by our count some 800
-// instructions per thread, ~0.85 us of issue per SM sub-partition, memory idle), then store; with it,
-// a block computes its first group while its second loads and stores it while the second computes.
-// Measured (H100, 2026-11-24, two interleaved runs, bench/results/fft1d_groups_experiment/): n = 32
-// at 65,536 forward 7.75 -> 7.47-7.53 us, inverse 7.61-7.62 -> 7.21-7.22 us (1.48x -> 1.56x cuFFT);
-// at 131,072 13.6-14.2 -> 12.6-13.2 us; at 262,144 (blocks already loop) within 1%; at 16,384 and
-// 32,768 (one or two one-warp blocks per SM after the cut) 13-16% and 3-5% slower, hence the
-// three-warp floor (launch_tile). At n = 8 and 16 the cut was 0-6% slower at 65,536 (their compute is
-// short, so fewer warps only cost latency hiding), and groups=4 was slower everywhere below 262,144.
+//   own region, so compute needs no barrier, and every access to it is 16 bytes wide. The staging
+//   through the region is what makes the global stores whole lines. The block's regions are
+//   contiguous and match the global order of the standard layout in both directions, so loads and
+//   stores are plain 16-byte copies when whole pairs of whole planes are moved.
+// * n >= 64 ("four-step"): the row pass of the four-step 2-D kernels (Note [four-step 2-D
+//   kernels]): 8 lanes per pair in pass 1, R1 in pass 2, the exchange in place in the pair's region
+//   (base(j) = j (n + 8) + 4 floor(j/2) float2), then the half spectra at base(j) + k (plane 2j)
+//   and base(j) + n/2 + 1 + k (plane 2j+1).
+// The inverse is the same with swapped data; the imaginary parts of X[0] and X[n/2] are ignored
+// (the C2R contract). An odd batch's last pair has a zero partner.
+
+// Note [1-D block shapes]
+// The block shape (Shape1d, shape_1d.hpp) is a knob, "plain" being the shape above with 32 pairs:
+// the four-step kind takes 4, 8, 16 or 32 pairs per block (the launch bounds keep the register cap
+// of the 32-pair block); `prefetch` gives either kind two buffers of pair regions, so a block that
+// loops over groups (the grid is at most one wave) issues the next group's cp.async loads before it
+// computes the current one; `fill` lets the small kind halve its block until the grid fills one
+// wave; `groups` (2, 4, 8) cuts the grid so that each block loops over at least that many groups,
+// its loads and stores overlapping its compute. The automatic shape, measured on the H100 (`fftconv
+// bench fft --dims 1 --shapes-1d ...`): 4 pairs without prefetch for the four-step kind (x 0.93 the
+// plain shape's time in geomean, never slower), prefetch and fill for the small kind, and at n = 32
+// also groups=2 where the cut grid keeps three warps per SM or more (launch_tile): without the cut,
+// n = 32 at 65,536 planes runs as one wave of one-warp blocks that all load, then compute, then
+// store (1.48x -> 1.56x cuFFT with it).
 template <int LN, int P = 32, bool Pipe = false>
 struct Tile1 {
   static constexpr int kN = 1 << LN, kHalf = kN / 2, kNh2 = kHalf + 1;
@@ -97,13 +81,9 @@ __device__ __forceinline__ Group group_at(int64_t first, int64_t batch, int pair
 // group (wait_group<> before the barrier that publishes them).
 //
 // Here and in store_spectra, load_spectra and store_real, a full group and a block's last, partial
-// group take separate 16-byte loops. One loop with the plane predicate would serve both, but on an
-// H100 it made these kernels up to 15% slower at 16,389-65,536 planes and up to 23% at 16
-// (bench/results/partial_group_merge_experiment). The 16x16 four-lane kernels share one loop at no cost.
-// store_real's pair alone, whose partial loop needs no predicate (its bound g.planes * (kN / 4) is the
-// full loop's for a full group), was timed by itself too: one loop made the n <= 32 inverses 2-9%
-// slower at 16,389 and 65,536 planes and n = 128, 256 4-8% slower at 16 (three rounds, H100,
-// bench/results/store_real_merge_experiment).
+// group take separate 16-byte loops: one loop with the plane predicate would serve both, but the
+// extra compare and registers in these short loops, which share the block with the FFT, made the
+// kernels up to 15% slower (docs/design-notes.md).
 template <class T>
 __device__ __forceinline__ void load_real(const ForwardArgs& a, float* real, Group g, int pairs, bool whole) {
   constexpr int kN = T::kN, kLN = ilog2(kN);
@@ -243,7 +223,7 @@ __device__ __forceinline__ void store_real(const InverseArgs& a, const float* re
 // Pairs per block of the small kind: fewer for small batches, so that the blocks cover the SMs.
 __device__ __forceinline__ int block_pairs(int max_pairs) { return static_cast<int>(blockDim.x) < max_pairs ? blockDim.x : max_pairs; }
 
-// The loads of a block's loop over groups (Note [1-D register kernels]); load(buffer, first) issues
+// The loads of a block's loop over groups (Note [1-D block shapes]); load(buffer, first) issues
 // the committed copies of the group at `first` into a buffer. first_group() starts the loop (under
 // Pipe it issues the first group into buffer 0); group_ready() leaves the group at `first` in
 // buffer `cur`, published after the caller's barrier: without Pipe it loads it now, with Pipe it
@@ -490,7 +470,7 @@ void launch_tile(const Args& a, const Shape1d& shape, cudaStream_t stream) {
   launch_kernel(k, blocks, threads, smem, stream, a);
 }
 
-// The automatic shape (Note [1-D register kernels]) and the shape to launch: the one given, or it.
+// The automatic shape (Note [1-D block shapes]) and the shape to launch: the one given, or it.
 template <int LN>
 constexpr Shape1d kAutoShape = Tile1<LN>::kFour ? Shape1d{4, false, false}
                                : LN == 5        ? Shape1d{0, true, true, 2}

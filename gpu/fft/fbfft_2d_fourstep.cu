@@ -18,11 +18,9 @@ namespace fftconv::fbfft::detail {
 namespace {
 
 // Note [four-step 2-D kernels]
-// Nsight Compute on the H100 (batch 16,384) found the other families' 64x64 and 128x128 kernels
-// issue-bound, not memory-bound: 16k warp instructions per 64x64 plane (cuFFT's two kernels: 6k),
-// and the register family ran one 512-thread block per SM, so loads and arithmetic never overlapped
-// (DRAM 25%). These kernels do little work per element and leave the overlap to several small
-// blocks per SM:
+// At 64x64 and 128x128 the other families are issue-bound, not memory-bound (the register family
+// runs one 512-thread block per SM, so its loads and arithmetic never overlap). These kernels do
+// little work per element and leave the overlap to several small blocks per SM:
 // * One plane per block (256 threads; 19 KB of shared memory at 64x64, 73 KB at 128x128), so 3-4
 //   blocks per SM alternate between loading and computing.
 // * Each length-N transform (N = R1 * 8) is a four-step split between 8 and R1 threads. Forward,
@@ -31,30 +29,32 @@ namespace {
 //   X[k1 + R1 k2]. The inverse runs on swapped data (N idft(x) = swap(dft(swap(x))), swap(a + ib) =
 //   b + ia: register renaming) and, for the columns, the transposed split n = n1 + R1 n2,
 //   k = 8 k1 + k2 (lane n1: RegFft<8> and W_N^(n1 k2); lane k2: RegFft<R1>).
-// * Every shared-memory address is a per-thread base plus a compile-time offset (no index arithmetic
-//   per element) and the accesses of a half-warp fall in distinct banks:
-//   - row pair j owns [base(j), base(j) + RS) float2, base(j) = j RS + 4 floor(j/2), RS = n_w + 8;
-//     its real rows 2j, 2j+1 are its first 2 n_w floats. Row jobs are consecutive threads (a
-//     job's lanes share a warp; __syncwarp between a job's reads and its in-place writes). The
-//     row exchange goes to n2 (R1 + 1) + k1 (padded rows). The packed pair's spectrum
-//     X = FFT(row_2j + i row_2j+1) is unpacked in place: A_2j[c] at slot c, A_2j+1[c] at slot
-//     c + n_w/2 + 2 (0 < c < n_w/2), and (A[0], A[n_w/2]) of rows 2j and 2j+1 (both real) as one
-//     complex value at slots 0 and n_w + 2: column 0 is then the packed pair of the real columns
-//     0 and n_w/2 (unpacked when the spectra are stored).
-//   - column c, row u lives at base(u/2) + slot(u mod 2, c). Column jobs are spread over the
-//     threads c-fastest (a half-warp: 16 consecutive columns, consecutive slots). Each lane works
-//     in place on its own elements: forward pass 1 reads rows u = 8 n1 + n2 and writes Y[n2][k1]
-//     at u = 8 k1 + n2, pass 2 reads u = 8 k1 + n2 and writes X[k1 + R1 k2] at u = 8 k1 + k2, so
-//     no lane writes what another lane still has to read and no barrier is needed inside a pass.
-//     The forward's spectra are therefore stored at u = perm(kh) = 8 (kh mod R1) + kh / R1 (the
-//     final store gathers through perm), and the inverse loads its input rows kh at perm(kh) so
-//     that its transposed split again works in place and leaves row y at u = y for the row pass.
 // * The inverse's inputs X[kh][n_w/2] go to slots n_w + 3, n_w + 4; columns 0 and n_w/2 are
 //   projected on their Hermitian parts (the C2R contract) and packed into column 0 before the
 //   column passes.
 // * Global memory: the input window with 16-byte cp.async where 4 floats lie inside the window
 //   and are aligned (4-byte zero-filling copies elsewhere: the implicit padding), the spectra as one
 //   contiguous run per plane, the output window with 16-byte stores where possible.
+// 64x64 forward at 16,384 planes on an H100: 1.9x cuFFT, 85% of the copy bandwidth.
+
+// Note [four-step shared-memory layout]
+// Every shared-memory address is a per-thread base plus a compile-time offset (no index arithmetic
+// per element) and the accesses of a half-warp fall in distinct banks:
+// - row pair j owns [base(j), base(j) + RS) float2, base(j) = j RS + 4 floor(j/2), RS = n_w + 8; its
+//   real rows 2j, 2j+1 are its first 2 n_w floats. Row jobs are consecutive threads (a job's lanes
+//   share a warp; __syncwarp between a job's reads and its in-place writes). The row exchange goes
+//   to n2 (R1 + 1) + k1 (padded rows). The packed pair's spectrum X = FFT(row_2j + i row_2j+1) is
+//   unpacked in place: A_2j[c] at slot c, A_2j+1[c] at slot c + n_w/2 + 2 (0 < c < n_w/2), and
+//   (A[0], A[n_w/2]) of rows 2j and 2j+1 (both real) as one complex value at slots 0 and n_w + 2:
+//   column 0 is then the packed pair of the real columns 0 and n_w/2 (unpacked when stored).
+// - column c, row u lives at base(u/2) + slot(u mod 2, c). Column jobs are spread over the threads
+//   c-fastest (a half-warp: 16 consecutive columns, consecutive slots). Each lane works in place on
+//   its own elements: forward pass 1 reads rows u = 8 n1 + n2 and writes Y[n2][k1] at u = 8 k1 + n2,
+//   pass 2 reads u = 8 k1 + n2 and writes X[k1 + R1 k2] at u = 8 k1 + k2.
+// Invariant: no lane writes what another lane still has to read, so no barrier is needed inside a
+// pass. The forward's spectra are therefore stored at u = perm(kh) = 8 (kh mod R1) + kh / R1 (the
+// final store gathers through perm), and the inverse loads its input rows kh at perm(kh) so that its
+// transposed split again works in place and leaves row y at u = y for the row pass.
 template <int LH, int LW>
 struct FsTile {
   static constexpr int kNh = 1 << LH, kNw = 1 << LW, kHalf = kNw / 2, kNw2 = kHalf + 1, kJh = kNh / 2;
@@ -464,46 +464,26 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 
 // Note [four-step freq_major clusters]
 // In the freq_major layout a plane's 2,112 values (64x64) lie ld_batch * 8 bytes apart, so a block
-// that owns one plane stores (or loads) 8 bytes per 32-byte sector: measured through the fbfft
-// backend, L2 (64x64) took 1.34 ms that way against 0.91 ms with the register kernels, whose
-// blocks own several planes. Here the C blocks of a thread-block cluster (sm_90) own a group of
-// G = C * PB consecutive planes, PB per block, and compute them exactly as above, one plane per
-// shared-memory region (the forward issues all of its PB input windows before it transforms the
-// first); only the global side of the spectra is shared out through distributed shared memory:
-// block r of the cluster stores (forward) or loads (inverse) the frequencies
+// that owns one plane would store (or load) 8 bytes per 32-byte sector. Here the C blocks of a
+// thread-block cluster (sm_90) own a group of G = C * PB consecutive planes, PB per block, and
+// compute them exactly as above, one plane per shared-memory region (the forward issues all of its
+// PB input windows before it transforms the first, so the second plane's loads overlap the first
+// plane's arithmetic); only the global side of the spectra is shared out through distributed shared
+// memory: block r of the cluster stores (forward) or loads (inverse) the frequencies
 // [r F / C, (r + 1) F / C) of all G planes, consecutive threads on consecutive planes of one
 // frequency, i.e. runs of G * 8 bytes, reading (forward) or writing (inverse) the other blocks'
-// shared memory. Cluster barriers order the exchange: the forward's spectra are complete before
-// any block reads them and read before any block overwrites them with its next planes; the
-// inverse's blocks are done with their previous planes before their shared memory is written and
-// see all of their spectra before they compute. Every block of a cluster runs the same number of
-// groups (g is the cluster's), so the barriers match; a block whose planes lie past the batch
-// takes part in the exchange only.
-// The shape, measured on the H100 through the fbfft backend at S=128 (fprop; 64x64 / 32x32 bases):
-// C=4, PB=2: 1.91 / 0.544 ms; C=4, PB=1: 2.01 / 0.641; C=8, PB=1: 2.09 / 0.642; C=8, PB=2: 2.19 /
-// 0.613 (the register kernels: 2.32 / 0.451). Those grids were too large (Note [cluster waves]);
-// with the waves fixed, the 64x64 forward / inverse at 16,384 planes (ncu, one build per shape in
-// one run): C=4, PB=2 311 / 360 us; C=8, PB=2 425 / 401; C=4, PB=4 407 / 423 (4,096 planes: 82 /
-// 95, 114 / 105, 115 / 113). Longer runs per frequency (G = 16, whole 128-byte lines) do not help,
-// nor does padding the frequency stride (16,384 planes, a power of two) by 8 to 1,000 planes
-// (0.309-0.312 ms for every pad): the gain of PB = 2 is the overlap of the second plane's loads
-// with the first plane's arithmetic. What the layout still costs: the same kernels without
-// clusters in the standard layout take 215 / 209 us.
-// The cluster size per direction (kClusterForward, cluster_blocks_inverse). ncu on C=4 found
-// "Max Active Clusters" 124 (some SMs idle: the GPCs do not all take a whole number of 4-block
-// clusters), stalls at the cluster barriers' memory fences, and 2-way bank conflicts in the
-// exchange (the PB planes of a block were a multiple of 32 banks apart: now FsTile::kRegion).
-// Measured on the H100 (16,384 planes, CUDA-event medians, each shape built into one probe and
-// run twice, interleaved): the 64x64 forward 0.316 ms with C=4, 0.281 with C=2 (G = 4: stores of
-// 32-byte runs per frequency); the inverse 0.330 with C=4 but 0.370 with C=2 (loads of 32-byte
-// runs: the reads suffer from short runs where the writes did not), except where one block
-// fills an SM (128x128, 143 KB): there C=4 leaves whole SMs idle and C=2 is faster (inverse
-// 1.81 -> 1.68 ms, at 2,048 planes 0.240 -> 0.218; forward 1.51 -> 1.38). Below one block per SM
-// (one plane per block) the forward keeps C=4, i.e. G = 4 as well: the first grid with C=2 there
-// (G = 2, 16-byte runs) made accGrad at S = 16, x = 57 and 64 (256 planes) 5-6% slower. The bank
-// pad and the load-balancing cluster scheduling policy give 1-2% each. Relaxed (fence-free)
-// arrives on the two write-after-read barriers gave 0-3% and are not used: the PTX memory model
-// gives a relaxed arrive no ordering.
+// shared memory. Cluster barriers order the exchange: the forward's spectra are complete before any
+// block reads them and read before any block overwrites them with its next planes; the inverse's
+// blocks are done with their previous planes before their shared memory is written and see all of
+// their spectra before they compute. Invariant: every block of a cluster runs the same number of
+// groups (g is the cluster's), so the barriers match; a block whose planes lie past the batch takes
+// part in the exchange only.
+// Shape (kClusterForward, cluster_blocks_inverse, kClusterPlanes = PB = 2): the forward in clusters
+// of 2 (C = 4 at one plane per block, so that runs stay 4 planes long), the inverse of 4, whose
+// loads suffer from short runs, or 2 where two of its blocks do not fit an SM (128x128: C = 4 leaves
+// whole SMs idle); the PB planes of a block are FsTile::kRegion apart (no bank conflicts in the
+// exchange) and the clusters use the load-balancing scheduling policy. 64x64 at 16,384 planes on an
+// H100: forward 0.28 ms, inverse 0.32 ms, 1.3x / 1.5x the standard layout's time.
 constexpr int kClusterForward = 2, kClusterPlanes = 2;
 // Shared memory of an sm_90 multiprocessor; every resident block also takes 1 KB of it.
 constexpr int kSmemPerSm = 228 * 1024, kSmemPerBlockReserved = 1024;

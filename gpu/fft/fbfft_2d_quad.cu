@@ -25,13 +25,10 @@ namespace {
 // writes only its own rows in the row phase (no barrier); __syncwarp separates the phases that
 // cross lanes. Outputs are staged in the layout's global order (standard or transposed, one
 // inlined copy each) and copied out in 16-byte pieces.
-// Loads (thirteenth session, bench/results/fft2d_16x16_register_loads_experiment, H100, graph
-// timer, two rounds in one run): whole planes in a grid of one wave take an instance that loads
-// them with ld.global.nc into registers (16 or 18 16-byte pieces per thread) and then stages them,
-// the wholeness checked on the host: at 16,384 forward 15.1 -> 13.7 us (79% -> 87% of the copy
-// bandwidth), inverse 15.0 -> 14.7-14.8 us (79% -> 81%). Where the blocks loop (65,536) the
-// register loads were 4-6% slower on the forward (54.0 -> 56.2-57.2 us) and equal on the inverse,
-// so larger grids keep cp.async (presumably it overlaps better with the other resident blocks).
+// Loads: whole planes in a grid of one wave (the wholeness checked on the host) take an instance
+// that loads them with ld.global.nc into registers (16 or 18 16-byte pieces per thread) and then
+// stages them (16,384 planes on an H100: forward 79% -> 87% of the copy bandwidth); grids whose
+// blocks loop keep cp.async, where the register loads were 4-6% slower.
 struct Quad {
   static constexpr int kN = 16, kNw2 = 9, kPlanes = 32, kThreads = 128;
   static constexpr int kRegion = 76;  // 16-byte groups per plane
@@ -322,57 +319,24 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
 }
 
 // Note [8x8 four-lane kernels]
-// The one-thread-per-plane kernel (Note [one-thread 2-D kernels]) executes 1,172 instructions per
-// plane at 8x8, and at batch 16,384 it runs 512 one-warp blocks: one warp per scheduler, which
-// issues every 6.4 cycles (ncu on the H100: 600,064 warp instructions, 5.5% achieved occupancy,
-// stalled on its loads and its own dependent arithmetic). Four lanes per plane split that work
-// evenly: lane l transforms the packed row pair (2l, 2l+1) (RegFft<8>) and then packed column l of
-// the row spectra (column 0 packs the real columns 0 and 4 of the half spectrum, as in
-// plane_forward), so the same batch runs four warps per scheduler, each a quarter as long. Each
-// warp works alone on eight planes (no block barrier: the warps drift apart, so one warp's
-// arithmetic overlaps another's loads): thread t of a warp is lane t/8 of plane t%8, so the eight
-// threads of a quarter-warp are eight planes. Plane q's region is 21 16-byte groups (odd, so those
-// eight planes fall in distinct banks: the row reads and writes are conflict-free, and so are the
-// column reads and standard-layout spectrum writes of a half-warp, whose 16 threads cover 8 planes
-// x 2 lanes in 4-word runs at 20q mod 32): row y of the input, and then of the row spectra (4
-// complex values: the packed column 0, columns 1..3), at groups 2y, 2y+1; the spectra are staged
-// in the layout's global order (40 float2 per plane) and copied out in 16-byte pieces. The inverse
-// mirrors it (columns first, column 0 projected on the Hermitian parts of columns 0 and 4, the C2R
-// contract). Contiguous whole planes (what batched transforms pass) take an instance without the
-// per-element paths that issues its four or five 16-byte loads first: with one instance for both,
-// about 120 instructions of hoisted index arithmetic ran before the first load.
-// Measured (H100, graph timer, batch 16,384, bench/results/fft2d_*_graph_h100.json): 765,952 warp
-// instructions (374 per warp, 40 registers, 18% achieved occupancy); forward 0.0053 -> 0.0047 ms,
-// inverse 0.0055 -> 0.0049 ms against the one-thread kernel in the same run; at 65,536 5-7%
-// faster. A variant with 7% fewer instructions (lane 0 unpacking only kh <= 4 and conjugating the
-// rest) timed the same at 16,384 and 3% slower at 65,536 (48 registers): at 16,384 the kernel waits
-// on its phases (load, shared-memory round trips, the arithmetic of the last warps to get their
-// data), not on issue slots, and still takes ~1.1x the time of a same-size copy. Also tried (same
-// run each, docs/history.md, eleventh session): eight lanes per plane, four planes per warp (a real
-// row per lane, half a column per lane): forward 1.5% faster at 16,384, inverse 4% and both at
-// 65,536 4-6% slower; and griddepcontrol.launch_dependents before the stores: 2-3% at 16,384, 1-3%
-// slower forward at 65,536. Twelfth session: cache hints on the 16-byte loads and stores (.L2::256B
-// prefetch, an L2 evict_first policy, .cs stores): within 1.1% at 16,384, evict_first 3% slower on
-// the inverse at 65,536 (bench/results/fft_cache_hints_experiment). Against a copy that reads and
-// writes the same bytes (bench fft's same-shape copy) the kernel takes 1.08x / 1.10x its time at
-// 16,384; 70% of the copy bandwidth needs 1.034x / 1.014x. With the row and column passes removed
-// (same loads, staging and stores; bench/results/fft2d_8x8_nocompute_experiment) it still took
-// 1.06x the copy (68% / 67%): the gap was the memory path, and the arithmetic adds only 2% / 4-5%.
-// Thirteenth session (bench/results/fft2d_8x8_memory_path_experiment, arithmetic removed, 16,384):
-// cp.async staging 4.64 / 4.71 us, ld.global.nc into registers then st.shared 4.55 / 4.66, the
-// registers stored straight back (the copy's path on this grid) 4.43 / 4.49, the same-shape copy
-// 4.37 / 4.45: the grid costs nothing, the staging does. So the contiguous instances load into
-// registers, and batches of 8k planes take a Full instance without per-plane predicates: with the
-// arithmetic, forward 4.71 -> 4.60 (registers) -> 4.50 us (Full; 67% -> 70%), inverse 4.94 -> 4.73
-// us (64% -> 67%), 65,536 4-5% faster. Slower there: TMA bulk copies per plane (5.2 us), stores
-// straight from each lane's results (8-byte pieces 40 bytes apart: 6.0 us, 2.2x at 65,536), loads of
-// each lane's own rows or column (inverse 5.5 us). The stores must stay staged and coalesced.
-// Fourteenth session, the inverse at 16,384: without shared memory (each lane two 80-byte rows, the
-// column DFTs across the plane's lanes by shuffles) 4.73-4.76 us against 4.71-4.74, 5% slower at
-// 65,536 (bench/results/fft2d_8x8_inverse_shuffle_experiment). The bound
-// (bench/results/fft2d_8x8_delay_experiment): this grid's loads and stores as a copy whose stores wait
-// for the lane's loads, as an FFT's must, reach 69.4% of the copy bandwidth (4.55 us), and each FMA of
-// a dependent chain between them adds its latency almost in full; this kernel sits where 64-128 would.
+// The one-thread-per-plane kernel (Note [one-thread 2-D kernels]) runs a batch of 16,384 8x8
+// planes as 512 one-warp blocks: one warp per scheduler, stalled on its loads and its own dependent
+// arithmetic. Four lanes per plane split that work evenly: lane l transforms the packed row pair
+// (2l, 2l+1) (RegFft<8>) and then packed column l of the row spectra (column 0 packs the real
+// columns 0 and 4 of the half spectrum, as in plane_forward), so the same batch runs four warps per
+// scheduler, each a quarter as long. Each warp works alone on eight planes (no block barrier: the
+// warps drift apart, so one warp's arithmetic overlaps another's loads): thread t of a warp is lane
+// t/8 of plane t%8. Plane q's region is 21 16-byte groups (odd, so the eight planes of a
+// quarter-warp fall in distinct banks): row y of the input, and then of the row spectra (the packed
+// column 0, columns 1..3), at groups 2y, 2y+1; the spectra are staged in the layout's global order
+// (40 float2 per plane) and copied out in 16-byte pieces. The inverse mirrors it (columns first,
+// column 0 projected on the Hermitian parts of columns 0 and 4, the C2R contract).
+// The memory path decides this kernel's time, not its arithmetic: contiguous whole planes (what
+// batched transforms pass) take instances that load with ld.global.nc into registers before any
+// other index arithmetic (late_lane keeps ptxas from hoisting the staging indices above the loads),
+// and batches of a multiple of eight planes a Full instance without per-plane predicates. The
+// stores stay staged and coalesced. Forward at 16,384 planes on an H100: 4.5 us, 70% of the copy
+// bandwidth; a copy on this grid whose stores wait for its loads, as an FFT's must, reaches 69%.
 
 struct Quad8 {
   static constexpr int kN = 8, kNw2 = 5, kWarpPlanes = 8;

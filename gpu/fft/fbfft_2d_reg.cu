@@ -15,70 +15,52 @@ namespace fftconv::fbfft::detail {
 namespace {
 
 // Note [register 2-D kernels]
-// The warp-shuffle kernels (fbfft_2d.cu) spread one transform over up to 32 lanes and pay, per
-// element and per pass, log2(n) shuffle pairs, a select and runtime twiddles; Nsight Compute found
-// them instruction-bound at 18-50% of the copy bandwidth. For sides up to 32 a whole 1-D transform
-// fits in one thread's registers (32 complex values), so these kernels give each thread one job:
-//   forward: (0) the block's kPlanes input windows are copied with consecutive threads on consecutive
-//   addresses into shared memory, zero outside the window (the implicit padding), with cp.async so
-//   that all of a thread's loads are in flight together without occupying registers; (1) thread
-//   (q, j) packs rows 2j, 2j+1 of plane q as z = x_2j + i x_2j+1, runs RegFft<n_w> and writes the
-//   two half spectra back over the real planes (after a barrier); (2) thread (q, c) runs RegFft<n_h>
-//   down column c (c = 0 packs the real columns 0 and n_w/2) and stores it: in the freq_major layout
-//   straight to global memory, consecutive threads on consecutive planes of one frequency; in the
-//   other layouts through shared memory and a contiguous block store.
-//   inverse: the mirror image ((0) the block's half spectra copied into shared memory with cp.async,
-//   in the freq_major layout consecutive threads on consecutive planes of one frequency; column DIT
-//   with the Hermitian split of columns 0 and n_w/2, row DIT of packed row pairs with the Hermitian
-//   extension done in registers, window store).
+// For sides up to 32 a whole 1-D transform fits in one thread's registers (32 complex values), so
+// each thread has one job per pass and needs no shuffles (the warp-shuffle kernels, fbfft_2d.cu,
+// pay log2(n) shuffle pairs per element and per pass and are instruction-bound):
+//   forward: (0) the block's kPlanes input windows are copied into shared memory with cp.async,
+//   consecutive threads on consecutive addresses, zero outside the window (implicit padding);
+//   (1) thread (q, j) packs rows 2j, 2j+1 of plane q as z = x_2j + i x_2j+1, runs RegFft<n_w> and
+//   writes the two half spectra back over the real planes (after a barrier); (2) thread (q, c) runs
+//   RegFft<n_h> down column c (c = 0 packs the real columns 0 and n_w/2) and stores it: in the
+//   freq_major layout straight to global memory, consecutive threads on consecutive planes of one
+//   frequency; in the other layouts through shared memory and a contiguous block store.
+//   inverse: the mirror image (column DIT with the Hermitian split of columns 0 and n_w/2, then the
+//   row DIT of packed row pairs with the Hermitian extension in registers, then the window store).
 // Thread t works on plane q = t mod P (P = kPlanes planes per block, fewer when the batch would
-// leave more than three quarters of the SMs idle: S=16, f=16 at 32x32 has 256 planes, 16 blocks
-// of 16; halving P until two blocks per SM made S=32 at 32x32 twice as slow), so in
-// stage (2) a warp shares one column c (uniform branches) and touches P consecutive planes; plane
-// strides in shared memory are odd (no bank conflicts). Sides of 64 use four lanes per 1-D
-// transform (Note [lane-split register FFT]). Twiddles are compile-time constants, no shuffles are needed. Each thread has at most
-// one row job and one column job per group of planes, which is what lets the spectra overwrite the
-// real planes in place after a barrier (shared memory = the larger of the two).
+// leave more than three quarters of the SMs idle), so in stage (2) a warp shares one column c
+// (uniform branches) and touches P consecutive planes; plane strides in shared memory are odd (no
+// bank conflicts). Sides of 64 use four lanes per 1-D transform (Note [lane-split register FFT]).
+// Invariant: each thread has at most one row job and one column job per group of planes, which is
+// what lets the spectra overwrite the real planes in place after a barrier (shared memory = the
+// larger of the two).
+
 // Note [lane-split small batches]
-// On a small batch these kernels are latency-bound, not bandwidth-bound: Nsight Compute at S = 16
-// (256 planes) found the 16x16 forward 7.5 us and the 32x32 forward / inverse 12 us on 64 blocks
-// of one or two warps (1.6-3% of the warp slots active), where each of cuFFT's kernels in the same
-// pipeline took 3.5-5 us: every thread runs two whole 16- or 32-point transforms one after the
-// other. The lanes family (Kernel::lanes, sides 16 and 32) is the same kernel with four lanes per
-// 1-D transform (LaneFft<n, 4>: each lane a quarter of the points, two shuffle stages), so a
-// thread's chain is about a quarter as long and a block has four times the threads; it halves the
-// planes per block until the batch fills half of the SMs (the registers family: a quarter). At
-// large batches the extra shuffles cost issue slots; the fbfft plan times both families (Note
-// [fbfft transform tuning]) and keeps the faster one per direction. Measured (H100, S = 16): 16x16
-// forward 7.5 -> 4.9 us, 32x32 forward 11.9 -> 7.2 us, inverse 12.3 -> 7.0 us; whole passes 1.10-1.44x
-// at S = 16 and 32, 0.87-0.92x at S = 64 (bench/results/conv_fbfft_lanes_vs_registers_h100.json), so
-// the tuners picked lanes on every S = 16 / 32 row of the paper's grid and registers from S = 64.
+// On a small batch these kernels are latency-bound: every thread runs two whole 16- or 32-point
+// transforms one after the other on a few one- or two-warp blocks. The lanes family (Kernel::lanes,
+// sides 16 and 32) is the same kernel with four lanes per 1-D transform (LaneFft<n, 4>: each lane a
+// quarter of the points, two shuffle stages), so a thread's chain is about a quarter as long and a
+// block has four times the threads; it halves the planes per block until the batch fills half of
+// the SMs (the registers family: a quarter). At large batches the extra shuffles cost issue slots,
+// so the fbfft plan times both families (Note [fbfft transform tuning]) and keeps the faster per
+// direction: lanes wins at S = 16 and 32 (32x32 forward at S = 16: 11.9 -> 7.2 us on an H100),
+// registers from S = 64.
+
 // Note [register wave quantization]
-// The full-size blocks loop over groups of planes, the grid at most one wave (grid_blocks). The
-// 16x16 forward took 78 registers: 256 threads, three blocks per SM, 396 on an H100; the 16,384
-// planes of S = 128 are 512 groups of 32, so 116 blocks ran a second group while the other 280
-// idled: two rounds of work for 1.3 rounds' worth, about 50% of the copy bandwidth in the conv
-// pipeline. Its launch bounds ask for four blocks per SM (64 registers; ptxas spills 4 bytes): 528
-// blocks, every group in one round. Predicted: that forward about a third faster at S = 128 (19.8
-// -> ~13 us in the plan tuner), nothing at S <= 64 (4,096 planes are 128 groups). Measured (plan
-// tuner, six rows each): S = 128 19.6-20.1 -> 16.4-19.1 us, the passes 1.4-1.9% faster; S = 64
-// 7.0-7.5 -> 7.5-7.9 us (the cap's cost without the rounds' gain), the passes 0.6-2.3% slower. So
-// the prediction held in sign, not in size. Not done: choosing the capped instance only where the
-// uncapped one needs more than one round. The inverse takes 60 registers and four blocks already;
-// the other sizes keep the compiler's choice.
+// The full-size blocks loop over groups of planes, the grid at most one wave (grid_blocks). With
+// three blocks per SM the 16x16 forward's 512 groups at S = 128 ran in two rounds on 396 resident
+// blocks; its launch bounds ask for four blocks per SM (64 registers), so every group runs in one
+// round (S = 128 passes 1.4-1.9% faster; S = 64, 128 groups, 0.6-2.3% slower from the cap alone).
+// The inverse takes four blocks already; the other sizes keep the compiler's choice.
+
 // Note [rolled window stores]
 // In the Full instances (planes per block fixed at compile time) the inverse's output-window loop
-// has a constant trip count; nvcc unrolled it and, at the smooth sides, where the element's plane,
-// row and column take divisions by the side, kept the addresses in registers across the
-// transforms: the 28x28 inverse took 140 registers (two blocks of 224 threads per SM) where the
-// forward takes 109. Rolled (#pragma unroll 1) at the smooth sides only (`nvcc -Xptxas -v`,
-// sm_90): 28x28 140 -> 80 registers, 30x30 138 -> 108, 14x14 72 -> 56, 24x24 79 -> 72. Measured
-// on the H100 (16,384 planes, the two builds in one run): the 28x28 inverse 1.14-1.17x faster
-// (0.1014 -> 0.0863 ms freq_major, 0.0992 -> 0.0869 ms standard; kernels the change did not touch
-// ran 2-4% faster in the second half of that run, so the 14x14 inverse's 5% is mostly drift). Not
-// done elsewhere: rolling the forward's input-staging loop as well cut the 28x28 forward to 80
-// registers but made it 6% slower, and at the power-of-two sides (16, 32, whose shifts and masks
-// cost no registers) rolling either loop made the freq_major transforms 4-9% slower.
+// has a constant trip count; unrolled at the smooth sides, where the element's plane, row and column
+// take divisions by the side, it kept the addresses in registers across the transforms. So the loop
+// is rolled (#pragma unroll 1) at the smooth sides only: the 28x28 inverse 140 -> 80 registers and
+// 1.14-1.17x faster at 16,384 planes. The power-of-two sides, whose shifts and masks cost no
+// registers, and the forward's staging loop stay unrolled (docs/design-notes.md).
+
 // G0: lanes per 1-D transform; 0 = lanes_for(side) (the registers family), 4 = the lanes family
 // (Note [lane-split small batches]).
 template <int NH, int NW, int G0 = 0>
@@ -92,8 +74,7 @@ struct RegTile {
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
   // 512 / side planes per block (at most 64; the power of two below it for smooth sides), and at
-  // most 100 KB of shared memory. Measured on the H100 (batch 65536, before cp.async): 128 or
-  // 256 / side, and register caps for 2-4 blocks per SM, all gave the same times within 2%.
+  // most 100 KB of shared memory (128 or 256 / side and other register caps time the same).
   static constexpr int kSmemCap = 100 * 1024 / (kSpecStride * 8);
   // The lanes family (four times the threads per plane) half as many: at most 512 threads, so
   // that the register cap of its launch bounds stays at 128 (at 1,024 threads the 32-point

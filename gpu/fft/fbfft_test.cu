@@ -421,7 +421,7 @@ TEST_SUITE("gpu") {
       }
   }
 
-  // Every block shape of the 1-D register / four-step kernels (Note [1-D register kernels]): batches
+  // Every block shape of the 1-D register / four-step kernels (Note [1-D block shapes]): batches
   // of up to 300 planes at random placements in every layout, contiguous planes (the 16-byte copy
   // paths), and for the prefetching and cut-grid shapes batches of about 4M points, where the blocks
   // (one wave on an H100, or fewer) loop over groups and the second buffer is used, placed and contiguous.

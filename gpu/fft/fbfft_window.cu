@@ -31,14 +31,14 @@ namespace {
 // outside the transform are ignored, as in forward(). The sides need not be powers of two (the
 // cufft backend's 13-point bases): twiddle indices are reduced modulo n_h and n_w, incrementally in
 // the kh loop (Note [window twiddle indices]).
-//
+
 // Note [window twiddle indices]
 // The exponent of W_N in a term is (k j) mod N for a frequency k and a point j. Per frequency
 // column kw the K indices (kw (x + off_w)) mod n_w are computed once (K remainders); along the kh
 // loop each row's index (kh (y + off_h)) mod n_h advances by (step (y + off_h)) mod n_h with one
 // conditional subtraction instead of a remainder, and the inverse walks its kh sum the same way.
 // Tables of W_nh and W_nw (n_h + n_w entries, at most 256 each) sit in shared memory.
-//
+
 // Note [large windows]
 // Up to 8×8 a thread keeps its window in registers (K = 2, 3, 4, 5, 8). Windows of 9..12 per side (the
 // 9×9 and 11×11 kernels of L1-L3) take K = 12: the forward stages each thread's window in shared
@@ -183,14 +183,9 @@ void launch_window(const ForwardArgs& a, cudaStream_t stream) {
 // For small batches (fewer blocks than SMs) the lanes of a warp split each plane's kh sum
 // (Split lanes per plane, 32 / Split planes per block, Split times the blocks); the Split partial
 // sums B[y] are added with a fixed butterfly of shuffles, so the result is still deterministic.
-// Split = 4 while that keeps half of the SMs busy, else 16: at 256 planes (accGrad at S = 16) the
-// 32 blocks of Split = 4 took 7.5 us (16x16) and 13.3 us (32x32) on the H100 (Nsight Compute),
-// longer than any other step of the pass; with Split = 16, 6.9 and 8.8 us (64x64: 15.4 us).
-// That rule is only the default (InverseArgs::window_split = 0): the best split also depends on the
-// plane size, so the fbfft plan times Split = 1, 4, 8 and 16. On the paper's accGrad grid (H100, the
-// tuner's times) it moved the split on 3 of 12 problems: 1,024 planes of 64x64 (S = 32, x = 57)
-// 37.1 us at Split = 4 against 17.8 us at 16; 4,096 planes of 16x16 (S = 64, x = 13) 8.0 us at 4
-// against 6.1 us at 1; 1,024 planes of 32x32 8.0 against 6.9 us at 8.
+// The default (InverseArgs::window_split = 0) is Split = 4 while that keeps half of the SMs busy,
+// else 16; the best split also depends on the plane size, so the fbfft plan times Split = 1, 4, 8
+// and 16 (1,024 planes of 64x64 on an H100: 37.1 us at Split = 4, 17.8 us at 16).
 constexpr int kWindowWarps = 8;
 
 // Outputs of a pass reduced per round of the warps' partial sums: a divisor of n, at most 16.
@@ -337,16 +332,11 @@ void require_window_shape(const char* fn, const char* window, const char* fh, co
 // f(std::integral_constant<int, K>) with K = 2, 3, 4, 5, 8 or 12, the smallest bound of a window
 // side k; with exact = false the odd bounds 3 and 5 are padded to 4 and 8. The exact instances do
 // the common 3×3 and 5×5 kernels without the (4/3)^2 = 1.8 times the arithmetic of the padded bound
-// (H100, Nsight Compute, S=128 fprop 3×3 into 16×16: the forward at 58% compute throughput, 22%
-// occupancy, 2% DRAM). Measured on the paper's grid (H100, the fbfft tuner's times of the 48
-// fprop/bprop plans): the forward of 3×3 weights got 0.88× the time exact (0.80–0.99×); so did the inverse to 3×3 windows at 256, 1,024 and 16,384 planes (16×16 at
-// 16,384: 15.5 → 12.3 µs), but at 4,096 planes it got slower (64×64: 61.5 → 89.6 µs; 32×32: 21.8 →
-// 31.6 µs): 74 registers against the padded instance's 64, three blocks per SM instead of four,
-// two waves instead of one. With the instances up to K = 4 held to 64 registers the exact inverse
-// was the faster on all 18 accGrad rows of the grid at S = 16, 64, 128 (4,096 planes at 64×64:
-// 46 µs exact, 58 µs padded; 16,384 at 32×32: 33 / 37 µs). The forward always takes the exact
-// bound; the fbfft plan still times the inverse both ways (InverseArgs::window_exact; Note [fbfft
-// transform tuning]), a cheap guard on other GPUs.
+// (the forward of 3×3 weights on the paper's grid: 0.88× the time). The instances up to K = 4 are
+// held to 64 registers (at 74 the exact inverse ran three blocks per SM instead of four and two
+// waves at 4,096 planes). The forward always takes the exact bound; the fbfft plan still times the
+// inverse both ways (InverseArgs::window_exact; Note [fbfft transform tuning]), a cheap guard on
+// other GPUs.
 template <class F>
 void with_window_bound(int64_t k, bool exact, F&& f) {
   if (k <= 2)

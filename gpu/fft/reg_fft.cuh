@@ -246,13 +246,9 @@ namespace fftconv::fbfft::detail {
 // N times the inverse DFT in natural order from the forward's order. Every index and twiddle is a
 // compile-time constant (the twiddles are immediates, as in RegFft); the 2-D register kernels take
 // it for their non-power-of-two sides with one lane per transform (Note [register 2-D kernels]).
-// Measured (H100, README "Smooth bases for fbfft"): the fbfft plan, timing both bases, kept 14x14 /
-// 28x28 on the paper's x = 13 and 27 layers from S = 64 (7-20% faster passes, e.g. S = 128, x = 13
-// fprop 103 -> 85 us); the smooth transforms run at 33-58% of the copy bandwidth, about as fast as the
-// power-of-two register family, so they win by the frequencies they save. The symmetric odd radices
-// sped up every smooth transform but the 28x28 inverse (79 -> 92 us at 16,384 planes, 140 registers);
-// those registers held an unrolled store loop's addresses (Note [rolled window stores]: rolled, 80
-// registers, 0.0992 -> 0.0869 ms at 16,384 planes, the two builds timed in one run).
+// With autotune the fbfft plan times the smooth and the power-of-two basis and keeps the faster: the
+// smooth transforms run about as fast as the power-of-two register family, so they win by the
+// frequencies they save (S = 128, x = 13 fprop on an H100: 103 -> 85 us with 14x14).
 constexpr int smooth_radix(int n) {
   return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : n % 3 == 0 ? 3 : n % 5 == 0 ? 5 : n % 7 == 0 ? 7 : 0;
 }

@@ -1,4 +1,4 @@
-// The block shape of fbfft's 1-D register and four-step kernels (Note [1-D register kernels]), a
+// The block shape of fbfft's 1-D register and four-step kernels (Note [1-D block shapes]), a
 // knob for experiments: fbfft launches the measured automatic shape unless it is given one; a
 // default Shape1d ("plain") is the shape before the knob existed. Host-only and
 // free of CUDA headers, so that front ends parse it (and report bad values) in any build.

@@ -4,7 +4,7 @@
 // kernel's end (Note [dependent launch]). A kernel launched that way must call
 // wait_for_prior_grids() before its first global memory access (read or write); the call is a
 // no-op in a kernel launched normally.
-//
+
 // Note [dependent launch]
 // Back to back in a CUDA graph, a kernel starts about a microsecond after the one before it ends
 // (an empty kernel costs 0.84 us per call that way on the H100): the previous grid drains, its
@@ -17,19 +17,9 @@
 // benchmark's copy kernel follow that contract; fbfft::ForwardArgs / InverseArgs::dependent_launch
 // (default true) chooses the launch, the fbfft convolution backend's `--opt launch=plain` turns it
 // off, and the chain test in fbfft_test.cu checks that both launches give the same bits.
-//
-// Measured (H100, `fftconv bench fft ... --timer graph --dependent-launch compare`: both launches
-// in the same run): 0-14% less time per call, most where the transform is shortest: 2-D 8x8 at
-// 16,384 planes 5.66 -> 5.34 us (56.3 -> 59.6% of the copy bandwidth), 1-D n = 8..32 at 16,384
-// 9-14%, n = 32 at 65,536 4.5% (forward 1.52 -> 1.59x cuFFT, inverse 1.39 -> 1.46x); from 0.2 ms
-// up no change (ratios 0.993-1.007). On the convolution grid (`fftconv bench conv --baseline
-// fbfft --baseline-opt launch=plain`): geomean 1.010x, 1.019x at S = 16.
-// The explicit release, griddepcontrol.launch_dependents at a kernel's start (so that the next
-// grid is dispatched while this one still runs), was measured too and is not used: it made the
-// rows whose grid is under one wave of resident blocks up to 18% slower than plain launches (1-D
-// n = 32 at 65,536: 9.8 vs 8.1 us; 2-D 16x16 at 16,384: 17.5 vs 15.4 us), presumably because the
-// next grid's waiting blocks were placed beside the running ones and ended up unevenly spread
-// over the SMs.
+// The gain is largest where the transform is shortest (2-D 8x8 at 16,384 planes on an H100: 5.66 ->
+// 5.34 us) and nil from 0.2 ms up. The next grid is released at block exit, not explicitly at a
+// kernel's start (griddepcontrol.launch_dependents), which made grids under one wave slower.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -22,16 +22,13 @@ namespace fftconv {
 // the plan's completion event, come after it). Under graph capture the side stream joins the
 // capture through the forked event, and the graph gets two parallel branches. The branch must not
 // touch a buffer that the caller's stream uses between fork() and join().
-//
-// Whether it pays depends on the problem. H100, `bench conv --backend fbfft --baseline fbfft
-// --baseline-opt fork=on|off` (the paper's grid, graph timer): accGrad 1.10× faster in geometric mean
-// with the fork (0.98–1.25× by row; its two forwards are alike), fprop/bprop 1.10–1.17× at S = 16 but 0.69–0.71× at S = 32
-// with a 16×16 basis and 0.93–0.98× on the large rows (the weights' pruned DFT and the input's
-// transform slow each other down). So with fork=auto (the default) an fbfft accGrad plan forks, and
-// an autotuned fprop/bprop plan times its whole pass both ways (the median of 9 graph replays
-// each) and forks only when that is at least 8% faster (FbfftConvPlan::tune_fork says why the
-// margin); extra["fork"]=on|off pins it. cufft forks its pruned weight DFT (weights=dft, fprop/bprop) and its
-// tuner times that variant with the fork.
+// Whether it pays depends on the problem: accGrad's two alike forwards gain (1.10× in geometric
+// mean on the paper's grid), while fprop/bprop's pruned weight DFT and input transform can slow
+// each other down (0.69–0.71× at S = 32 with a 16×16 basis). So with fork=auto (the default) an
+// fbfft accGrad plan forks, and an autotuned fprop/bprop plan times its whole pass both ways (the
+// median of 9 graph replays each) and forks only when that is at least 8% faster
+// (FbfftConvPlan::tune_fork says why the margin); extra["fork"]=on|off pins it. cufft forks its
+// pruned weight DFT (weights=dft, fprop/bprop) and its tuner times that variant with the fork.
 class StreamFork {
  public:
   // On the current device. Throws CudaError.

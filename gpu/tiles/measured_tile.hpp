@@ -14,12 +14,12 @@ namespace fftconv {
 // Note [measured tile choice]
 // The planner's cost model (tiling/cost_model.hpp) is fitted to the CPU backend: flop and byte
 // charges and an 8 MiB cache. On the H100 its tiled choices on the paper's grid ran 1.1–2.6× slower
-// than the untiled plan of the same backend (16×16 tiles at x = 27, S = 16–64; README), because a
+// than the untiled plan of the same backend (16×16 tiles at x = 27, S = 16–64), because a
 // GPU pass is a handful of launches whose cost barely grows with the batch, while tiles add
 // transforms, halo re-reads and CGEMM frequencies. So with autotune on, a GPU backend answers
 // tile=auto by measurement: its untiled plan (when it has one) and the planner's kMeasuredTiles
 // cheapest feasible tiled candidates it can run are each built in full (with their own tuning) and
-// run on zeroed operands as a CUDA graph (device time, as `bench conv` and `run --timer graph` time
+// run on zeroed operands as a CUDA graph (GPU time, as `bench conv` and `run --timer graph` time
 // a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one
 // candidate at a time (only the fastest so far is kept, so at most two plans' workspaces are held
 // at once); the fastest wins, and its describe() ends with the times. Without autotune, or when the

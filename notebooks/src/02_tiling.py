@@ -292,7 +292,7 @@ for n, u, t in zip(ns, untiled, tiled):
 # choice] in `gpu/tiles/measured_tile.hpp`).
 #
 # The cell below reads H100 measurements committed with the library
-# (`bench/results/tiling_gpu_h100.json`, made with `fftconv run … --timer graph`, see the README), so
+# (`bench/results/h100/tiling.json`, made with `fftconv run … --timer graph`; docs/results.md), so
 # it runs without a GPU. Left: every tiled plan against the untiled plan of the same backend, before
 # and after two fixes (bprop's fold visited all of gradInput once per chunk; the GPU ran the CPU's
 # 32–256 items per chunk). Right: the planner's own pick against the measured `tile="auto"`.
@@ -315,7 +315,7 @@ def find_results(name):
                             "or set FFTCONV_ROOT to it")
 
 
-gpu = json.loads(find_results("tiling_gpu_h100.json").read_text())
+gpu = json.loads(find_results("h100/tiling.json").read_text())
 print(gpu["device"], "|", gpu["timer"])
 rows = [r for r in gpu["tiled_before_after"] if r["untiled_ms"] and r["ms_before"] and r["ms_after"]]
 before = np.array([r["ms_before"] / r["untiled_ms"] for r in rows])

@@ -10,7 +10,9 @@
 # 1. the DFT and the radix-2 split (decimation in time, DIT);
 # 2. butterflies and the bit-reversal permutation; decimation in frequency (DIF);
 # 3. why DIF forward + DIT inverse needs no bit reversal in a convolution;
-# 4. a simulation of one warp running a 32-point DIF transform with `shfl_xor` butterflies.
+# 4. a simulation of one warp running a 32-point DIF transform with `shfl_xor` butterflies;
+# 5. the 2-D real transform from 1-D ones;
+# 6. mixed radix for the non-power-of-two (7-smooth) sizes the convolution's basis can use.
 
 # %%
 %matplotlib inline
@@ -249,3 +251,101 @@ cols = warp_fft(np.swapaxes(rows, -1, -2), 32)    # transpose, one warp per colu
 spec = np.swapaxes(cols, -1, -2)[..., :17]        # keep N/2+1 columns
 ref2 = np.fft.rfft2(planes.astype(np.float64))
 print("2-D warp FFT == numpy.fft.rfft2:", np.allclose(spec, ref2, rtol=0, atol=1e-4 * np.abs(ref2).max()))
+
+# %% [markdown]
+# ## 6. Sizes that are not powers of two: mixed radix
+#
+# A convolution only needs a basis at least as large as its padded input. A power of two can waste a lot:
+# a 13×13 input in a 16×16 basis has $16 \cdot 9 = 144$ complex frequencies, where 14×14 has $14 \cdot 8 = 112$,
+# and every frequency is one complex matrix product (the CGEMM) in the convolution pipeline. fbfft's
+# register kernels therefore also run **even 7-smooth** sides (12, 14, 18, 20, 24, 28, 30;
+# `SmoothFft` in `gpu/fft/reg_fft.cuh`, Note [smooth register FFT]).
+#
+# The radix-2 split generalizes: for $N = r\,m$, decimation in frequency does $m$ radix-$r$ DFTs on the
+# elements $j + m\,l$ ($l < r$), multiplies output $k$ by $W_N^{jk}$, and recurses on the $m$ contiguous
+# elements of each $k$. The output lands in **digit-reversed** order,
+# $\mathrm{freq}(i) = \lfloor i/m \rfloor + r\,\mathrm{freq}_m(i \bmod m)$ — again harmless for a pointwise product.
+# Odd radices use the symmetric pairs $a_l = x_l + x_{r-l}$, $b_l = x_l - x_{r-l}$:
+# $y_k = x_0 + \sum_l a_l\cos\theta_{lk} - i\sum_l b_l \sin\theta_{lk}$ and $y_{r-k}$ with the opposite sign, a quarter
+# of the multiplications of the term-by-term sum.
+
+# %%
+def radix(n):
+    return next((r for r in (4, 2, 3, 5, 7) if n % r == 0), None)
+
+def dft_small(x, r, sign=-1):
+    """r-point DFT of the rows x[l]; odd r by symmetric pairs (as SmoothFft's dft_small)."""
+    if r % 2 == 0:
+        l = np.arange(r)
+        return np.exp(sign * 2j * np.pi * np.outer(l, l) / r) @ x
+    h = (r - 1) // 2
+    a = [x[l] + x[r - l] for l in range(1, h + 1)]
+    b = [x[l] - x[r - l] for l in range(1, h + 1)]
+    y = [None] * r
+    y[0] = x[0] + sum(a)
+    for k in range(1, h + 1):
+        t = x[0] + sum(np.cos(2 * np.pi * l * k / r) * a[l - 1] for l in range(1, h + 1))
+        u = sum(np.sin(2 * np.pi * l * k / r) * b[l - 1] for l in range(1, h + 1))
+        y[k], y[r - k] = t + sign * 1j * u, t - sign * 1j * u
+    return np.array(y)
+
+def fft_mixed_dif(x):
+    """Mixed-radix DIF in place (no reordering): returns the array in digit-reversed order."""
+    v = np.array(x, dtype=complex)
+    def rec(base, M):
+        if M == 1:
+            return
+        r = radix(M); m = M // r
+        for j in range(m):
+            y = dft_small(v[base + j + m * np.arange(r)], r)
+            v[base + j + m * np.arange(r)] = y * np.exp(-2j * np.pi * j * np.arange(r) / M)
+        for k in range(r):
+            rec(base + m * k, m)
+    rec(0, len(v))
+    return v
+
+def radices(n):
+    out = []
+    while n > 1:
+        out.append(radix(n)); n //= radix(n)
+    return out
+
+def freq_of(i, M):
+    if M == 1:
+        return 0
+    r = radix(M); m = M // r
+    return i // m + r * freq_of(i % m, m)
+
+for N in (12, 14, 18, 20, 24, 28, 30):
+    x = rng.standard_normal(N) + 1j * rng.standard_normal(N)
+    v = fft_mixed_dif(x)
+    order = [freq_of(i, N) for i in range(N)]
+    assert sorted(order) == list(range(N))
+    err = np.abs(v - np.fft.fft(x)[order]).max() / np.abs(x).sum()
+    print(f"N={N:2d}: radices {radices(N)}, register i holds X[freq(i)], max error {err:.1e}; "
+          f"freq order starts {order[:8]}")
+
+
+# %% [markdown]
+# What the smaller basis saves in the convolution's complex products, for the paper's inputs (3×3 kernels,
+# valid convolution: the padded input is the input):
+
+# %%
+SMOOTH = (12, 14, 18, 20, 24, 28, 30)
+def freqs(n):
+    return n * (n // 2 + 1)
+print(" x | power of two: side, freqs | smallest smooth side, freqs | ratio")
+for x_in in (13, 16, 27, 32, 57, 64):
+    p2 = 1 << (x_in - 1).bit_length()
+    s = next((n for n in SMOOTH if n >= x_in and freqs(n) < freqs(p2)), None)
+    if s is None:
+        print(f"{x_in:2d} | {p2:3d} {freqs(p2):5d}            | none (a power of two already, or > 30)")
+    else:
+        print(f"{x_in:2d} | {p2:3d} {freqs(p2):5d}            | {s:3d} {freqs(s):5d}                  | {freqs(s) / freqs(p2):.2f}")
+
+
+# %% [markdown]
+# On the H100 the fbfft backend times both bases when it autotunes and keeps the faster: the smooth one won on
+# the x = 13 and 27 layers from S = 64 (14 of the 72 rows of the paper's grid), e.g. S = 128, x = 13 fprop 103 → 85 µs,
+# S = 64, x = 27 accGrad 91 → 73 µs; at S = 16–32 the power-of-two four-step and lanes kernels are faster than the
+# smaller products save (`bench/results/h100/conv.json`, docs/results.md).

@@ -1,5 +1,5 @@
 """Shared helpers of the Python tests: reference passes built from scipy.signal.correlate and the
-definitions in the brief (bprop = P^T of the full correlation, accgrad = valid correlation of the
+definitions of the passes (bprop = P^T of the full correlation, accgrad = valid correlation of the
 padded input with gradOutput), fresh random inputs, and the normwise error measure."""
 import importlib.util
 import pathlib

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "plot_fft.py"
-SWEEP = sorted((ROOT / "bench" / "results").glob("fft_batch_sweep_*_graph_25df0b5_h100.json"))
+SWEEP = sorted((ROOT / "bench" / "results" / "h100").glob("fft?d_batches_*.json"))
 BATCHES = [16, 64, 256, 1024, 16384, 16389, 65536]
 
 

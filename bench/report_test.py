@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Tests of bench/report.py (standard library only): the committed docs/results.md and README tables match
+bench/results, a changed result file is caught, and the stamp and cgemm-probe helpers."""
+import contextlib
+import io
+import json
+import pathlib
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import report  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PROBE_LINE = ("L3    fprop   m=128 n=128 k=128 batch=544 | CgemmStridedBatched 0.2068 ms (44.1 TFLOP/s) | "
+              "cublasLt best of 4: 0.2058 ms (44.3 TFLOP/s), 1.00x, rel diff 0.0e+00")
+
+
+def quiet(fn, *args):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return fn(*args)
+
+
+class CopyOfTree(unittest.TestCase):
+    """A scratch copy of what report.py reads and writes."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp())
+        shutil.copytree(ROOT / "bench" / "results", self.tmp / "bench" / "results")
+        shutil.copytree(ROOT / "validation" / "results", self.tmp / "validation" / "results")
+        (self.tmp / "docs").mkdir()
+        shutil.copy(ROOT / "docs" / "results.md", self.tmp / "docs" / "results.md")
+        shutil.copy(ROOT / "README.md", self.tmp / "README.md")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def edit(self, name, change):
+        path = self.tmp / "bench" / "results" / name
+        doc = json.loads(path.read_text())
+        change(doc)
+        path.write_text(json.dumps(doc))
+
+    def test_committed_copies_are_current(self):
+        self.assertEqual(quiet(report.main, ["--check", "--root", str(self.tmp)]), 0)
+
+    def test_a_changed_result_is_caught_then_written(self):
+        self.edit("h100/layers.json", lambda d: d["rows"][0]["cudnn"]["best"].update(median_ms=1.0))
+        self.assertEqual(quiet(report.main, ["--check", "--root", str(self.tmp)]), 1)
+        self.assertEqual(quiet(report.main, ["--root", str(self.tmp)]), 0)
+        self.assertEqual(quiet(report.main, ["--check", "--root", str(self.tmp)]), 0)
+        self.assertIn("| L1 | fprop | 1.000 (FWD_FFT) |", (self.tmp / "docs" / "results.md").read_text())
+        self.assertIn("| L1 | fprop | 1.000 (FWD_FFT) |", (self.tmp / "README.md").read_text())
+
+    def test_a_file_without_date_is_refused(self):
+        self.edit("cpu/tiling.json", lambda d: d.pop("date"))
+        with self.assertRaises(SystemExit) as e:
+            quiet(report.main, ["--check", "--root", str(self.tmp)])
+        self.assertIn("cpu/tiling.json: no 'date' field", str(e.exception))
+
+    def test_every_file_is_listed_with_its_command(self):
+        text = report.generate(self.tmp)[report.RESULTS]
+        for path in (self.tmp / "bench" / "results").glob("*/*.json"):
+            name = path.relative_to(self.tmp / "bench" / "results").as_posix()
+            self.assertIn(f"`bench/results/{name}`: command ", text)
+
+    def test_stamp_adds_date_and_keeps_a_recorded_command(self):
+        path = self.tmp / "new.json"
+        path.write_text(json.dumps({"command": "fftconv bench layers", "device": "x"}))
+        quiet(report.main, ["stamp", str(path), "--command", "other", "--set", "versions=unrecorded"])
+        doc = json.loads(path.read_text())
+        self.assertEqual(doc["command"], "fftconv bench layers")
+        self.assertRegex(doc["date"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(doc["versions"], "unrecorded")
+
+
+class CgemmProbe(unittest.TestCase):
+    def test_parses_a_row(self):
+        (row,) = report.parse_cgemm_probe(PROBE_LINE + "\n")
+        self.assertEqual((row["layer"], row["pass"], row["m"], row["batch"]), ("L3", "fprop", 128, 544))
+        self.assertAlmostEqual(row["strided_ms"], 0.2068)
+        self.assertEqual(row["lt_algorithms"], 4)
+
+    def test_rejects_other_text(self):
+        with self.assertRaises(ValueError):
+            report.parse_cgemm_probe(PROBE_LINE + "\nsomething else\n")
+        with self.assertRaises(ValueError):
+            report.parse_cgemm_probe("")
+
+
+if __name__ == "__main__":
+    unittest.main()
