@@ -110,7 +110,7 @@ json run_networks_bench(const NetworksBenchOptions& o, std::ostream& out, bool* 
   CellBench bench(o.cell, device);
   ProgressLine progress("networks", cells, o.progress);
   json doc{{"benchmark", "networks"}, {"command", o.command}, {"device", bench_device(device)},
-           {"environment", environment_lines()}, {"started", utc_now()}, {"batch", o.batch},
+           {"environment", environment_lines()}, {"date", utc_now()}, {"batch", o.batch},
            {"impls", impls}, {"plan", {{"autotune", o.plan.autotune}, {"extra", o.plan.extra}}},
            {"cell", cell_options_json(o.cell)},
            {"networks", json::array()}};
@@ -200,7 +200,7 @@ json network_totals(const json& layers, const std::vector<std::string>& impls, c
 json merge_networks_documents(const json& earlier, const json& later) {
   auto run_of = [](const json& d) {
     json r = json::object();
-    for (const char* k : {"device", "command", "started", "wall_s", "note"})
+    for (const char* k : {"device", "command", "date", "wall_s", "note"})
       if (d.contains(k)) r[k] = d[k];
     return r;
   };

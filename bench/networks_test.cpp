@@ -139,6 +139,7 @@ TEST_CASE("a host run of AlexNet at batch 1: every stride-1 layer verified, the 
   CHECK(t["accgrad"].get<double>() > 0);
   CHECK(t["complete"] == (c1["status"] == "ok"));
   CHECK(out.str().find("alexnet") != std::string::npos);
+  for (const char* k : {"device", "command", "date"}) CHECK(doc.contains(k));  // what bench/report.py requires
 }
 
 TEST_SUITE("gpu") {

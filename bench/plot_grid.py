@@ -251,6 +251,26 @@ def panel_sets(records, baseline, impls=None):
     return head, backends
 
 
+def impl_label(impl, by_impl):
+    return f"fastest of {', '.join(b for b in by_impl if b not in ('best', 'auto'))}" if impl == "best" else impl
+
+
+def summary_tables(records, baseline, impls=None):
+    """(speed-ups by implementation, [(implementation, summary_rows)]): the headline first, then each
+    backend."""
+    head, backends = panel_sets(records, baseline, impls)
+    ours = [b for b in backends if b != "auto"]
+    by_impl = {impl: speedups(records, impl, baseline, backends=ours) for impl in [head] + [b for b in backends if b != head]}
+    return by_impl, [(impl, summary_rows(s)) for impl, s in by_impl.items()]
+
+
+def grid_summary(paths, baseline="cudnn"):
+    """The summary Markdown of grid files (for docs/results.md)."""
+    headers, records = load(paths)
+    _, tables = summary_tables(records, baseline)
+    return summary_markdown(tables, baseline, describe_source(headers, records, paths))
+
+
 def plot(paths, out_dir="docs/figures", prefix="grid", baseline=None, impls=None, bin_base=4):
     """Writes the panel sets and the summary; returns (written paths, summary Markdown)."""
     import matplotlib
@@ -266,17 +286,14 @@ def plot(paths, out_dir="docs/figures", prefix="grid", baseline=None, impls=None
     if baseline not in present:
         raise SystemExit(f"baseline {baseline} not in the records (implementations: {', '.join(sorted(present))}); "
                          "name one with --baseline")
-    head, backends = panel_sets(records, baseline, impls)
+    by_impl, tables = summary_tables(records, baseline, impls)
     source = describe_source(headers, records, paths)
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written, tables = [], []
-    for impl in [head] + [b for b in backends if b != head]:
-        s = speedups(records, impl, baseline, backends=[b for b in backends if b != "auto"])
-        tables.append((impl, summary_rows(s)))
+    written = []
+    for impl, s in by_impl.items():
         fig = plt.figure(figsize=(15, 9), layout="constrained")
-        label = f"fastest of {', '.join(b for b in backends if b != 'auto')}" if impl == "best" else impl
-        draw_panels(fig, s, f"{label} against {baseline}: {source}", bin_base, baseline=baseline)
+        draw_panels(fig, s, f"{impl_label(impl, by_impl)} against {baseline}: {source}", bin_base, baseline=baseline)
         path = out / f"{prefix}_{impl}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)

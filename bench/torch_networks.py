@@ -195,9 +195,11 @@ def run(args, doc, torch):
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("torch.cuda.is_available() is False: run on a GPU host, or --device cpu for a check")
     torch.backends.cudnn.benchmark = True
+    env = environment(torch, args.device)
     result = {"benchmark": "torch_networks", "command": " ".join(shlex.quote(a) for a in sys.argv),
-              "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "environment": environment(torch, args.device), "batch": doc["batch"],
+              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "device": f"{env['device']}, PyTorch {env['torch']}" + (f", cuDNN {env['cudnn']}" if "cudnn" in env else ""),
+              "environment": env, "batch": doc["batch"],
               "verify_batch": args.verify_batch, "warmup": args.warmup, "repeat": args.repeat,
               "cudnn_benchmark": True, "modes": {m: {"allow_tf32": on} for m, on in MODES}, "networks": []}
     wanted = set(args.networks.split(","))
