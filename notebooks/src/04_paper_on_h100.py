@@ -45,9 +45,17 @@ def repo_root():
 
 ROOT = repo_root()
 RESULTS = ROOT / "bench" / "results"
-spec = importlib.util.spec_from_file_location("plot_grid", ROOT / "bench" / "plot_grid.py")
-plot_grid = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(plot_grid)
+
+
+def load_script(relative):
+    spec = importlib.util.spec_from_file_location(pathlib.Path(relative).stem, ROOT / relative)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+plot_grid = load_script("bench/plot_grid.py")  # the figures and the summary table
+report = load_script("bench/report.py")        # the tables of docs/results.md
 
 
 def first_existing(*names):
@@ -73,22 +81,16 @@ def not_measured(what, path, command):
 # the file has it); `bench/plot_grid.py` also draws one set per backend into `docs/figures/`.
 
 # %%
-def show_grid(path, baseline=None):
+def show_grid(path, baseline="cudnn"):
     headers, records = plot_grid.load([path])
-    present = {impl for (_, _, impl) in records}
-    baseline = baseline or "cudnn"
-    head, backends = plot_grid.panel_sets(records, baseline)
+    by_impl, tables = plot_grid.summary_tables(records, baseline)
     source = plot_grid.describe_source(headers, records, [path])
-    ours = [b for b in backends if b != "auto"]
-    s = plot_grid.speedups(records, head, baseline, backends=ours)
+    head = next(iter(by_impl))
     fig = plt.figure(figsize=(15, 9), layout="constrained")
-    label = f"fastest of {', '.join(ours)}" if head == "best" else head
-    plot_grid.draw_panels(fig, s, f"{label} against {baseline}: {source}", baseline=baseline)
+    plot_grid.draw_panels(fig, by_impl[head], f"{plot_grid.impl_label(head, by_impl)} against {baseline}: {source}",
+                          baseline=baseline)
     plt.show()
-    tables = [(head, plot_grid.summary_rows(s))] + [
-        (b, plot_grid.summary_rows(plot_grid.speedups(records, b, baseline))) for b in backends if b != head]
     display(Markdown(plot_grid.summary_markdown(tables, baseline, source)))
-    print("implementations in the file:", ", ".join(sorted(present)))
 
 
 gpu_grid = first_existing("h100/grid.jsonl.gz", "h100/grid.jsonl")
@@ -126,39 +128,9 @@ else:
 # TF32), and each of our backends. As in the paper, a strided first layer that a backend cannot run
 # is counted at cuDNN's FMA time ("strided by cuDNN"); a layer that nothing ran is named as missing.
 # `bench/torch_networks.py` times the same layers with PyTorch (`cudnn.benchmark = True`, TF32 off
-# and on). The paper's K40m rows are quoted from its table.
+# and on). The paper's K40m rows are quoted from its table (`bench/report.py` keeps them).
 
 # %%
-PAPER_NETWORKS = {  # the paper's AlexNet / OverFeat-fast table, K40m, ms: fprop, bprop, accGrad, total
-    "alexnet": {"cuFFT (K40m)": (94.34, 96.69, 93.20, 284.23), "cuDNN (K40m)": (147.32, 167.79, 153.96, 469.07),
-                "ccn2 (K40m)": (99.03, 104.59, 103.29, 306.91)},
-    "overfeat": {"cuFFT (K40m)": (375.65, 460.48, 397.85, 1233.98), "cuDNN (K40m)": (459.06, 634.26, 508.02, 1601.35),
-                 "ccn2 (K40m)": (433.11, 398.87, 450.82, 1282.80)},
-}
-
-
-def networks_markdown(ours, torch_doc):
-    lines = []
-    names = [n["name"] for n in ours["networks"]] if ours else list(PAPER_NETWORKS)
-    for name in names:
-        lines += [f"**{name}**", "", "| implementation | fprop | bprop | accGrad | total | note |", "| --- | --- | --- | --- | --- | --- |"]
-        for label, v in PAPER_NETWORKS.get(name, {}).items():
-            lines.append(f"| {label} | " + " | ".join(f"{x:.2f}" for x in v) + " | the paper |")
-        net = next((n for n in (ours or {}).get("networks", []) if n["name"] == name), None)
-        for impl, t in (net or {}).get("totals", {}).items():
-            note = "strided layers by cuDNN" if t.get("strided_by_cudnn") else ""
-            if not t.get("complete", True):
-                note += f" without {', '.join(t['missing'])}"
-            lines.append(f"| {impl} | " + " | ".join(f"{t.get(k, float('nan')):.2f}" for k in ("fprop", "bprop", "accgrad", "total"))
-                         + f" | {note.strip()} |")
-        tnet = next((n for n in (torch_doc or {}).get("networks", []) if n["name"] == name), None)
-        for mode, t in (tnet or {}).get("totals", {}).items():
-            lines.append(f"| PyTorch {mode} | " + " | ".join(f"{t[k]:.2f}" for k in ("fprop", "bprop", "accgrad", "total"))
-                         + (" |  |" if t.get("complete") else f" | without {', '.join(t['missing'])} |"))
-        lines.append("")
-    return "\n".join(lines)
-
-
 nets_file = first_existing("h100/networks.json")
 torch_file = first_existing("h100/torch_networks.json")
 ours = json.loads(nets_file.read_text()) if nets_file else None
@@ -171,7 +143,7 @@ else:
 if not torch_doc:
     not_measured("PyTorch's timings of the same layers", "bench/results/h100/torch_networks.json",
                  "python3 bench/torch_networks.py --fftconv build/cli/fftconv --json torch_networks.json")
-display(Markdown(networks_markdown(ours, torch_doc)))
+display(Markdown("\n".join(report.networks_lines(ours, torch_doc, paper=True))))
 
 # %% [markdown]
 # ## 3. Table 4: five representative layers, K40m then, H100 now
@@ -190,7 +162,7 @@ PAPER_TABLE4 = {  # (layer, pass): (cuDNN ms, cuFFT ms) on the K40m, from the pa
     ("L5", "fprop"): (39.82, 21.35), ("L5", "bprop"): (28.33, 20.22), ("L5", "accgrad"): (47.84, 21.26),
 }
 
-layers_file = first_existing("h100/layers.json", "layers_991d477_h100.json")
+layers_file = first_existing("h100/layers.json")
 rows = []
 if layers_file:
     doc = json.loads(layers_file.read_text())
