@@ -47,6 +47,14 @@ def test_results_page_has_the_networks_table_and_the_grid_summary(tmp_path):
     assert page.index("AlexNet / OverFeat") < page.index("Figures 1–6")
 
 
+def test_a_sample_of_the_grid_is_summarized_until_the_whole_grid_is_there(tmp_path):
+    report = load_script("bench/report.py")
+    root = make_root(tmp_path, False)
+    write_grid(root / "bench" / "results" / "h100" / "grid-sample.jsonl.gz", records())
+    page = report.generate(root)["docs/results.md"]
+    assert "`bench/results/h100/grid-sample.jsonl.gz`" in page and "| 13x13 | 1 of 1 | 23.54x |" in page
+
+
 def test_results_page_without_the_files_has_neither_section(tmp_path):
     report = load_script("bench/report.py")
     page = report.generate(make_root(tmp_path, False))["docs/results.md"]
