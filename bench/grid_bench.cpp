@@ -94,6 +94,8 @@ GridBenchResult run_grid_bench(const GridBenchOptions& o) {
   if (o.passes.empty()) throw InvalidArgument("passes: empty list");
   if (!(o.seconds >= 0)) throw InvalidArgument("seconds: must be >= 0, got " + std::to_string(o.seconds));
   if (o.redo_errors && !o.resume) throw InvalidArgument("redo-errors: needs --resume");
+  if (!o.resume && std::filesystem::exists(o.out) && std::filesystem::file_size(o.out) > 0)
+    throw InvalidArgument("out: '" + o.out + "' exists: --resume adds to it (remove it to start again)");
   std::set<std::string> seen;
   for (const std::string& i : o.impls)
     if (!seen.insert(i).second) throw InvalidArgument("backends: '" + i + "' named twice");

@@ -22,9 +22,9 @@ namespace fftconv::bench {
 // starts (device, versions, command, selection, timing options), one record per (configuration,
 // pass, implementation) as it is made ({"label", "spec", "pass"} and bench/cell_bench.hpp's fields),
 // and {"end": {...}} when a run ends (wall time, records written, whether --seconds stopped it).
-// --resume keeps the file's records and skips their keys (spec, pass, impl), so the grid is run in
-// bounded calls: --seconds N stops between records once N seconds have passed and exits 0, and the
-// same command with --resume continues. --shard i/n splits the configurations for several GPUs (or
+// --resume keeps the file's records and skips their keys (spec, pass, impl); without it an existing
+// file is refused, never overwritten. So the grid is run in bounded calls: --seconds N stops between
+// records once N seconds have passed and exits 0, and the same command with --resume continues. --shard i/n splits the configurations for several GPUs (or
 // LOCAL_RANK / RANK / WORLD_SIZE); `fftconv bench grid merge` joins the shards' files, sorted in set
 // order, and reports how much of the set is covered. A cell's operands are drawn from
 // cell_seed(data_seed, spec, pass), so a record reproduces from its spec and the header.

@@ -85,6 +85,7 @@ TEST_CASE("a CPU grid run writes a header, one verified record per cell and an e
     CHECK(rec["label"].get<std::string>().find("spec#") == 0);
   }
   GridBenchOptions o = cpu_options(out);
+  CHECK_THROWS_AS(run_grid_bench(o), InvalidArgument);  // a result file is never overwritten
   o.resume = true;
   const GridBenchResult again = run_grid_bench(o);
   CHECK(again.records_before == 24);

@@ -89,7 +89,7 @@ void add_bench_grid_command(CLI::App& bench, int* exit_code) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--passes", a->passes, "fprop,bprop,accgrad (default: all)")->delimiter(',');
-  cmd->add_option("--out", o.out, "output .jsonl or .jsonl.gz (appended to with --resume); required");
+  cmd->add_option("--out", o.out, "output .jsonl or .jsonl.gz, required; an existing file is added to with --resume, else refused");
   cmd->add_flag("--resume", o.resume, "skip the records already in --out");
   cmd->add_flag("--redo-errors", o.redo_errors, "with --resume: make records of status \"error\" again");
   cmd->add_option("--shard", a->shard, "i/n: every n-th configuration from the i-th (default from SLURM_*, RANK/WORLD_SIZE)");
