@@ -2,6 +2,7 @@
 // padding, CUDNN_FMA_MATH, and every algorithm enum value of the pass run explicitly.
 #include "bench/cudnn_baseline.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "validation/gpu_timing.hpp"
@@ -86,7 +87,7 @@ std::string cudnn_version() {
 }
 
 CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vector<DeviceOperands>& sets,
-                                 const CudnnRunOptions& opts, void* stream_ptr) {
+                                 const CudnnRunOptions& opts, void* stream_ptr, const std::vector<std::string>& only) {
   CudnnReport rep;
   if (p.padding == Padding::mirror) {
     rep.reason = "cuDNN pads with zeros only (mirror padding unsupported)";
@@ -108,6 +109,8 @@ CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vec
       count = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; break;
   }
   for (int a = 0; a < count; ++a) {
+    const char* name = pass == Pass::fprop ? kFwdNames[a] : pass == Pass::bprop ? kBwdDataNames[a] : kBwdFilterNames[a];
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     CudnnAlgoResult r;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     size_t ws = 0;
@@ -193,7 +196,7 @@ namespace fftconv {
 bool cudnn_built() { return false; }
 std::string cudnn_version() { return "not built (cudnn.h or libcudnn not found at configure time)"; }
 CudnnReport run_cudnn_algorithms(const ConvProblem&, Pass, const std::vector<DeviceOperands>&, const CudnnRunOptions&,
-                                 void*) {
+                                 void*, const std::vector<std::string>&) {
   CudnnReport r;
   r.reason = "this build has no cuDNN";
   return r;

@@ -52,7 +52,9 @@ std::string cudnn_version();
 // Runs every algorithm of `pass` for problem p. Repetition r uses operand set r % sets.size()
 // (rotation defeats the L2 cache). stream is a cudaStream_t (nullptr = default stream).
 // Mirror padding is reported unsupported (cuDNN pads with zeros only).
+// A non-empty `only` runs the algorithms of those names (CudnnAlgoResult::algo) and leaves the others
+// out of the report.
 CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vector<DeviceOperands>& sets,
-                                 const CudnnRunOptions& opts, void* stream);
+                                 const CudnnRunOptions& opts, void* stream, const std::vector<std::string>& only = {});
 
 }  // namespace fftconv

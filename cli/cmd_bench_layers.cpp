@@ -9,21 +9,12 @@
 #include <string>
 
 #include "bench/layers_bench.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "common/errors.hpp"
 
 namespace fftconv::cli {
 namespace {
-
-// The command line as typed (from /proc/self/cmdline), for the JSON record.
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::string out;
-  for (char c : all) out += c == '\0' ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out.empty() ? "fftconv bench layers" : out;
-}
 
 int run(const bench::LayersBenchOptions& o, const std::string& json_path) {
   std::string why;

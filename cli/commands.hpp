@@ -13,6 +13,8 @@ void add_run_command(CLI::App& app, int* exit_code);           // cmd_run.cpp
 void add_plan_command(CLI::App& app, int* exit_code);          // cmd_plan.cpp
 void add_validate_command(CLI::App& app, int* exit_code);      // cmd_validate.cpp
 void add_bench_layers_command(CLI::App& bench, int* exit_code);  // cmd_bench_layers.cpp
+void add_bench_grid_command(CLI::App& bench, int* exit_code);    // cmd_bench_grid.cpp
+void add_bench_networks_command(CLI::App& bench, int* exit_code);  // cmd_bench_networks.cpp
 void add_bench_fft_command(CLI::App& bench, int* exit_code);     // cmd_bench_fft.cpp
 void add_bench_tiling_command(CLI::App& bench, int* exit_code);  // cmd_bench_tiling.cpp
 void add_bench_conv_command(CLI::App& bench, int* exit_code);    // cmd_bench_conv.cpp

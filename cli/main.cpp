@@ -17,9 +17,11 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, &exit_code);
   cli::add_plan_command(app, &exit_code);
   cli::add_validate_command(app, &exit_code);
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: layers (vs cuDNN), fft (fbfft vs cuFFT), conv (backend vs backend grid), tiling (CPU)");
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: layers (vs cuDNN), grid (the paper's Table 3 grid vs cuDNN), networks (AlexNet, OverFeat, VGG-16 vs cuDNN), fft (fbfft vs cuFFT), conv (backend vs backend grid), tiling (CPU)");
   bench->require_subcommand(1);
   cli::add_bench_layers_command(*bench, &exit_code);
+  cli::add_bench_grid_command(*bench, &exit_code);
+  cli::add_bench_networks_command(*bench, &exit_code);
   cli::add_bench_fft_command(*bench, &exit_code);
   cli::add_bench_tiling_command(*bench, &exit_code);
   cli::add_bench_conv_command(*bench, &exit_code);

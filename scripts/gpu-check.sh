@@ -41,6 +41,8 @@ stage_tests() {
   $B/gpu/gpu_test -ts=gpu 2>&1 | tee "$OUT/gpu_test.log" | tail -5 || echo "gpu_test: FAILED" | tee -a "$summary"
   grep -E "test cases|assertions" "$OUT/gpu_test.log" | sed 's/^/gpu_test: /' >>"$summary"
   $B/bench/bench_test -ts=gpu 2>&1 | tee "$OUT/bench_test.log" | tail -3 || echo "bench_test: FAILED" | tee -a "$summary"
+  $B/bench/bench_driver_test -ts=gpu 2>&1 | tee "$OUT/bench_driver_test.log" | tail -3 ||
+    echo "bench_driver_test: FAILED" | tee -a "$summary"
   ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fftconv Python package into the project's .venv (created or updated idempotently),
-# runs its pytest tests (python/tests) and executes the three notebooks with nbclient (a test).
+# runs its pytest tests (python/tests) and executes every notebook with nbclient (a test).
 # Called by scripts/test.sh; runs from a fresh clone. Environment knobs:
 #   FFTCONV_VENV=dir            the virtual environment (default <repo>/.venv)
 #   FFTCONV_VENV_SYSTEM_SITE=1  create it with --system-site-packages (e.g. to see PyTorch)

@@ -44,6 +44,10 @@ RefKind host_ref_kind(const std::string& kind) {
 class HostSweepData final : public SweepData {
  public:
   const char* where() const override { return "host"; }
+  Args poisoned_args() override {
+    std::fill(d_.result.begin(), d_.result.end(), std::numeric_limits<float>::quiet_NaN());
+    return d_.args();
+  }
   void make(const ConvProblem& p, Pass pass, uint64_t seed) override {
     p_ = p, pass_ = pass;
     d_ = make_pass_data_parallel(p, pass, seed);
@@ -180,6 +184,13 @@ class DeviceSweepData final : public SweepData {
     auto sq = [](const float* v, int64_t n) { return dot_device(v, v, n); };
     s.scale = std::sqrt(std::max({sq(y, ng) * sq(g, ng), sq(x, nx) * sq(gx, nx), sq(w, nw) * sq(gw, nw)}));
     return s;
+  }
+  Args poisoned_args() override {
+    const int64_t n = p_.result_elems(pass_);
+    out_ = outs_.get<float>(n);
+    fill_nan_device(out_, n);
+    FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+    return args(x_, w_, g_, out_);
   }
 
  private:

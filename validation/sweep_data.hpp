@@ -32,6 +32,11 @@ class SweepData {
  public:
   virtual ~SweepData() = default;
   virtual const char* where() const = 0;  // "host" or "device"
+  // The current operands and the result buffer (host or device pointers, as where() says; operands
+  // the pass does not read are null), the result freshly poisoned with NaN, the poison complete: for
+  // work that is not a Plan (the cuDNN baseline of the benchmarks). judge() then judges what was
+  // written there.
+  virtual Args poisoned_args() = 0;
   // Fresh operands of (p, pass) drawn with `seed`; the result buffer is sized for the pass.
   virtual void make(const ConvProblem& p, Pass pass, uint64_t seed) = 0;
   // Computes and keeps the float64 reference by `kind`: direct, fftw64 (CPU) or gpu64 (device).

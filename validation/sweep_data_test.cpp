@@ -2,6 +2,8 @@
 // seed, same verdicts. The device half runs only where a CUDA device is present.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "api/fftconv.hpp"
 #include "common/errors.hpp"
 #include "validation/execute.hpp"
@@ -58,4 +60,23 @@ TEST_CASE("a sweep of GPU backends keeps its operands on the device and agrees w
         ++matched;
       }
   CHECK(matched == int(dev.records.size()));
+}
+
+TEST_CASE("poisoned_args hands out the operands and a NaN result that judge() then judges") {
+  const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=4,n=7,k=3,p=1");
+  const Backend& b = builtin_registry().get("im2col");
+  auto data = make_host_sweep_data();
+  data->make(p, Pass::bprop, 9);
+  data->reference("direct");
+  const Args a = data->poisoned_args();
+  CHECK(a.input == nullptr);  // bprop reads grad_output and weight
+  REQUIRE(a.weight != nullptr);
+  REQUIRE(a.grad_output != nullptr);
+  const float* r = static_cast<const float*>(a.result);
+  for (int64_t i = 0; i < p.input_elems(); ++i) REQUIRE(std::isnan(r[i]));
+  CHECK_FALSE(data->judge(1).ok);  // nothing written yet
+  b.plan(p, Pass::bprop, PlanOptions{})->execute(a);
+  CHECK(data->judge(1).ok);
+  data->poisoned_args();  // poisoned again
+  CHECK_FALSE(data->judge(1).ok);
 }

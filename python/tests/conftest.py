@@ -1,8 +1,13 @@
 """Shared helpers of the Python tests: reference passes built from scipy.signal.correlate and the
 definitions of the passes (bprop = P^T of the full correlation, accgrad = valid correlation of the
 padded input with gradOutput), fresh random inputs, and the normwise error measure."""
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 class _LazySignal:
@@ -14,6 +19,15 @@ class _LazySignal:
 
 
 signal = _LazySignal()
+
+
+def load_script(relative):
+    """A Python script of the repository (e.g. "bench/plot_grid.py") loaded as a module."""
+    path = ROOT / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_configure(config):

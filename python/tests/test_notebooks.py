@@ -24,6 +24,6 @@ def test_notebook_executes(path, tmp_path):
     client.execute()
 
 
-def test_three_notebooks_exist():
+def test_four_notebooks_exist():
     assert [p.name for p in NOTEBOOKS] == ["01_convolution_theorem.ipynb", "02_tiling.ipynb",
-                                           "03_inside_the_fft.ipynb"]
+                                           "03_inside_the_fft.ipynb", "04_paper_on_h100.ipynb"]
