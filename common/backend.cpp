@@ -56,10 +56,10 @@ std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2"
 
 bool is_known_extra_key(std::string_view key) {
   // fftw: fftw_planner, fftw_cgemm; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
-  // weights, max_prime, naive; fbfft: kernel, window, launch.
+  // weights, max_prime, naive; fbfft: kernel, window, launch; every lowered backend: stride.
   for (std::string_view k :
        {"fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction", "gemm", "layout", "edges", "weights", "max_prime", "naive", "kernel",
-        "window", "launch"})
+        "window", "launch", "stride"})
     if (key == k) return true;
   return false;
 }
@@ -71,6 +71,27 @@ Support problem_support(const ConvProblem& p) {
     return {false, e.what()};
   }
   return {};
+}
+
+Support dense_problem_support(const ConvProblem& p) {
+  Support s = problem_support(p);
+  if (!s.ok || p.is_dense()) return s;
+  std::string what;
+  auto add = [&](bool on, const std::string& text) {
+    if (on) what += (what.empty() ? "" : ", ") + text;
+  };
+  add(p.sh != 1 || p.sw != 1, "stride " + std::to_string(p.sh) + "x" + std::to_string(p.sw));
+  add(p.dh != 1 || p.dw != 1, "dilation " + std::to_string(p.dh) + "x" + std::to_string(p.dw));
+  add(p.g != 1, std::to_string(p.g) + " groups");
+  add(p.bias, "bias");
+  add(p.padding == Padding::circular, "circular padding");
+  return {false, "computes the dense problem only (stride 1, no dilation, groups or bias, zero or mirror "
+                 "padding), not " + what};
+}
+
+void require_dense(const ConvProblem& p, std::string_view backend) {
+  p.validate();
+  if (Support s = dense_problem_support(p); !s.ok) throw Unsupported(std::string(backend) + ": " + s.reason);
 }
 
 void Registry::add(std::shared_ptr<const Backend> b) {
@@ -101,6 +122,14 @@ void require_operands(const Args& a, Pass pass, std::string_view backend) {
   if (pass != Pass::accgrad) need(a.weight, "weight");
   if (pass != Pass::fprop) need(a.grad_output, "grad_output");
   need(a.result, "result");
+}
+
+void require_operands(const Args& a, const ConvProblem& p, Pass pass, std::string_view backend) {
+  require_operands(a, pass, backend);
+  if (p.bias && pass == Pass::fprop && !a.bias)
+    throw InvalidArgument(std::string(backend) + ": bias is null but the problem has bias=1");
+  if (p.bias && pass == Pass::accgrad && !a.grad_bias)
+    throw InvalidArgument(std::string(backend) + ": grad_bias is null but accgrad of a problem with bias=1 writes it");
 }
 
 const Backend& select_backend(const Registry& r, const ConvProblem& p, Pass pass, DType dtype,

@@ -143,10 +143,10 @@ class FftwBackend final : public Backend {
   std::string_view name() const override { return "fftw"; }
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem& p, Pass, DType) const override {
-    return problem_support(p);
+    return dense_problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
-    p.validate();
+    require_dense(p, "fftw");
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
     if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);
     return std::make_unique<FftwPlan<double>>(p, pass, o);

@@ -126,12 +126,12 @@ class CufftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
-    if (Support s = problem_support(p); !s.ok) return s;
+    if (Support s = dense_problem_support(p); !s.ok) return s;
     return available();
   }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    p.validate();
+    require_dense(p, "cufft");
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
     const CufftPins pins = read_cufft_pins(p, opts);
     if (opts.tile.kind != TileSpec::Kind::none) {

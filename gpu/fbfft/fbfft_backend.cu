@@ -36,13 +36,13 @@ class FbfftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
-    if (Support s = problem_support(p); !s.ok) return s;
+    if (Support s = dense_problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
     return fbfft_conv::untiled_basis(p, 0, 0, basis);
   }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    p.validate();
+    require_dense(p, "fbfft");
     const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
     if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");
     if (Support s = available(); !s.ok) throw Unsupported(what + ": " + s.reason);
