@@ -21,14 +21,17 @@ struct LabeledProblem {
 std::vector<std::string> problem_set_names();
 
 // The full, unfiltered set, in a fixed order:
-//   smoke       ~50 small, diverse problems (odd, prime, rectangular, k = 1, kernel = padded input,
+//   smoke       ~60 small, diverse problems (odd, prime, rectangular, k = 1, kernel = padded input,
 //               zero and mirror padding, S/f/fo = 1) for CI.
 //   paper-grid  the paper's Table 3 space: S ∈ {1,16,64,128}, f, fo ∈ {1,4,16,64,96,128,256},
 //               k ∈ {3,5,7,9,11,13}, output y ∈ {1,2,4,8,16,32,64}, h = w = y + k − 1,
 //               no padding: 4·7·7·6·7 = 8,232 problems (kPaperGridSize).
 //   layers      the paper's L1–L5 (S = 128) and the stride-1 convolutional layers of AlexNet
 //               (S = 128), OverFeat-fast (S = 128) and VGG-16 (S = 64) with their zero padding.
-//   random      `count` problems drawn from `seed`: rectangular inputs and kernels, both paddings.
+//   random      `count` problems drawn from `seed`: rectangular inputs and kernels, the three paddings,
+//               and strides, dilations, groups and bias drawn apart (torch.nn.functional.conv2d).
+//   torch-parity  PyTorch's own conv2d test shapes (strided, padded, dilated, groups, depthwise,
+//               reflect, circular, bias) and small large-kernel depthwise layers.
 // A spec string (or several joined by ';') is also accepted as a set of its own.
 // Throws InvalidArgument for an unknown name.
 std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed = 1, int64_t random_count = 200);
