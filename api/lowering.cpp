@@ -158,7 +158,17 @@ class LoweredBackend final : public Backend {
     if (p.is_dense()) return inner_->plan(p, pass, opts);
     std::string why;
     LoweringMap m = choose_lowering(*inner_, p, pass, opts.dtype, stride_option(opts), &why);
-    std::unique_ptr<Plan> inner = inner_->plan(m.inner, pass, opts);
+    std::unique_ptr<Plan> inner;
+    try {
+      inner = inner_->plan(m.inner, pass, opts);
+    } catch (const Unsupported& e) {
+      if (m.runs > 1 || m.outer.g == 1) throw;
+      // Native groups the backend cannot plan with these options (a tiled depthwise request):
+      // the groups run one by one through its dense plan.
+      why += std::string(why.empty() ? "" : "; ") + "groups run one by one: " + e.what();
+      m = make_lowering(p, m.stride, false);
+      inner = inner_->plan(m.inner, pass, opts);
+    }
     return std::make_unique<LoweredPlan>(std::move(m), pass, std::string(name()), std::move(inner), movers_(), why);
   }
 
