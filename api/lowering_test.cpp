@@ -184,3 +184,25 @@ TEST_CASE("lowered fftw in float64 matches direct to float64 accuracy") {
     }
   }
 }
+
+TEST_CASE("fftw's depthwise path: native groups untiled, per-group runs when tiled, both match direct") {
+  std::mt19937 rng(std::random_device{}());
+  const auto fftw = make_lowered_backend(make_fftw_backend(), make_host_lowering_mover);
+  for (const char* spec : {"S=3,f=5,fo=10,h=13,w=9,kh=5,kw=3,ph=2,pw=1,g=5,pad=mirror",
+                           "S=2,f=4,fo=4,n=16,k=7,p=3,g=4,bias=1", "S=1,f=3,fo=3,n=12,k=3,s=2,g=3,pad=circular"}) {
+    const ConvProblem p = ConvProblem::parse(spec);
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+      for (const char* tile : {"none", "8"}) {
+        PlanOptions o;
+        o.extra = {{"fftw_planner", "estimate"}};
+        o.tile = TileSpec::parse(tile);
+        const std::string d = fftw->plan(p, pass, o)->describe();
+        CAPTURE(d);
+        if (std::string(tile) == "none") CHECK(d.find("fftw depthwise") != std::string::npos);
+        else CHECK(d.find("runs of one plan") != std::string::npos);
+        // Note [stride choice]: subsampling keeps a strided depthwise layer elementwise.
+        if (p.sh > 1 && std::string(tile) == "none") CHECK(d.find("subsample chosen") != std::string::npos);
+        check_against_direct(*fftw, p, pass, o, rng);
+      }
+  }
+}
