@@ -11,6 +11,7 @@
 #include "ref/backends.hpp"
 #include "ref/direct.hpp"
 #include "validation/compare.hpp"
+#include "validation/problem_sets.hpp"
 #include "validation/data.hpp"
 #include "validation/runner.hpp"
 #include "validation/tolerance.hpp"
@@ -20,27 +21,7 @@ using namespace fftconv;
 
 namespace {
 
-ConvProblem random_general_problem(std::mt19937& rng) {
-  auto u = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  while (true) {
-    ConvProblem p;
-    p.g = u(1, 3);
-    p.S = u(1, 3), p.f = p.g * u(1, 3), p.fo = p.g * u(1, 3);
-    p.h = u(1, 14), p.w = u(1, 14);
-    p.sh = u(1, 3), p.sw = u(1, 3), p.dh = u(1, 3), p.dw = u(1, 3);
-    p.padding = Padding(u(0, 2));
-    const int64_t lim_h = p.padding == Padding::mirror ? p.h - 1 : p.padding == Padding::circular ? p.h : 4;
-    const int64_t lim_w = p.padding == Padding::mirror ? p.w - 1 : p.padding == Padding::circular ? p.w : 4;
-    p.ph = u(0, std::min<int64_t>(lim_h, 4)), p.pw = u(0, std::min<int64_t>(lim_w, 4));
-    p.kh = u(1, 5), p.kw = u(1, 5);
-    p.bias = u(0, 1) == 1;
-    if (p.kernel_extent_h() > p.padded_h() || p.kernel_extent_w() > p.padded_w()) continue;
-    p.validate();
-    return p;
-  }
-}
-
-std::vector<double> normal(int64_t n, std::mt19937& rng) {
+std::vector<double> normal(int64_t n, std::mt19937_64& rng) {
   std::normal_distribution<double> nd;
   std::vector<double> v(static_cast<std::size_t>(n));
   for (double& x : v) x = float(nd(rng));  // representable in float32
@@ -54,7 +35,7 @@ double rms(const std::vector<double>& v) {
 }
 
 // Runs one pass of `b` (wrapped) in float32 and checks result and gradBias against direct in double.
-void check_against_direct(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& o, std::mt19937& rng) {
+void check_against_direct(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& o, std::mt19937_64& rng) {
   CAPTURE(p.to_string());
   CAPTURE(to_string(pass));
   const auto x = normal(p.input_elems(), rng), w = normal(p.weight_elems(), rng), g = normal(p.output_elems(), rng),
@@ -118,11 +99,11 @@ TEST_CASE("make_lowering: polyphase geometry of a strided, padded problem") {
 }
 
 TEST_CASE("lowered im2col and fftw match direct on every option, pass and stride treatment") {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937_64 rng(std::random_device{}());
   const auto im2col = make_lowered_backend(make_im2col_backend(), make_host_lowering_mover);
   const auto fftw = make_lowered_backend(make_fftw_backend(), make_host_lowering_mover);
   for (int trial = 0; trial < 40; ++trial) {
-    const ConvProblem p = random_general_problem(rng);
+    const ConvProblem p = draw_conv2d_problem(rng, 14);
     for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
       for (const char* stride : {"polyphase", "subsample"}) {
         PlanOptions o;
@@ -161,10 +142,10 @@ TEST_CASE("lowered plans say what they chose, and the registry's backends lower"
 }
 
 TEST_CASE("lowered fftw in float64 matches direct to float64 accuracy") {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937_64 rng(std::random_device{}());
   const Backend& fftw = builtin_registry().get("fftw");
   for (int trial = 0; trial < 10; ++trial) {
-    const ConvProblem p = random_general_problem(rng);
+    const ConvProblem p = draw_conv2d_problem(rng, 14);
     for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
       CAPTURE(p.to_string());
       const auto x = normal(p.input_elems(), rng), w = normal(p.weight_elems(), rng), g = normal(p.output_elems(), rng),
@@ -186,7 +167,7 @@ TEST_CASE("lowered fftw in float64 matches direct to float64 accuracy") {
 }
 
 TEST_CASE("fftw's depthwise path: native groups untiled, per-group runs when tiled, both match direct") {
-  std::mt19937 rng(std::random_device{}());
+  std::mt19937_64 rng(std::random_device{}());
   const auto fftw = make_lowered_backend(make_fftw_backend(), make_host_lowering_mover);
   for (const char* spec : {"S=3,f=5,fo=10,h=13,w=9,kh=5,kw=3,ph=2,pw=1,g=5,pad=mirror",
                            "S=2,f=4,fo=4,n=16,k=7,p=3,g=4,bias=1", "S=1,f=3,fo=3,n=12,k=3,s=2,g=3,pad=circular"}) {

@@ -239,6 +239,26 @@ std::vector<LabeledProblem> spec_list(std::string_view s) {
 
 }  // namespace
 
+ConvProblem draw_conv2d_problem(std::mt19937_64& rng, int64_t max_side) {
+  auto u = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  while (true) {
+    ConvProblem p;
+    p.g = u(1, 3);
+    p.S = u(1, 3), p.f = p.g * u(1, 3), p.fo = p.g * u(1, 3);
+    p.h = u(1, max_side), p.w = u(1, max_side);
+    p.sh = u(1, 3), p.sw = u(1, 3), p.dh = u(1, 3), p.dw = u(1, 3);
+    p.padding = Padding(u(0, 2));
+    const int64_t lim_h = p.padding == Padding::mirror ? p.h - 1 : p.padding == Padding::circular ? p.h : 4;
+    const int64_t lim_w = p.padding == Padding::mirror ? p.w - 1 : p.padding == Padding::circular ? p.w : 4;
+    p.ph = u(0, std::min<int64_t>(lim_h, 4)), p.pw = u(0, std::min<int64_t>(lim_w, 4));
+    p.kh = u(1, 5), p.kw = u(1, 5);
+    p.bias = u(0, 1) == 1;
+    if (p.kernel_extent_h() > p.padded_h() || p.kernel_extent_w() > p.padded_w()) continue;
+    p.validate();
+    return p;
+  }
+}
+
 std::vector<std::string> problem_set_names() { return {"smoke", "paper-grid", "layers", "random", "torch-parity"}; }
 
 std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed, int64_t random_count) {

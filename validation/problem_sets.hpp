@@ -2,6 +2,7 @@
 // selection applied to them: batch override, element cap, seeded sampling, sharding.
 #pragma once
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,10 @@ struct SetSelection {
   uint64_t sample_seed = 1;
   int64_t shard_index = 0, shard_count = 1;  // keep problems with position % count == index
 };
+
+// A small random problem for unit tests of the conv2d options: S <= 3, up to 3 groups of up to 3
+// channels, sides up to max_side, kernels up to 5, stride and dilation up to 3, any padding, bias.
+ConvProblem draw_conv2d_problem(std::mt19937_64& rng, int64_t max_side);
 
 // Elements of the largest tensor of p (input, weight, output; padded input counted as hp·wp).
 int64_t largest_tensor_elems(const ConvProblem& p);
