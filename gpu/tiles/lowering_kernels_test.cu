@@ -3,6 +3,7 @@
 // lowered CUDA backends match `direct` on the torch-parity set, every pass.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
