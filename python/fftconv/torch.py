@@ -7,7 +7,7 @@ with FFTCONV_PYTHON_CUDA=ON); CPU tensors run on the CPU backends (float32; floa
 direct). ``Conv2d`` is a torch.nn.Conv2d (same constructor, parameters and state_dict) whose
 forward is ``conv2d``; ``convert(model)`` swaps the Conv2d layers of a model for it::
 
-    import fftconv.torch
+    import torchvision, fftconv.torch
     model = torchvision.models.resnet18()
     fftconv.torch.convert(model)            # every nn.Conv2d now runs by FFT, weights kept
     loss = model(x).sum(); loss.backward()  # gradients through bprop and accGrad
