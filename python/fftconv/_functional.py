@@ -30,7 +30,8 @@ def _make_problem(input_size, weight_size, stride, padding, dilation, groups, bi
     kind = _arrays.padding_kind(padding_mode)
     eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
     if eh > h + 2 * ph or ew > w + 2 * pw:
-        raise ValueError(f"{who}: kernel {kh}x{kw} (dilated extent {eh}x{ew}) is larger than the padded input "
+        dilated = f" (dilated extent {eh}x{ew})" if (dh, dw) != (1, 1) else ""
+        raise ValueError(f"{who}: kernel {kh}x{kw}{dilated} is larger than the padded input "
                          f"{h + 2 * ph}x{w + 2 * pw} (input {h}x{w}, padding {ph},{pw})")
     if kind == "mirror" and (ph >= h or pw >= w):
         raise ValueError(f"padding: 'reflect' padding {ph},{pw} must be smaller than the input {h}x{w}")
