@@ -1,5 +1,7 @@
-// The registry of built-in backends (the only place that knows every backend).
+// The registry of built-in backends (the only place that knows every backend). Every backend but
+// `direct` (which computes every option itself) is wrapped with the lowering of api/lowering.hpp.
 #include "api/fftconv.hpp"
+#include "api/lowering.hpp"
 
 #include "api/auto_plan.hpp"
 
@@ -8,6 +10,7 @@
 #endif
 #if HAVE_FFTCONV_GPU
 #include "gpu/backends.hpp"
+#include "gpu/tiles/lowering_kernels.hpp"
 #endif
 
 namespace fftconv {
@@ -16,10 +19,11 @@ const Registry& builtin_registry() {
   static const Registry r = [] {
     Registry reg;
 #if HAVE_FFTCONV_GPU
-    for (auto& b : make_gpu_backends()) reg.add(std::move(b));
+    for (auto& b : make_gpu_backends()) reg.add(make_lowered_backend(std::move(b), make_device_lowering_mover));
 #endif
 #if HAVE_FFTCONV_REF
-    for (auto& b : make_ref_backends()) reg.add(std::move(b));
+    for (auto& b : make_ref_backends())
+      reg.add(b->name() == "direct" ? std::move(b) : make_lowered_backend(std::move(b), make_host_lowering_mover));
 #endif
     return reg;
   }();

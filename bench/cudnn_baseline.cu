@@ -56,9 +56,11 @@ struct Descriptors {
     FFTCONV_CUDNN_CHECK(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(p.S, "S"),
                                                    to_int(p.f, "f"), to_int(p.h, "h"), to_int(p.w, "w")));
     FFTCONV_CUDNN_CHECK(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, to_int(p.fo, "fo"),
-                                                   to_int(p.f, "f"), to_int(p.kh, "kh"), to_int(p.kw, "kw")));
-    FFTCONV_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(p.ph, "ph"), to_int(p.pw, "pw"), 1, 1, 1, 1,
+                                                   to_int(p.f / p.g, "f/g"), to_int(p.kh, "kh"), to_int(p.kw, "kw")));
+    FFTCONV_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, to_int(p.ph, "ph"), to_int(p.pw, "pw"), to_int(p.sh, "sh"),
+                                                        to_int(p.sw, "sw"), to_int(p.dh, "dh"), to_int(p.dw, "dw"),
                                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    FFTCONV_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, to_int(p.g, "g")));
     // Strict fp32 (FMA math: no TF32), or tensor-core math allowed (TF32, as PyTorch's default on sm_90).
     FFTCONV_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, tensor_op_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     int n = 0, c = 0, h = 0, ww = 0;
@@ -89,8 +91,12 @@ std::string cudnn_version() {
 CudnnReport run_cudnn_algorithms(const ConvProblem& p, Pass pass, const std::vector<DeviceOperands>& sets,
                                  const CudnnRunOptions& opts, void* stream_ptr, const std::vector<std::string>& only) {
   CudnnReport rep;
-  if (p.padding == Padding::mirror) {
-    rep.reason = "cuDNN pads with zeros only (mirror padding unsupported)";
+  if (p.padding != Padding::zero) {
+    rep.reason = "cuDNN pads with zeros only (" + std::string(to_string(p.padding)) + " padding unsupported)";
+    return rep;
+  }
+  if (p.bias) {
+    rep.reason = "cuDNN's convolution adds no bias (bias=1 unsupported)";
     return rep;
   }
   if (sets.empty()) throw InvalidArgument("cudnn: no operand sets");

@@ -10,6 +10,7 @@
 #include "common/errors.hpp"
 #include "api/auto_plan.hpp"
 #include "api/fftconv.hpp"
+#include "common/lowering.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv::cli {
@@ -65,7 +66,13 @@ std::size_t parse_bytes(const std::string& s) {
 }
 
 void run_plan(const PlanArgs& a, int* exit_code) {
-  const ConvProblem p = ConvProblem::parse(a.problem);
+  ConvProblem p = ConvProblem::parse(a.problem);
+  if (!p.is_dense()) {  // the backends tile the dense problem the lowering runs (Note [lowering])
+    const LoweringMap m = make_lowering(p, p.sh == 1 && p.sw == 1 ? StrideLowering::none : StrideLowering::polyphase,
+                                        false);
+    if (!a.json) std::printf("%s\n", m.summary().c_str());
+    p = m.inner;
+  }
   const Pass pass = parse_pass(a.pass);
   PlanOptions o;
   o.tile = TileSpec::parse(a.tile);

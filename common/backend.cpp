@@ -145,6 +145,27 @@ Support problem_support(const ConvProblem& p) {
   return {};
 }
 
+Support dense_problem_support(const ConvProblem& p) {
+  Support s = problem_support(p);
+  if (!s.ok || p.is_dense()) return s;
+  std::string what;
+  auto add = [&](bool on, const std::string& text) {
+    if (on) what += (what.empty() ? "" : ", ") + text;
+  };
+  add(p.sh != 1 || p.sw != 1, "stride " + std::to_string(p.sh) + "x" + std::to_string(p.sw));
+  add(p.dh != 1 || p.dw != 1, "dilation " + std::to_string(p.dh) + "x" + std::to_string(p.dw));
+  add(p.g != 1, std::to_string(p.g) + " groups");
+  add(p.bias, "bias");
+  add(p.padding == Padding::circular, "circular padding");
+  return {false, "computes the dense problem only (stride 1, no dilation, groups or bias, zero or mirror "
+                 "padding), not " + what};
+}
+
+void require_dense(const ConvProblem& p, std::string_view backend) {
+  p.validate();
+  if (Support s = dense_problem_support(p); !s.ok) throw Unsupported(std::string(backend) + ": " + s.reason);
+}
+
 void Registry::add(std::shared_ptr<const Backend> b) {
   if (find(b->name())) throw InvalidArgument("backend: duplicate name '" + std::string(b->name()) + "'");
   backends_.push_back(std::move(b));
@@ -173,6 +194,14 @@ void require_operands(const Args& a, Pass pass, std::string_view backend) {
   if (pass != Pass::accgrad) need(a.weight, "weight");
   if (pass != Pass::fprop) need(a.grad_output, "grad_output");
   need(a.result, "result");
+}
+
+void require_operands(const Args& a, const ConvProblem& p, Pass pass, std::string_view backend) {
+  require_operands(a, pass, backend);
+  if (p.bias && pass == Pass::fprop && !a.bias)
+    throw InvalidArgument(std::string(backend) + ": bias is null but the problem has bias=1");
+  if (p.bias && pass == Pass::accgrad && !a.grad_bias)
+    throw InvalidArgument(std::string(backend) + ": grad_bias is null but accgrad of a problem with bias=1 writes it");
 }
 
 const Backend& select_backend(const Registry& r, const ConvProblem& p, Pass pass, DType dtype,

@@ -67,6 +67,8 @@ std::string options_key(const PlanOptions& o);
 //   fprop:   input (S×f×h×w), weight (fo×f×kh×kw)        -> result = output (S×fo×out_h×out_w)
 //   bprop:   grad_output (S×fo×out_h×out_w), weight      -> result = gradInput (S×f×h×w)
 //   accgrad: input, grad_output                          -> result = gradWeight (fo×f×kh×kw)
+// With ConvProblem::bias, fprop also reads bias (fo) and accgrad also writes grad_bias (fo) =
+// the sum of gradOutput over S, out_h and out_w, as PyTorch.
 // Pointers are host or device memory per the backend's location(); dtype is f32 unless the
 // backend accepts f64 (direct). stream is a cudaStream_t for CUDA backends (nullptr = default).
 struct Args {
@@ -74,6 +76,8 @@ struct Args {
   const void* weight = nullptr;
   const void* grad_output = nullptr;
   void* result = nullptr;
+  const void* bias = nullptr;
+  void* grad_bias = nullptr;
   DType dtype = DType::f32;
   void* stream = nullptr;
 };
@@ -134,6 +138,11 @@ struct Support {
 
 // {true} for a valid problem, else {false, the InvalidProblem message}: the common first answer of supports().
 Support problem_support(const ConvProblem& p);
+// problem_support(p), and {false, which option} unless p.is_dense(): the answer of a backend that
+// computes the dense problem only (api/lowering.hpp runs the others through it).
+Support dense_problem_support(const ConvProblem& p);
+// Throws Unsupported (naming backend and option) unless p is valid and dense: for Backend::plan().
+void require_dense(const ConvProblem& p, std::string_view backend);
 
 class Backend {
  public:
@@ -182,6 +191,8 @@ class Registry {
 
 // Throws InvalidArgument naming the missing operand when a pointer the pass needs is null.
 void require_operands(const Args& a, Pass pass, std::string_view backend);
+// The same, and bias (fprop) / grad_bias (accgrad) when p.bias.
+void require_operands(const Args& a, const ConvProblem& p, Pass pass, std::string_view backend);
 
 // Pure selection: the first backend in order that is available, at `where` (any location when
 // nullptr), and supports (p, pass, dtype). Throws Unsupported with every backend's reason.

@@ -8,23 +8,27 @@
 namespace fftconv {
 
 // Source row/column of padded coordinate i (0 <= i < n + 2p) in an unpadded axis of length n,
-// or -1 when it reads a zero. Mirror = reflect without repeating the edge: -1 -> 1, n -> n-2.
+// or -1 when it reads a zero. Mirror = reflect without repeating the edge: -1 -> 1, n -> n-2;
+// circular = periodic: -1 -> n-1, n -> 0 (p <= n, ConvProblem::validate).
 constexpr int64_t padded_source(int64_t i, int64_t n, int64_t p, Padding mode) {
   int64_t j = i - p;
   if (j >= 0 && j < n) return j;
   if (mode == Padding::zero) return -1;
+  if (mode == Padding::circular) return j < 0 ? j + n : j - n;
   if (j < 0) j = -j;
   if (j >= n) j = 2 * (n - 1) - j;
   return j;
 }
 
 // The distinct padded coordinates y in [0, n+2p) with padded_source(y, n, p, mode) == r, in a fixed
-// order, written to out; returns how many (1 for zero padding or inside; up to 3 for mirror). With
-// mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once and the
-// candidates are r+p (inside), p-r (reflected at the start) and p+2(n-1)-r (reflected at the end).
+// order, written to out; returns how many (1 for zero padding or inside; up to 3 for mirror and
+// circular). With mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once
+// and the candidates are r+p (inside), p-r (reflected at the start) and p+2(n-1)-r (reflected at the
+// end); circular padding (p <= n) wraps at most once: r+p, r+p-n, r+p+n.
 // constexpr so that device code uses it too (nvcc --expt-relaxed-constexpr).
 constexpr int padded_positions(int64_t r, int64_t n, int64_t p, Padding mode, int64_t out[3]) {
-  const int64_t cand[3] = {r + p, p - r, p + 2 * (n - 1) - r};
+  const int64_t cand[3] = {r + p, mode == Padding::circular ? r + p - n : p - r,
+                           mode == Padding::circular ? r + p + n : p + 2 * (n - 1) - r};
   int k = 0;
   for (int c = 0; c < (mode == Padding::zero ? 1 : 3); ++c) {
     const int64_t y = cand[c];

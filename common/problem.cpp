@@ -18,7 +18,14 @@ std::string_view to_string(Pass p) {
   return "?";
 }
 
-std::string_view to_string(Padding p) { return p == Padding::zero ? "zero" : "mirror"; }
+std::string_view to_string(Padding p) {
+  switch (p) {
+    case Padding::zero: return "zero";
+    case Padding::mirror: return "mirror";
+    case Padding::circular: return "circular";
+  }
+  return "?";
+}
 
 Pass parse_pass(std::string_view s) {
   if (s == "fprop") return Pass::fprop;
@@ -30,7 +37,8 @@ Pass parse_pass(std::string_view s) {
 Padding parse_padding(std::string_view s) {
   if (s == "zero" || s == "zeros") return Padding::zero;
   if (s == "mirror" || s == "reflect") return Padding::mirror;
-  throw InvalidProblem("pad: unknown value '" + std::string(s) + "' (expected zero or mirror)");
+  if (s == "circular") return Padding::circular;
+  throw InvalidProblem("pad: unknown value '" + std::string(s) + "' (expected zero, mirror or circular)");
 }
 
 int64_t checked_mul(int64_t a, int64_t b, std::string_view what) {
@@ -51,13 +59,13 @@ int64_t ConvProblem::result_elems(Pass p) const {
 }
 
 double ConvProblem::madds() const {
-  return double(S) * double(f) * double(fo) * double(kh) * double(kw) * double(out_h()) * double(out_w());
+  return double(S) * double(f / g) * double(fo) * double(kh) * double(kw) * double(out_h()) * double(out_w());
 }
 
 int64_t ConvProblem::reduction_length(Pass p) const {
   switch (p) {
-    case Pass::fprop: return f * kh * kw;
-    case Pass::bprop: return fo * kh * kw;
+    case Pass::fprop: return (f / g) * kh * kw;
+    case Pass::bprop: return (fo / g) * kh * kw;
     case Pass::accgrad: return S * out_h() * out_w();
   }
   return 0;
@@ -79,23 +87,49 @@ void ConvProblem::validate() const {
   require_positive("kw", kw);
   if (ph < 0) throw InvalidProblem("ph: must be >= 0, got " + std::to_string(ph));
   if (pw < 0) throw InvalidProblem("pw: must be >= 0, got " + std::to_string(pw));
+  require_positive("sh", sh);
+  require_positive("sw", sw);
+  require_positive("dh", dh);
+  require_positive("dw", dw);
+  require_positive("g", g);
   // Bounds that keep every derived size, in elements and in bytes of complex<double>
   // frequency buffers, inside int64.
   constexpr int64_t kMaxDim = int64_t(1) << 31;
   for (auto [name, v] : {std::pair<const char*, int64_t>{"S", S}, {"f", f}, {"fo", fo}, {"h", h}, {"w", w},
-                         {"kh", kh}, {"kw", kw}, {"ph", ph}, {"pw", pw}})
+                         {"kh", kh}, {"kw", kw}, {"ph", ph}, {"pw", pw}, {"sh", sh}, {"sw", sw}, {"dh", dh},
+                         {"dw", dw}, {"g", g}})
     if (v >= kMaxDim) throw InvalidProblem(std::string(name) + ": too large (" + std::to_string(v) + ")");
-  if (kh > padded_h())
-    throw InvalidProblem("kh: kernel height " + std::to_string(kh) + " exceeds padded input height " +
+  if (f % g != 0)
+    throw InvalidProblem("g: " + std::to_string(g) + " groups do not divide f = " + std::to_string(f));
+  if (fo % g != 0)
+    throw InvalidProblem("g: " + std::to_string(g) + " groups do not divide fo = " + std::to_string(fo));
+  if (kernel_extent_h() > padded_h()) {
+    if (dh == 1)
+      throw InvalidProblem("kh: kernel height " + std::to_string(kh) + " exceeds padded input height " +
+                           std::to_string(padded_h()));
+    throw InvalidProblem("dh: dilated kernel height " + std::to_string(kernel_extent_h()) + " (kh=" +
+                         std::to_string(kh) + ", dh=" + std::to_string(dh) + ") exceeds padded input height " +
                          std::to_string(padded_h()));
-  if (kw > padded_w())
-    throw InvalidProblem("kw: kernel width " + std::to_string(kw) + " exceeds padded input width " +
+  }
+  if (kernel_extent_w() > padded_w()) {
+    if (dw == 1)
+      throw InvalidProblem("kw: kernel width " + std::to_string(kw) + " exceeds padded input width " +
+                           std::to_string(padded_w()));
+    throw InvalidProblem("dw: dilated kernel width " + std::to_string(kernel_extent_w()) + " (kw=" +
+                         std::to_string(kw) + ", dw=" + std::to_string(dw) + ") exceeds padded input width " +
                          std::to_string(padded_w()));
+  }
   if (padding == Padding::mirror) {
     if (ph >= h)
       throw InvalidProblem("ph: mirror padding " + std::to_string(ph) + " must be < h = " + std::to_string(h));
     if (pw >= w)
       throw InvalidProblem("pw: mirror padding " + std::to_string(pw) + " must be < w = " + std::to_string(w));
+  }
+  if (padding == Padding::circular) {  // PyTorch's limit: the padding wraps around at most once
+    if (ph > h)
+      throw InvalidProblem("ph: circular padding " + std::to_string(ph) + " must be <= h = " + std::to_string(h));
+    if (pw > w)
+      throw InvalidProblem("pw: circular padding " + std::to_string(pw) + " must be <= w = " + std::to_string(w));
   }
   // Every tensor (and its padded, fp64 complex frequency image) must have a byte size that fits in int64.
   constexpr int64_t kBytesMargin = 64;  // complex<double> plus a factor 4 of basis growth
@@ -112,6 +146,12 @@ std::string ConvProblem::to_string() const {
                   ",h=" + std::to_string(h) + ",w=" + std::to_string(w) + ",kh=" + std::to_string(kh) +
                   ",kw=" + std::to_string(kw) + ",ph=" + std::to_string(ph) + ",pw=" + std::to_string(pw) +
                   ",pad=" + std::string(fftconv::to_string(padding));
+  // The options of torch.nn.functional.conv2d, printed only when they differ from the default so
+  // that the spec of a dense problem is what it always was.
+  if (sh != 1 || sw != 1) s += ",sh=" + std::to_string(sh) + ",sw=" + std::to_string(sw);
+  if (dh != 1 || dw != 1) s += ",dh=" + std::to_string(dh) + ",dw=" + std::to_string(dw);
+  if (g != 1) s += ",g=" + std::to_string(g);
+  if (bias) s += ",bias=1";
   return s;
 }
 
@@ -172,6 +212,11 @@ ConvProblem ConvProblem::parse(std::string_view spec) {
     std::string_view key = trim(part.substr(0, eq)), val = trim(part.substr(eq + 1));
     if (key == "pad") { p.padding = parse_padding(val); continue; }
     int64_t v = parse_int(key, val);
+    if (key == "bias") {
+      if (v != 0 && v != 1) throw InvalidProblem("bias: expected 0 or 1, got '" + std::string(val) + "'");
+      p.bias = v == 1;
+      continue;
+    }
     if (key == "S") p.S = v;
     else if (key == "f") p.f = v;
     else if (key == "fo") p.fo = v;
@@ -184,8 +229,15 @@ ConvProblem ConvProblem::parse(std::string_view spec) {
     else if (key == "n") p.h = p.w = v;
     else if (key == "k") p.kh = p.kw = v;
     else if (key == "p") p.ph = p.pw = v;
+    else if (key == "sh") p.sh = v;
+    else if (key == "sw") p.sw = v;
+    else if (key == "s") p.sh = p.sw = v;
+    else if (key == "dh") p.dh = v;
+    else if (key == "dw") p.dw = v;
+    else if (key == "d") p.dh = p.dw = v;
+    else if (key == "g") p.g = v;
     else throw InvalidProblem("problem: unknown key '" + std::string(key) +
-                              "' (expected S, f, fo, h, w, kh, kw, ph, pw, n, k, p, pad)");
+                              "' (expected S, f, fo, h, w, kh, kw, ph, pw, n, k, p, pad, sh, sw, s, dh, dw, d, g, bias)");
   }
   p.validate();
   return p;

@@ -35,9 +35,11 @@ TEST_CASE("spec strings round-trip on random problems") {
     ConvProblem p;
     auto u = [&](int lo, int hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
     p.S = u(1, 9); p.f = u(1, 9); p.fo = u(1, 9); p.h = u(1, 40); p.w = u(1, 40);
-    p.padding = u(0, 1) ? Padding::mirror : Padding::zero;
+    p.padding = Padding(u(0, 2));
     p.ph = u(0, p.h - 1); p.pw = u(0, p.w - 1);
     p.kh = u(1, p.padded_h()); p.kw = u(1, p.padded_w());
+    p.sh = u(1, 3); p.sw = u(1, 3); p.bias = u(0, 1) == 1;
+    p.g = u(1, 2); p.f *= p.g; p.fo *= p.g;
     p.validate();
     CHECK(ConvProblem::parse(p.to_string()) == p);
   }
@@ -48,7 +50,10 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
   for (auto [spec, fragment] : {
            Bad{"", "empty"}, Bad{"n=0", "h"}, Bad{"n=5,k=-1", "kh"}, Bad{"n=5,k=7", "kh"},
            Bad{"h=5,w=3,kh=3,kw=4", "kw"}, Bad{"n=5,k=3,p=-2", "ph"}, Bad{"n=5,k=3,p=5,pad=mirror", "ph"},
-           Bad{"n=5,k=3,pad=circular", "pad"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
+           Bad{"n=5,k=3,pad=spiral", "pad"}, Bad{"n=5,k=3,s=0", "sh"}, Bad{"n=5,k=3,dw=-1", "dw"},
+           Bad{"n=5,k=3,f=4,fo=6,g=3", "g: 3 groups do not divide f"}, Bad{"n=5,k=3,f=6,fo=4,g=3", "divide fo"},
+           Bad{"n=5,k=3,g=0", "g"}, Bad{"n=5,k=3,d=3", "dh: dilated kernel height 7"}, Bad{"n=5,k=3,bias=2", "bias"},
+           Bad{"n=5,k=3,p=6,pad=circular", "ph: circular padding 6 must be <= h = 5"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
            Bad{"n=5,k=3,S=99999999999999999999", "S"}, Bad{"L9", "preset"}, Bad{"n=5,,k=3", "empty field"},
            Bad{"n=5,L2", "key=value"}, Bad{"S=2147483647,f=2147483647,fo=1,n=1000,k=3", "input"},
            Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}}) {
@@ -60,6 +65,30 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
       CHECK(std::string(e.what()).find(fragment) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("stride, dilation, groups, bias and circular padding: PyTorch's sizes, spec round-trip") {
+  const auto p = ConvProblem::parse("S=2,f=4,fo=6,n=11,k=3,p=2,s=2,d=3,g=2,bias=1,pad=circular");
+  CHECK(p.sh == 2);
+  CHECK(p.sw == 2);
+  CHECK(p.dh == 3);
+  CHECK(p.g == 2);
+  CHECK(p.bias);
+  CHECK(p.padding == Padding::circular);
+  CHECK(p.kernel_extent_h() == 7);
+  CHECK(p.out_h() == (11 + 4 - 3 * 2 - 1) / 2 + 1);  // torch: (h + 2p - d(k-1) - 1) / s + 1
+  CHECK(p.weight_elems() == 6 * 2 * 3 * 3);
+  CHECK(p.reduction_length(Pass::fprop) == 2 * 9);
+  CHECK(p.reduction_length(Pass::bprop) == 3 * 9);
+  CHECK_FALSE(p.is_dense());
+  CHECK(ConvProblem::parse(p.to_string()) == p);
+  CHECK(ConvProblem::parse("sh=3,sw=1,n=9,k=2").out_h() == 3);
+  // Defaults print nothing new: every older spec string stays what it was.
+  CHECK(ConvProblem::parse("S=2,f=3,fo=4,n=8,k=3").to_string() == "S=2,f=3,fo=4,h=8,w=8,kh=3,kw=3,ph=0,pw=0,pad=zero");
+  CHECK(ConvProblem::parse("n=8,k=3").is_dense());
+  CHECK_FALSE(ConvProblem::parse("n=8,k=3,bias=1").is_dense());
+  CHECK(ConvProblem::parse("n=8,k=3,bias=0").is_dense());
+  CHECK(ConvProblem::parse("n=5,k=3,p=5,pad=circular").padded_h() == 15);
 }
 
 TEST_CASE("pass names") {

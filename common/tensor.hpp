@@ -40,7 +40,7 @@ struct HostTensor {
 
 // Shapes of the tensors of a problem.
 inline std::array<int64_t, 4> input_shape(const ConvProblem& p) { return {p.S, p.f, p.h, p.w}; }
-inline std::array<int64_t, 4> weight_shape(const ConvProblem& p) { return {p.fo, p.f, p.kh, p.kw}; }
+inline std::array<int64_t, 4> weight_shape(const ConvProblem& p) { return {p.fo, p.f / p.g, p.kh, p.kw}; }
 inline std::array<int64_t, 4> output_shape(const ConvProblem& p) { return {p.S, p.fo, p.out_h(), p.out_w()}; }
 // The tensor each pass writes: output (fprop), gradInput (bprop), gradWeight (accgrad).
 inline std::array<int64_t, 4> result_shape(const ConvProblem& p, Pass pass) {

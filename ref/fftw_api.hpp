@@ -4,8 +4,12 @@
 #include <fftw3.h>
 
 #include <cstddef>
+#include <mutex>
 
 namespace fftconv {
+
+// The FFTW planner is not thread-safe: every plan of the fftw backend is made under this lock.
+std::mutex& fftw_planner_mutex();
 
 template <class T>
 struct Fftw;

@@ -12,6 +12,7 @@
 #include "common/padding.hpp"
 #include "common/tensor.hpp"
 #include "ref/backends.hpp"
+#include "ref/fftw_depthwise.hpp"
 #include "ref/fftw_pass.hpp"
 #include "tiling/planner.hpp"
 
@@ -150,12 +151,14 @@ class FftwBackend final : public Backend {
   std::string_view name() const override { return "fftw"; }
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem& p, Pass, DType) const override {
-    return problem_support(p);
+    if (problem_support(p).ok && is_fftw_depthwise(p)) return {};
+    return dense_problem_support(p);
   }
   std::vector<std::string_view> option_keys() const override { return fftw_option_keys(); }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
     check_option_keys(*this, o);
-    p.validate();
+    if (problem_support(p).ok && is_fftw_depthwise(p)) return make_fftw_depthwise_plan(p, pass, o);
+    require_dense(p, "fftw");
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
     if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);
     return std::make_unique<FftwPlan<double>>(p, pass, o);

@@ -21,11 +21,12 @@
 
 namespace fftconv {
 
-namespace {
 std::mutex& fftw_planner_mutex() {
   static std::mutex m;
   return m;
 }
+
+namespace {
 
 
 // FFTW-aligned buffer.

@@ -161,11 +161,11 @@ class Im2colBackend final : public Backend {
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem& p, Pass, DType d) const override {
     if (d != DType::f32) return {false, "float32 only"};
-    return problem_support(p);
+    return dense_problem_support(p);
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     check_option_keys(*this, opts);  // im2col has no options
-    p.validate();
+    require_dense(p, "im2col");
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");
     return std::make_unique<Im2colPlan>(p, pass);

@@ -8,6 +8,7 @@
 #   FFTCONV_PIP_OFFLINE=1       install from <repo>/.whl only (pip --no-index); .whl is used when present
 #   FFTCONV_NOTEBOOK_TIMEOUT=s  per-cell timeout when executing notebooks (default 300)
 #   FFTCONV_SKIP_NOTEBOOKS=1    run the unit tests only (pytest -m "not notebooks")
+#   FFTCONV_SKIP_TORCH=1        do not install PyTorch (its tests, fftconv.torch's, then skip)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${FFTCONV_VENV:-$ROOT/.venv}"
@@ -40,6 +41,16 @@ done
 if ((${#missing[@]})); then
   step "installing ${missing[*]}"
   "$VPY" -m pip install "${PIP_OPTS[@]}" "${missing[@]}"
+fi
+
+# PyTorch for fftconv.torch's tests: PyPI's wheel (about 5 GB installed, kept in the venv; its CPU
+# path needs no GPU). Without an index (FFTCONV_PIP_OFFLINE=1) a missing wheel only skips those tests.
+if [[ "${FFTCONV_SKIP_TORCH:-0}" != 1 ]] && ! "$VPY" -c "import torch" 2>/dev/null; then
+  step "installing torch"
+  if ! "$VPY" -m pip install "${PIP_OPTS[@]}" torch; then
+    [[ "${FFTCONV_PIP_OFFLINE:-0}" == 1 ]] || exit 1
+    step "torch is not in the offline wheels: fftconv.torch's tests will skip"
+  fi
 fi
 
 step "building and installing ./python (build dir $BUILD_DIR)"

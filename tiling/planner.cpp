@@ -232,7 +232,7 @@ std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_vi
 }
 
 TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions& o) {
-  p.validate();
+  require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
   add(p, pass, false, untiled_side(p.padded_h(), o.basis_h, o.policy),
@@ -242,7 +242,7 @@ TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions
 }
 
 TilingChoice choose_fixed(const ConvProblem& p, Pass pass, int64_t fh, int64_t fw, const TilingOptions& o) {
-  p.validate();
+  require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   check_side("tile", fh);
   check_side("tile", fw);
   TilingChoice out;
@@ -258,7 +258,7 @@ TilingChoice choose_fixed(const ConvProblem& p, Pass pass, int64_t fh, int64_t f
 }
 
 TilingChoice choose(const ConvProblem& p, Pass pass, const TilingOptions& o) {
-  p.validate();
+  require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   std::vector<int64_t> sizes = o.sizes.empty() ? policy_sizes(o.policy) : o.sizes;
   for (int64_t n : sizes) check_side("tile_candidates", n);
   std::sort(sizes.begin(), sizes.end());

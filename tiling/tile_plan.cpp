@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
@@ -85,7 +86,7 @@ FoldFootprint bprop_fold_footprint(const ConvProblem& p, const AxisTiling& rows,
 
 TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t tiles_in_flight,
                          AccgradReduction reduction) {
-  p.validate();
+  require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   TilePlan t;
   t.problem = p;
   t.pass = pass;
@@ -102,7 +103,7 @@ TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t
 }
 
 TilePlan make_untiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t images_in_flight) {
-  p.validate();
+  require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   if (fft_h < p.padded_h() || fft_w < p.padded_w())
     throw Unsupported("basis: " + std::to_string(fft_h) + "x" + std::to_string(fft_w) +
                       " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +

@@ -290,6 +290,10 @@ TEST_CASE("bad problems and options raise typed errors") {
   bad = ConvProblem{};
   bad.S = 0;
   CHECK_THROWS_AS(choose_untiled(bad, Pass::bprop, {}), InvalidProblem);
+  // The planner tiles the dense problem; the lowering hands it that (Note [lowering]).
+  const ConvProblem strided = ConvProblem::parse("h=232,s=40,kh=1,pad=mirror");
+  CHECK_THROWS_AS(choose(strided, Pass::fprop, {}), Unsupported);
+  CHECK_THROWS_AS(make_tiled_plan(ConvProblem::parse("n=16,k=3,g=1,bias=1"), Pass::fprop, 8, 8, 1), Unsupported);
   const ConvProblem p = ConvProblem::parse("n=32,k=3");
   TilingOptions o;
   o.sizes = {1};

@@ -12,6 +12,8 @@ ErrorStats error_stats(const ErrorSums& s) {
   e.nonfinite = s.nonfinite;
   e.ref_nonfinite = s.ref_nonfinite;
   e.ref_norm = std::sqrt(s.sq_ref);
+  e.diff_norm = std::sqrt(s.sq_diff);
+  e.max_diff = s.max_diff;
   const double inf = std::numeric_limits<double>::infinity();
   if (e.nonfinite > 0 && e.ref_nonfinite == 0) {
     e.rel_l2 = e.max_abs_rel = inf;

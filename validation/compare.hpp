@@ -11,6 +11,8 @@ struct ErrorStats {
   int64_t nonfinite = 0;       // non-finite values in out
   int64_t ref_nonfinite = 0;   // non-finite values in the reference
   double ref_norm = 0;         // ||ref||_2 over finite entries
+  double diff_norm = 0;        // ||out - ref||_2 over finite pairs
+  double max_diff = 0;         // max |out - ref| over finite pairs
   bool finite_ok() const { return nonfinite == 0 || ref_nonfinite > 0; }
 };
 

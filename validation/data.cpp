@@ -48,7 +48,9 @@ PassData pass_data(const ConvProblem& p, Pass pass, uint64_t seed, void (*fill)(
   if (pass != Pass::bprop) draw(d.input, p.input_elems(), s.input);
   if (pass != Pass::accgrad) draw(d.weight, p.weight_elems(), s.weight);
   if (pass != Pass::fprop) draw(d.grad_output, p.output_elems(), s.grad_output);
-  d.result.assign(std::size_t(p.result_elems(pass)), std::numeric_limits<float>::quiet_NaN());
+  if (pass == Pass::fprop && p.bias) draw(d.bias, p.fo, s.bias);
+  if (pass == Pass::accgrad && p.bias) d.grad_bias_offset = p.result_elems(pass);
+  d.result.assign(std::size_t(pass_result_elems(p, pass)), std::numeric_limits<float>::quiet_NaN());
   return d;
 }
 }  // namespace
@@ -71,14 +73,24 @@ PassData make_pass_data_parallel(const ConvProblem& p, Pass pass, uint64_t seed)
   return pass_data(p, pass, seed, fill_normal_parallel);
 }
 
-Args PassData::args() {
+int64_t pass_result_elems(const ConvProblem& p, Pass pass) {
+  return p.result_elems(pass) + (pass == Pass::accgrad && p.bias ? p.fo : 0);
+}
+
+Args PassData::args_at(const float* x, const float* w, const float* g, const float* b, float* out) const {
   Args a;
-  a.input = input.empty() ? nullptr : input.data();
-  a.weight = weight.empty() ? nullptr : weight.data();
-  a.grad_output = grad_output.empty() ? nullptr : grad_output.data();
-  a.result = result.data();
+  a.input = input.empty() ? nullptr : x;
+  a.weight = weight.empty() ? nullptr : w;
+  a.grad_output = grad_output.empty() ? nullptr : g;
+  a.bias = bias.empty() ? nullptr : b;
+  a.result = out;
+  a.grad_bias = grad_bias_offset >= 0 ? out + grad_bias_offset : nullptr;
   a.dtype = DType::f32;
   return a;
+}
+
+Args PassData::args() {
+  return args_at(input.data(), weight.data(), grad_output.data(), bias.data(), result.data());
 }
 
 }  // namespace fftconv

@@ -9,18 +9,28 @@
 
 namespace fftconv {
 
-// The host tensors of one pass: the two operands it reads (others empty) and a result buffer
-// poisoned with NaN.
+// The host tensors of one pass: the two operands it reads (others empty), the bias when fprop of a
+// problem with bias reads it, and a result buffer poisoned with NaN. For accgrad of a problem with
+// bias, result holds gradWeight followed by gradBias (fo values, from grad_bias_offset), so that
+// the comparison and the tolerance (the same reduction length S·out_h·out_w) cover both.
 struct PassData {
-  std::vector<float> input, weight, grad_output, result;
+  std::vector<float> input, weight, grad_output, bias, result;
+  int64_t grad_bias_offset = -1;  // >= 0: gradBias starts there in result
   Args args();  // host pointers, float32
+  // args() on other copies of the same tensors (device buffers, for CUDA backends).
+  Args args_at(const float* x, const float* w, const float* g, const float* b, float* out) const;
 };
+
+// Elements of PassData::result for (p, pass): the pass's result, plus fo for accgrad with bias.
+int64_t pass_result_elems(const ConvProblem& p, Pass pass);
 
 // The seed each operand of a pass's data drawn with `seed` is filled with (host and device alike).
 struct OperandSeeds {
-  uint64_t input, weight, grad_output;
+  uint64_t input, weight, grad_output, bias;
 };
-constexpr OperandSeeds operand_seeds(uint64_t seed) { return {seed * 3 + 1, seed * 3 + 2, seed * 3 + 3}; }
+constexpr OperandSeeds operand_seeds(uint64_t seed) {
+  return {seed * 3 + 1, seed * 3 + 2, seed * 3 + 3, seed * 3 + 0x9e3779b97f4a7c15ull};
+}
 
 PassData make_pass_data(const ConvProblem& p, Pass pass, uint64_t seed);
 // The same tensors drawn in parallel for large sweeps: standard normal by Box–Muller over a

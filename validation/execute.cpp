@@ -39,14 +39,10 @@ double execute_pass(const Backend& b, const Plan& plan, PassData& d) {
     return ms_since(t0);
   }
 #ifdef FFTCONV_HAVE_CUDA
-  const DeviceBuffer x = upload(d.input), w = upload(d.weight), g = upload(d.grad_output);
+  const DeviceBuffer x = upload(d.input), w = upload(d.weight), g = upload(d.grad_output), bias = upload(d.bias);
   DeviceBuffer out = upload(d.result);  // NaN-poisoned: unwritten elements stay NaN
-  Args a;
-  a.input = x.get();
-  a.weight = w.get();
-  a.grad_output = g.get();
-  a.result = out.get();
-  a.dtype = DType::f32;
+  const Args a = d.args_at(x.as<const float>(), w.as<const float>(), g.as<const float>(), bias.as<const float>(),
+                           out.as<float>());
   const double ms = execute_on_device(plan, a);
   FFTCONV_CUDA_CHECK(cudaMemcpy(d.result.data(), out.get(), out.bytes(), cudaMemcpyDeviceToHost));
   return ms;
@@ -66,6 +62,8 @@ bool gpu_reference_available() {
 std::vector<double> gpu_reference(const ConvProblem& p, Pass pass, const PassData& d) {
 #ifdef FFTCONV_HAVE_CUDA
   if (!cuda_device_available()) throw Unsupported("check gpu64: no CUDA device");
+  if (!p.is_dense())
+    throw Unsupported("check gpu64: direct64 computes the dense problem only, not " + p.to_string());
   auto ptr = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
   return direct64_pass(p, pass, ptr(d.input), ptr(d.weight), ptr(d.grad_output));
 #else

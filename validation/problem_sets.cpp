@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -65,6 +66,50 @@ constexpr const char* kSmokeSpecs[] = {
     "L4,S=1,f=4,fo=4",
     "L3,S=1,f=2,fo=2",
     "S=3,f=3,fo=3,h=9,w=10,kh=2,kw=9,ph=0,pw=3,pad=mirror",
+    // torch.nn.functional.conv2d's options (each lowered onto the dense problem but in direct)
+    "S=2,f=3,fo=4,n=9,k=3,p=1,s=2",                     // stride 2, 'same'-style padding
+    "S=2,f=2,fo=3,h=10,w=7,kh=3,kw=2,sh=2,sw=3",        // rectangular stride
+    "S=1,f=4,fo=3,n=8,k=1,s=2",                         // 1x1 stride 2 (one polyphase phase)
+    "S=2,f=3,fo=2,n=11,k=3,d=2",                        // dilation
+    "S=2,f=2,fo=2,n=12,k=3,p=2,d=2,pad=mirror",         // dilation with mirror padding
+    "S=2,f=4,fo=6,n=8,k=3,p=1,g=2",                     // groups
+    "S=2,f=4,fo=4,n=10,k=5,p=2,g=4",                    // depthwise
+    "S=2,f=4,fo=8,n=9,k=3,g=4,bias=1",                  // depthwise, channel multiplier 2, bias
+    "S=2,f=3,fo=3,n=8,k=3,p=1,pad=circular",            // circular padding
+    "S=2,f=3,fo=5,n=7,k=3,bias=1",                      // bias alone
+    "S=2,f=4,fo=4,n=13,k=3,p=1,s=2,g=4,bias=1,pad=circular",  // depthwise strided circular
+    "S=2,f=2,fo=4,n=9,k=3,p=2,s=3,d=2,g=2,bias=1",      // everything at once
+    "S=1,f=2,fo=2,h=5,w=6,kh=2,kw=3,ph=5,pw=2,sh=3,sw=2,dh=2,dw=2,pad=circular",  // circular p = h
+};
+
+// PyTorch's own conv2d test shapes (its Conv2d module tests: plain, strided, padded, dilated,
+// no bias, groups, depthwise with and without multiplier, strided / padded / dilated depthwise,
+// reflect and circular padding), S = 2 as there, plus the large-kernel depthwise layers of
+// ConvNeXt / RepLKNet at small sizes.
+constexpr const char* kTorchParitySpecs[][2] = {
+    {"torch.conv2d", "S=2,f=3,fo=4,h=7,w=5,kh=3,kw=2,bias=1"},
+    {"torch.conv2d.strided", "S=2,f=3,fo=4,n=6,k=3,s=2,bias=1"},
+    {"torch.conv2d.padding", "S=2,f=3,fo=4,n=6,k=3,s=2,p=1,bias=1"},
+    {"torch.conv2d.dilated", "S=2,f=3,fo=4,n=8,kh=3,kw=2,dh=3,dw=4,bias=1"},
+    {"torch.conv2d.no_bias", "S=2,f=3,fo=2,h=6,w=5,kh=3,kw=4"},
+    {"torch.conv2d.groups", "S=2,f=4,fo=6,h=6,w=5,kh=3,kw=2,g=2,bias=1"},
+    {"torch.conv2d.depthwise", "S=2,f=4,fo=4,n=6,k=3,g=4,bias=1"},
+    {"torch.conv2d.depthwise_with_multiplier", "S=2,f=4,fo=8,n=6,k=3,g=4,bias=1"},
+    {"torch.conv2d.depthwise_strided", "S=2,f=4,fo=4,n=6,k=3,s=2,g=4,bias=1"},
+    {"torch.conv2d.depthwise_padded", "S=2,f=4,fo=4,n=6,k=3,p=1,g=4,bias=1"},
+    {"torch.conv2d.depthwise_dilated", "S=2,f=4,fo=4,n=5,k=2,d=2,g=4,bias=1"},
+    {"torch.conv2d.reflect", "S=2,f=2,fo=4,n=8,k=3,p=1,pad=mirror,bias=1"},
+    {"torch.conv2d.reflect_strided", "S=2,f=2,fo=4,h=7,w=8,kh=3,kw=3,ph=2,pw=1,s=2,pad=mirror,bias=1"},
+    {"torch.conv2d.circular", "S=2,f=2,fo=2,n=3,k=3,ph=1,pw=2,pad=circular,bias=1"},
+    {"torch.conv2d.circular_strided_dilated", "S=2,f=2,fo=4,h=9,w=8,k=3,ph=2,pw=3,sh=2,sw=3,d=2,pad=circular,bias=1"},
+    {"torch.conv2d.padding_same_dilated", "S=2,f=2,fo=3,n=9,k=3,p=2,d=2,bias=1"},
+    {"torch.conv2d.stride_gt_kernel", "S=2,f=3,fo=2,n=10,k=2,s=3,bias=1"},
+    {"torch.conv2d.one_by_one_strided", "S=2,f=8,fo=4,n=9,k=1,s=2"},
+    {"torch.conv2d.resnet_downsample", "S=2,f=8,fo=16,n=14,k=3,p=1,s=2"},
+    {"torch.conv2d.deeplab_atrous", "S=1,f=8,fo=8,n=17,k=3,p=4,d=4,bias=1"},
+    {"convnext.depthwise7", "S=2,f=16,fo=16,n=14,k=7,p=3,g=16,bias=1"},
+    {"replknet.depthwise13", "S=1,f=8,fo=8,n=14,k=13,p=6,g=8,bias=1"},
+    {"replknet.depthwise31", "S=1,f=4,fo=4,n=16,k=31,p=15,g=4"},
 };
 
 constexpr int64_t kGridS[] = {1, 16, 64, 128};
@@ -128,8 +173,37 @@ std::vector<LabeledProblem> layer_set() {
   return out;
 }
 
+std::vector<LabeledProblem> torch_parity_set() {
+  std::vector<LabeledProblem> out;
+  for (const auto& [label, spec] : kTorchParitySpecs) out.push_back({label, ConvProblem::parse(spec)});
+  return out;
+}
+
+// Draws torch.nn.functional.conv2d's options onto a dense problem p from `rng` (a stream apart from
+// the one of p's sizes, so that the sizes of every seed stay what they were): circular padding,
+// stride, dilation (shrinking the kernel until it fits), groups dividing f and fo, bias.
+void draw_options(ConvProblem& p, std::mt19937_64& rng) {
+  auto u = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  if (u(0, 3) == 0) {
+    p.padding = Padding::circular;
+    p.ph = std::min(p.ph, p.h), p.pw = std::min(p.pw, p.w);
+  }
+  if (u(0, 1)) p.sh = u(1, 3), p.sw = u(1, 3);
+  if (u(0, 2) == 0) p.dh = u(1, 3), p.dw = u(1, 3);
+  while (p.kernel_extent_h() > p.padded_h()) --p.kh;
+  while (p.kernel_extent_w() > p.padded_w()) --p.kw;
+  if (u(0, 1)) {
+    const int64_t common = std::gcd(p.f, p.fo);
+    std::vector<int64_t> divisors;
+    for (int64_t d = 1; d <= common; ++d)
+      if (common % d == 0) divisors.push_back(d);
+    p.g = divisors[std::size_t(u(0, int64_t(divisors.size()) - 1))];
+  }
+  p.bias = u(0, 1) == 1;
+}
+
 std::vector<LabeledProblem> random_set(uint64_t seed, int64_t count) {
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng(seed), options(seed ^ 0x6a09e667f3bcc909ull);
   auto u = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   std::vector<LabeledProblem> out;
   for (int64_t i = 0; i < count; ++i) {
@@ -143,6 +217,7 @@ std::vector<LabeledProblem> random_set(uint64_t seed, int64_t count) {
       p.ph = u(0, 6); p.pw = u(0, 6);
     }
     p.kh = u(1, std::min<int64_t>(p.padded_h(), 13)); p.kw = u(1, std::min<int64_t>(p.padded_w(), 13));
+    draw_options(p, options);
     p.validate();
     out.push_back({"random#" + std::to_string(i), p});
   }
@@ -164,12 +239,33 @@ std::vector<LabeledProblem> spec_list(std::string_view s) {
 
 }  // namespace
 
-std::vector<std::string> problem_set_names() { return {"smoke", "paper-grid", "layers", "random"}; }
+ConvProblem draw_conv2d_problem(std::mt19937_64& rng, int64_t max_side) {
+  auto u = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  while (true) {
+    ConvProblem p;
+    p.g = u(1, 3);
+    p.S = u(1, 3), p.f = p.g * u(1, 3), p.fo = p.g * u(1, 3);
+    p.h = u(1, max_side), p.w = u(1, max_side);
+    p.sh = u(1, 3), p.sw = u(1, 3), p.dh = u(1, 3), p.dw = u(1, 3);
+    p.padding = Padding(u(0, 2));
+    const int64_t lim_h = p.padding == Padding::mirror ? p.h - 1 : p.padding == Padding::circular ? p.h : 4;
+    const int64_t lim_w = p.padding == Padding::mirror ? p.w - 1 : p.padding == Padding::circular ? p.w : 4;
+    p.ph = u(0, std::min<int64_t>(lim_h, 4)), p.pw = u(0, std::min<int64_t>(lim_w, 4));
+    p.kh = u(1, 5), p.kw = u(1, 5);
+    p.bias = u(0, 1) == 1;
+    if (p.kernel_extent_h() > p.padded_h() || p.kernel_extent_w() > p.padded_w()) continue;
+    p.validate();
+    return p;
+  }
+}
+
+std::vector<std::string> problem_set_names() { return {"smoke", "paper-grid", "layers", "random", "torch-parity"}; }
 
 std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed, int64_t random_count) {
   if (name == "smoke") return smoke_set();
   if (name == "paper-grid") return paper_grid();
   if (name == "layers") return layer_set();
+  if (name == "torch-parity") return torch_parity_set();
   if (name == "random") {
     if (random_count < 1) throw InvalidArgument("count: must be >= 1, got " + std::to_string(random_count));
     return random_set(seed, random_count);
@@ -178,7 +274,7 @@ std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed, in
       name.find(',') != std::string_view::npos)
     return spec_list(name);
   throw InvalidArgument("set: unknown name '" + std::string(name) +
-                        "' (expected smoke, paper-grid, layers, random, or problem specs joined by ';')");
+                        "' (expected smoke, paper-grid, layers, random, torch-parity, or problem specs joined by ';')");
 }
 
 int64_t largest_tensor_elems(const ConvProblem& p) {

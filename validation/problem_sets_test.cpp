@@ -39,9 +39,10 @@ TEST_CASE("paper-grid is the paper's 8,232 distinct valid problems") {
 TEST_CASE("smoke covers the shapes CI must see") {
   const auto smoke = problem_set("smoke");
   CHECK(smoke.size() >= 45);
-  CHECK(smoke.size() <= 60);
+  CHECK(smoke.size() <= 70);
   bool odd = false, prime = false, rect = false, k1 = false, kernel_is_input = false, zero_pad = false,
-       mirror_pad = false, ones = false, rect_kernel = false;
+       mirror_pad = false, ones = false, rect_kernel = false, strided = false, dilated = false, grouped = false,
+       depthwise = false, bias = false, circular = false;
   auto is_prime = [](int64_t n) {
     if (n < 2) return false;
     for (int64_t d = 2; d * d <= n; ++d)
@@ -61,9 +62,16 @@ TEST_CASE("smoke covers the shapes CI must see") {
     zero_pad |= p.padding == Padding::zero && p.ph > 0;
     mirror_pad |= p.padding == Padding::mirror && p.ph > 0;
     ones |= p.S == 1 && p.f == 1 && p.fo == 1;
+    strided |= p.sh > 1 && p.sw > 1 && p.sh != p.sw;
+    dilated |= p.dh > 1;
+    grouped |= p.g > 1 && p.g < p.f;
+    depthwise |= p.g > 1 && p.g == p.f;
+    bias |= p.bias;
+    circular |= p.padding == Padding::circular && p.ph > 0;
   }
   CHECK(odd); CHECK(prime); CHECK(rect); CHECK(rect_kernel); CHECK(k1); CHECK(kernel_is_input);
   CHECK(zero_pad); CHECK(mirror_pad); CHECK(ones);
+  CHECK(strided); CHECK(dilated); CHECK(grouped); CHECK(depthwise); CHECK(bias); CHECK(circular);
 }
 
 TEST_CASE("layers: L1-L5, AlexNet, OverFeat, VGG-16 stride-1 layers") {
@@ -79,6 +87,26 @@ TEST_CASE("layers: L1-L5, AlexNet, OverFeat, VGG-16 stride-1 layers") {
   }
 }
 
+TEST_CASE("torch-parity: PyTorch's conv2d test shapes, every option, small") {
+  const auto set = problem_set("torch-parity");
+  CHECK(set.size() >= 20);
+  bool strided = false, dilated = false, grouped = false, depthwise = false, bias = false, circular = false,
+       mirror = false;
+  for (const auto& lp : set) {
+    const ConvProblem& p = lp.problem;
+    CHECK_NOTHROW(p.validate());
+    CHECK(p.madds() <= 2e6);  // fast enough for the CPU backends and direct
+    strided |= p.sh > 1;
+    dilated |= p.dh > 1;
+    grouped |= p.g > 1 && p.g < p.f;
+    depthwise |= p.g > 1 && p.g == p.f;
+    bias |= p.bias;
+    circular |= p.padding == Padding::circular;
+    mirror |= p.padding == Padding::mirror;
+  }
+  CHECK(strided); CHECK(dilated); CHECK(grouped); CHECK(depthwise); CHECK(bias); CHECK(circular); CHECK(mirror);
+}
+
 TEST_CASE("random is seeded, rectangular, and uses both paddings") {
   const auto a = problem_set("random", 7, 120), b = problem_set("random", 7, 120), c = problem_set("random", 8, 120);
   CHECK(a.size() == 120);
@@ -92,6 +120,13 @@ TEST_CASE("random is seeded, rectangular, and uses both paddings") {
     rect_k |= lp.problem.kh != lp.problem.kw;
   }
   CHECK(mirror); CHECK(zero); CHECK(rect); CHECK(rect_k);
+  int options = 0;
+  for (const auto& lp : a) {
+    const ConvProblem& p = lp.problem;
+    options |= (p.sh > 1 ? 1 : 0) | (p.dh > 1 ? 2 : 0) | (p.g > 1 ? 4 : 0) | (p.bias ? 8 : 0) |
+               (p.padding == Padding::circular ? 16 : 0);
+  }
+  CHECK(options == 31);  // strides, dilations, groups, bias and circular padding are drawn
 }
 
 TEST_CASE("spec lists and unknown names") {

@@ -32,8 +32,9 @@ RefKind resolve_ref(RefKind k, const ConvProblem& p) {
 std::vector<double> reference_result(const ConvProblem& p, Pass pass, const PassData& d, RefKind k) {
   k = resolve_ref(k, p);
   if (k == RefKind::none) return {};
-  std::vector<double> x = to_double(d.input), w = to_double(d.weight), g = to_double(d.grad_output);
-  std::vector<double> out(std::size_t(p.result_elems(pass)));
+  std::vector<double> x = to_double(d.input), w = to_double(d.weight), g = to_double(d.grad_output),
+                      bias = to_double(d.bias);
+  std::vector<double> out(std::size_t(pass_result_elems(p, pass)));
   PlanOptions o;
   o.dtype = DType::f64;
   Args a;
@@ -41,6 +42,8 @@ std::vector<double> reference_result(const ConvProblem& p, Pass pass, const Pass
   a.weight = w.empty() ? nullptr : w.data();
   a.grad_output = g.empty() ? nullptr : g.data();
   a.result = out.data();
+  a.bias = bias.empty() ? nullptr : bias.data();
+  a.grad_bias = pass == Pass::accgrad && p.bias ? out.data() + p.result_elems(pass) : nullptr;
   a.dtype = DType::f64;
   const Backend& b = builtin_registry().get(k == RefKind::direct ? "direct" : "fftw");
   b.plan(p, pass, o)->execute(a);

@@ -72,11 +72,11 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
     return r;
   }
 #ifdef FFTCONV_HAVE_CUDA
-  DevBuf x(d.input), w(d.weight), g(d.grad_output), out(d.result);  // result copied too: NaN poison
+  DevBuf x(d.input), w(d.weight), g(d.grad_output), bias(d.bias), out(d.result);  // result copied too: NaN poison
   TimingStream st;
   std::unique_ptr<CudaGraph> graph;  // after st: destroyed before the stream
-  Args a;
-  a.input = x.p; a.weight = w.p; a.grad_output = g.p; a.result = out.p; a.dtype = DType::f32; a.stream = st.stream;
+  Args a = d.args_at(x.p, w.p, g.p, bias.p, out.p);
+  a.stream = st.stream;
   plan.execute(a);  // warm-up (autotuning happens at plan time or here)
   check(cudaStreamSynchronize(st.stream), "warm-up");
   r.timer = to_string(timer);

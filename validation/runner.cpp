@@ -231,7 +231,7 @@ std::string resolve_check(const std::string& check, const ConvProblem& p) {
     return check;
   }
   if (check != "auto") throw InvalidArgument("check: expected auto, direct, fftw64 or gpu64, got '" + check + "'");
-  const bool gpu = gpu_reference_available();
+  const bool gpu = gpu_reference_available() && p.is_dense();  // direct64 computes the dense problem only
   if (p.madds() <= (gpu ? 1e7 : kDirectMaxMadds)) return "direct";
   return gpu ? "gpu64" : "fftw64";
 }

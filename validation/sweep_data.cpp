@@ -33,6 +33,7 @@ namespace {
 uint64_t adjoint_input_seed(uint64_t seed) { return operand_seeds(seed).input; }
 uint64_t adjoint_weight_seed(uint64_t seed) { return operand_seeds(seed).weight; }
 uint64_t adjoint_grad_seed(uint64_t seed) { return splitmix64(seed + 1); }
+uint64_t adjoint_bias_seed(uint64_t seed) { return operand_seeds(seed).bias; }
 
 // The CPU rungs a sweep asks for by name (gpu64 is handled apart); auto and none are not references.
 RefKind host_ref_kind(const std::string& kind) {
@@ -71,17 +72,24 @@ class HostSweepData final : public SweepData {
     x.weight.resize(std::size_t(p_.weight_elems()));
     fill_normal_parallel(x.weight, adjoint_weight_seed(seed));
     x.result.assign(std::size_t(p_.output_elems()), nan);
+    if (p_.bias) {
+      x.bias.resize(std::size_t(p_.fo));
+      fill_normal_parallel(x.bias, adjoint_bias_seed(seed));
+    }
     g.grad_output.resize(std::size_t(p_.output_elems()));
     fill_normal_parallel(g.grad_output, adjoint_grad_seed(seed));
     g.weight = x.weight;
     g.result.assign(std::size_t(p_.input_elems()), nan);
     a.input = x.input;
     a.grad_output = g.grad_output;
-    a.result.assign(std::size_t(p_.weight_elems()), nan);
+    a.result.assign(std::size_t(pass_result_elems(p_, Pass::accgrad)), nan);  // gradWeight, gradBias
+    if (p_.bias) a.grad_bias_offset = p_.weight_elems();
     AdjointSums s;
     s.ms = execute_pass(b, *plans[0], x) + execute_pass(b, *plans[1], g) + execute_pass(b, *plans[2], a);
     auto sq = [](const std::vector<float>& v) { return dot(v.data(), v.data(), int64_t(v.size())); };
     s.lhs = dot(x.result.data(), g.grad_output.data(), int64_t(x.result.size()));
+    if (p_.bias) s.lhs -= dot(x.bias.data(), a.result.data() + p_.weight_elems(), p_.fo);
+    a.result.resize(std::size_t(p_.weight_elems()));  // gradBias is accounted for in lhs
     s.mid = dot(x.input.data(), g.result.data(), int64_t(x.input.size()));
     s.rhs = dot(x.weight.data(), a.result.data(), int64_t(x.weight.size()));
     s.scale = std::sqrt(std::max({sq(x.result) * sq(g.grad_output), sq(x.input) * sq(g.result),
@@ -118,8 +126,9 @@ class DeviceSweepData final : public SweepData {
   const char* where() const override { return "device"; }
   void make(const ConvProblem& p, Pass pass, uint64_t seed) override {
     p_ = p, pass_ = pass;
-    x_ = w_ = g_ = nullptr;
+    x_ = w_ = g_ = b_ = nullptr;
     const OperandSeeds s = operand_seeds(seed);  // the host's seeds (validation/data.hpp)
+    if (pass == Pass::fprop && p.bias) fill_normal_device(b_ = bs_.get<float>(p.fo), p.fo, s.bias);
     if (pass != Pass::bprop) fill_normal_device(x_ = xs_.get<float>(p.input_elems()), p.input_elems(), s.input);
     if (pass != Pass::accgrad) fill_normal_device(w_ = ws_.get<float>(p.weight_elems()), p.weight_elems(), s.weight);
     if (pass != Pass::fprop)
@@ -131,7 +140,7 @@ class DeviceSweepData final : public SweepData {
     have_ref_ = false;
   }
   void reference(const std::string& kind) override {
-    const int64_t n = p_.result_elems(pass_);
+    const int64_t n = pass_result_elems(p_, pass_);
     double* ref = refs_.get<double>(n);
     if (kind == "gpu64") {
       direct64_pass_device(p_, pass_, x_, w_, g_, ref);
@@ -140,20 +149,24 @@ class DeviceSweepData final : public SweepData {
       if (x_) d.input = download<float>(x_, std::size_t(p_.input_elems()));
       if (w_) d.weight = download<float>(w_, std::size_t(p_.weight_elems()));
       if (g_) d.grad_output = download<float>(g_, std::size_t(p_.output_elems()));
+      if (b_) d.bias = download<float>(b_, std::size_t(p_.fo));
       const std::vector<double> host = reference_result(p_, pass_, d, host_ref_kind(kind));
       FFTCONV_CUDA_CHECK(cudaMemcpy(ref, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice));
     }
     have_ref_ = true;
   }
   double run(const Backend&, const Plan& plan) override {
-    const int64_t n = p_.result_elems(pass_);
+    const int64_t n = pass_result_elems(p_, pass_);
     out_ = outs_.get<float>(n);
     fill_nan_device(out_, n);
-    return execute_on_device(plan, args(x_, w_, g_, out_));
+    Args a = args(x_, w_, g_, out_);
+    a.bias = b_;
+    if (pass_ == Pass::accgrad && p_.bias) a.grad_bias = out_ + p_.weight_elems();
+    return execute_on_device(plan, a);
   }
   Verdict judge(int64_t basis_elems, ProductMath products) override {
     if (!have_ref_) throw InvalidArgument("judge: no reference was computed for " + p_.to_string());
-    const int64_t n = p_.result_elems(pass_);
+    const int64_t n = pass_result_elems(p_, pass_);
     const DeviceErrorSums d = error_sums_device(out_, refs_.get<double>(n), n);
     ErrorSums s;
     s.sq_diff = d.sums[0], s.sq_ref = d.sums[1], s.max_diff = d.sums[2], s.max_ref = d.sums[3];
@@ -165,20 +178,25 @@ class DeviceSweepData final : public SweepData {
     float* x = xs_.get<float>(nx);
     float* w = ws_.get<float>(nw);
     float* g = gs_.get<float>(ng);
-    x_ = w_ = g_ = nullptr;  // the pass operands are overwritten: make() must come first again
+    x_ = w_ = g_ = b_ = nullptr;  // the pass operands are overwritten: make() must come first again
     have_ref_ = false;
     fill_normal_device(x, nx, adjoint_input_seed(seed));
     fill_normal_device(w, nw, adjoint_weight_seed(seed));
     fill_normal_device(g, ng, adjoint_grad_seed(seed));
     float* y = outs_.get<float>(ng);
     float* gx = gxs_.get<float>(nx);
-    float* gw = gws_.get<float>(nw);
-    fill_nan_device(y, ng), fill_nan_device(gx, nx), fill_nan_device(gw, nw);
+    const int64_t nb = p_.bias ? p_.fo : 0;
+    float* gw = gws_.get<float>(nw + nb);  // gradWeight, then gradBias
+    float* bias = p_.bias ? bs_.get<float>(nb) : nullptr;
+    if (bias) fill_normal_device(bias, nb, adjoint_bias_seed(seed));
+    fill_nan_device(y, ng), fill_nan_device(gx, nx), fill_nan_device(gw, nw + nb);
+    Args fa = args(x, w, nullptr, y), aa = args(x, nullptr, g, gw);
+    fa.bias = bias;
+    aa.grad_bias = bias ? gw + nw : nullptr;
     AdjointSums s;
-    s.ms = execute_on_device(*plans[0], args(x, w, nullptr, y)) +
-           execute_on_device(*plans[1], args(nullptr, w, g, gx)) +
-           execute_on_device(*plans[2], args(x, nullptr, g, gw));
-    s.lhs = dot_device(y, g, ng);
+    s.ms = execute_on_device(*plans[0], fa) + execute_on_device(*plans[1], args(nullptr, w, g, gx)) +
+           execute_on_device(*plans[2], aa);
+    s.lhs = dot_device(y, g, ng) - (bias ? dot_device(bias, gw + nw, nb) : 0.0);
     s.mid = dot_device(x, gx, nx);
     s.rhs = dot_device(w, gw, nw);
     auto sq = [](const float* v, int64_t n) { return dot_device(v, v, n); };
@@ -206,8 +224,8 @@ class DeviceSweepData final : public SweepData {
 
   ConvProblem p_;
   Pass pass_ = Pass::fprop;
-  Slot xs_, ws_, gs_, outs_, gxs_, gws_, refs_;
-  float *x_ = nullptr, *w_ = nullptr, *g_ = nullptr, *out_ = nullptr;
+  Slot xs_, ws_, gs_, bs_, outs_, gxs_, gws_, refs_;
+  float *x_ = nullptr, *w_ = nullptr, *g_ = nullptr, *b_ = nullptr, *out_ = nullptr;
   std::pair<double, double> rms_{0, 0};
   bool have_ref_ = false;
 };

@@ -17,7 +17,8 @@
 
 namespace fftconv {
 
-// The three inner products of Note [adjoint tolerance] and the scale they are compared at.
+// The three inner products of Note [adjoint tolerance] and the scale they are compared at. With a
+// bias b, fprop is affine: lhs = <fprop(x, w, b), g> - <b, gradBias(g)> is its linear part.
 struct AdjointSums {
   double lhs = 0;    // <fprop(x, w), g>
   double mid = 0;    // <x, bprop(g, w)>

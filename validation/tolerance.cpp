@@ -29,7 +29,7 @@ Tolerance tolerance(const ConvProblem& p, Pass pass, DType d, int64_t basis_elem
 
 std::string tolerance_formula() {
   return "rel_l2 <= 4*u*(log2(Nh*Nw) + sqrt(K)), max_abs_rel <= 8x that; u = 2^-24 (fp32), "
-         "K = reduction length (fprop f*kh*kw, bprop fo*kh*kw, accgrad S*out_h*out_w)";
+         "K = reduction length (fprop (f/g)*kh*kw, bprop (fo/g)*kh*kw, accgrad S*out_h*out_w)";
 }
 
 double cancellation_factor(int64_t result_elems, int64_t K, double rms_a, double rms_b, double ref_norm) {

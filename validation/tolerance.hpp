@@ -5,7 +5,9 @@
 //   rel_l2 <= c · u · (log2(Nh·Nw) + sqrt(K))
 // where u = 2^-24 (float32 unit roundoff; 2^-53 for float64 results), Nh·Nw is the Fourier basis
 // the algorithm used (1 for time-domain algorithms), and K is the reduction length behind one
-// result element (f·kh·kw for fprop, fo·kh·kw for bprop, S·out_h·out_w for accgrad).
+// result element ((f/g)·kh·kw for fprop, (fo/g)·kh·kw for bprop, S·out_h·out_w for accgrad and
+// gradBias; g groups, whatever the stride and dilation: the taps a sum reads, not the zeros of a
+// dilated or polyphase kernel).
 // The log term is the classic error bound of Cooley–Tukey FFTs, whose normwise error grows like
 // u·log2 N (Higham, "Accuracy and Stability of Numerical Algorithms", §24.1); the sqrt(K) term is the
 // statistical growth of a float32 sum of K rounded products (the same book, §3.1 / §4: the worst case is

@@ -11,6 +11,7 @@
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
+#include "gpu/cufft/cufft_depthwise.hpp"
 #include "gpu/cufft/cufft_tuner.hpp"
 #include "gpu/gemm/products.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -133,14 +134,22 @@ class CufftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
-    if (Support s = problem_support(p); !s.ok) return s;
+    if (problem_support(p).ok && depthwise_native(p)) return available();  // Note [depthwise products]
+    if (Support s = dense_problem_support(p); !s.ok) return s;
     return available();
   }
 
   std::vector<std::string_view> option_keys() const override { return cufft_option_keys(); }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    p.validate();
+    if (problem_support(p).ok && depthwise_native(p)) {  // Note [depthwise products]
+      check_option_keys(*this, opts);
+      if (opts.tile.kind == TileSpec::Kind::fixed)
+        throw Unsupported("cufft: a depthwise problem runs untiled (tile=" + opts.tile.to_string() + ")");
+      if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
+      return make_cufft_depthwise_plan(p, pass, opts);
+    }
+    require_dense(p, "cufft");
     const CufftPins pins = read_cufft_pins(p, opts);  // before the device: a wrong option is an error anywhere
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
     if (opts.tile.kind != TileSpec::Kind::none) {

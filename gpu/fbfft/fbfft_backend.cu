@@ -36,7 +36,7 @@ class FbfftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
-    if (Support s = problem_support(p); !s.ok) return s;
+    if (Support s = dense_problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
     const Support untiled = fbfft_conv::untiled_basis(p, 0, 0, basis);
     // Without an untiled kernel, a tiled plan runs it when a tile basis (up to 128) holds the kernel:
@@ -49,7 +49,7 @@ class FbfftBackend final : public Backend {
   std::vector<std::string_view> option_keys() const override { return fbfft_conv::option_keys(); }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    p.validate();
+    require_dense(p, "fbfft");
     (void)fbfft_conv::Options::parse(opts.extra);  // before the device: a wrong option is an error anywhere
     const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
     if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");

@@ -164,6 +164,7 @@ std::size_t scratch_budget(std::size_t limit) {
 void direct64_pass_device(const ConvProblem& p, Pass pass, const float* input, const float* weight,
                           const float* grad_output, double* result, void* stream, std::size_t scratch_limit) {
   p.validate();
+  if (!p.is_dense()) throw Unsupported("direct64: computes the dense problem only, not " + p.to_string());
   const auto st = static_cast<cudaStream_t>(stream);
   const Geometry g = geometry(p);
   ThreadState& ts = thread_state();

@@ -1,9 +1,11 @@
 """fftconv: the three passes of a convolutional layer (fprop, bprop = gradInput, accGrad =
 gradWeight) computed by FFT, untiled or tiled, on the CPU (and on NVIDIA GPUs when built so).
 
-PyTorch conventions: NCHW tensors, weight ``fo×f×kh×kw``, cross-correlation, ``padding`` per side,
-``padding_mode='zeros'|'reflect'``. NumPy float32 (and float64) C-contiguous arrays in and out;
-CUDA tensors (PyTorch, CuPy) through DLPack when the CUDA backends are built.
+PyTorch conventions: NCHW tensors, weight ``fo×(f/groups)×kh×kw``, cross-correlation, ``stride``,
+``padding`` per side, ``dilation``, ``groups``, ``bias``, ``padding_mode='zeros'|'reflect'|'circular'``.
+NumPy float32 (and float64) C-contiguous arrays in and out; CUDA tensors (PyTorch, CuPy) through
+DLPack when the CUDA backends are built. ``fftconv.torch`` (imported on its own, needs PyTorch)
+is a drop-in for torch.nn.functional.conv2d and torch.nn.Conv2d with autograd.
 
     >>> import numpy as np, fftconv
     >>> x = np.random.rand(2, 3, 16, 16).astype(np.float32)

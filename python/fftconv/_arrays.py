@@ -99,15 +99,19 @@ def _int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def padding_pair(padding, kernel: tuple) -> tuple:
-    """padding: int, (ph, pw), 'valid' (0) or 'same' (odd kernels); per side, >= 0."""
+def padding_pair(padding, kernel: tuple, dilation: tuple = (1, 1), stride: tuple = (1, 1)) -> tuple:
+    """padding: int, (ph, pw), 'valid' (0) or 'same' (stride 1, odd dilated kernel extent); per side, >= 0."""
     if isinstance(padding, str):
         if padding == "valid":
             return 0, 0
         if padding == "same":
-            if kernel[0] % 2 == 0 or kernel[1] % 2 == 0:
-                raise ValueError(f"padding: 'same' needs an odd kernel, got {kernel[0]}x{kernel[1]}")
-            return (kernel[0] - 1) // 2, (kernel[1] - 1) // 2
+            if stride != (1, 1):
+                raise ValueError(f"padding: 'same' needs stride 1, got stride {stride}")
+            extent = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
+            if extent[0] % 2 == 0 or extent[1] % 2 == 0:
+                raise ValueError(f"padding: 'same' needs an odd kernel, got {kernel[0]}x{kernel[1]}"
+                                 + (f" with dilation {dilation}" if dilation != (1, 1) else ""))
+            return (extent[0] - 1) // 2, (extent[1] - 1) // 2
         raise ValueError(f"padding: expected an int, (ph, pw), 'valid' or 'same', got {padding!r}")
     if _int(padding):
         pair = (int(padding), int(padding))
@@ -120,14 +124,46 @@ def padding_pair(padding, kernel: tuple) -> tuple:
     return pair
 
 
-_MODES = {"zeros": "zero", "zero": "zero", "reflect": "mirror", "mirror": "mirror"}
+_MODES = {"zeros": "zero", "zero": "zero", "reflect": "mirror", "mirror": "mirror", "circular": "circular"}
 
 
 def padding_kind(mode) -> str:
-    """'zeros' | 'reflect' (PyTorch names; 'zero' and 'mirror' too) -> the library's name."""
+    """'zeros' | 'reflect' | 'circular' (PyTorch names; 'zero' and 'mirror' too) -> the library's name."""
     if not isinstance(mode, str) or mode not in _MODES:
-        raise ValueError(f"padding_mode: expected 'zeros' or 'reflect', got {mode!r}")
+        raise ValueError(f"padding_mode: expected 'zeros', 'reflect' or 'circular', got {mode!r}")
     return _MODES[mode]
+
+
+def int_pair(v, name: str, minimum: int) -> tuple:
+    """stride / dilation: an int or a pair of ints, each >= minimum."""
+    if _int(v):
+        pair = (int(v), int(v))
+    elif isinstance(v, (tuple, list)) and len(v) == 2 and all(_int(p) for p in v):
+        pair = (int(v[0]), int(v[1]))
+    else:
+        raise TypeError(f"{name}: expected an int or a pair of ints, got {v!r}")
+    if pair[0] < minimum or pair[1] < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {pair}")
+    return pair
+
+
+def as_row(x, name: str, fo: int, info: ArrayInfo, writable: bool):
+    """A bias / gradBias vector of fo values as a 1×1×1×fo view of the same memory (the C++ checks
+    take 4-D arrays); its location and dtype must be those of the other operands."""
+    shape = tuple(int(s) for s in getattr(x, "shape", ()))
+    if shape != (fo,):
+        raise ValueError(f"{name}: expected shape ({fo},), got {shape if hasattr(x, 'shape') else type(x).__name__}")
+    if isinstance(x, np.ndarray):
+        if not x.flags.c_contiguous:
+            raise ValueError(f"{name}: expected a contiguous array")
+        if writable and not x.flags.writeable:
+            raise ValueError(f"{name}: the output array is read-only")
+        return x.reshape(1, 1, 1, fo)
+    if hasattr(x, "view") and hasattr(x, "is_contiguous"):  # torch
+        if not x.is_contiguous():
+            raise ValueError(f"{name}: expected a contiguous tensor (use .contiguous())")
+        return x.view(1, 1, 1, fo)
+    return x.reshape(1, 1, 1, fo)
 
 
 def tile_text(tile):

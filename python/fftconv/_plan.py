@@ -82,9 +82,11 @@ class Plan:
         return _fftconv._tiling(impl.problem, impl.pass_, impl.tile, impl.tile_sizes, impl.tile_candidates,
                                 impl.workspace_limit, impl.tiling_extra, include_tiles, max_tiles)
 
-    def execute(self, input=None, weight=None, grad_output=None, *, out=None, stream=None):
+    def execute(self, input=None, weight=None, grad_output=None, *, out=None, stream=None, bias=None,
+                grad_bias=None):
         """Runs the pass. fprop reads input and weight, bprop grad_output and weight, accgrad input and
-        grad_output; returns ``out`` (allocated when None) holding the result."""
+        grad_output; returns ``out`` (allocated when None) holding the result. For a problem with bias,
+        fprop also reads ``bias`` (fo values) and accgrad also writes ``grad_bias`` (fo values; required)."""
         given = {"input": input, "weight": weight, "grad_output": grad_output}
         reads = {"fprop": ("input", "weight"), "bprop": ("grad_output", "weight"),
                  "accgrad": ("input", "grad_output")}[self.pass_]
@@ -99,7 +101,17 @@ class Plan:
         if out is None:
             out = _arrays.empty_like_framework(info, given[reads[0]], self.result_shape)
         handle = _arrays.stream_handle(stream, info)
-        return self._impl.execute(input, weight, grad_output, out, handle)
+        fo = self.problem.fo
+        if self.problem.bias and self.pass_ == "fprop":
+            if bias is None:
+                raise TypeError("fprop: bias is required (the problem has bias)")
+            bias = _arrays.as_row(bias, "bias", fo, info, writable=False)
+        if self.problem.bias and self.pass_ == "accgrad":
+            if grad_bias is None:
+                raise TypeError("accgrad: grad_bias is required (the problem has bias)")
+            grad_bias = _arrays.as_row(grad_bias, "grad_bias", fo, info, writable=True)
+        return self._impl.execute(input, weight, grad_output, out, handle,
+                                  bias if self.problem.bias else None, grad_bias if self.problem.bias else None)
 
     def __repr__(self) -> str:
         return (f"fftconv.Plan({self.problem.spec!r}, {self.pass_!r}, backend={self.backend!r}, "

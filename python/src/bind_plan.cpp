@@ -118,7 +118,7 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
 }
 
 nb::object execute(PyPlan& pl, nb::handle input, nb::handle weight, nb::handle grad_output, nb::handle out,
-                   uintptr_t stream) {
+                   uintptr_t stream, nb::handle bias, nb::handle grad_bias) {
   const ConvProblem& p = pl.problem;
   auto spec = [&](const char* name, Shape4 shape) { return OperandSpec{name, shape, pl.dtype, pl.location, pl.device}; };
   Operand in, wt, go;
@@ -128,16 +128,26 @@ nb::object execute(PyPlan& pl, nb::handle input, nb::handle weight, nb::handle g
   const char* out_name = pl.pass == Pass::fprop ? "out (output)" : pl.pass == Pass::bprop ? "out (grad_input)"
                                                                                             : "out (grad_weight)";
   Operand res = check_operand(out, spec(out_name, result_shape(p, pl.pass)), true);
+  // bias and gradBias arrive as 1×1×1×fo views of the fo values (fftconv/_plan.py).
+  Operand bs, gb;
+  if (p.bias && pl.pass == Pass::fprop) bs = check_operand(bias, spec("bias", {1, 1, 1, p.fo}), false);
+  if (p.bias && pl.pass == Pass::accgrad) gb = check_operand(grad_bias, spec("grad_bias", {1, 1, 1, p.fo}), true);
   if (pl.location == Location::host) {
     check_no_alias(res, in, out_name, "input");
     check_no_alias(res, wt, out_name, "weight");
     check_no_alias(res, go, out_name, "grad_output");
+    check_no_alias(res, bs, out_name, "bias");
+    check_no_alias(gb, in, "grad_bias", "input");
+    check_no_alias(gb, go, "grad_bias", "grad_output");
+    check_no_alias(gb, res, "grad_bias", out_name);
   }
   Args a;
   a.input = in.data;
   a.weight = wt.data;
   a.grad_output = go.data;
   a.result = res.data;
+  a.bias = bs.data;
+  a.grad_bias = gb.data;
   a.dtype = pl.dtype;
   a.stream = reinterpret_cast<void*>(stream);
   {
@@ -199,7 +209,8 @@ void bind_plan(nb::module_& m) {
       .def("tile_json", [](const PyPlan& p) { return p.plan->tile_json(); })
       .def("last_breakdown", [](const PyPlan& p) { return p.plan->last_breakdown(); })
       .def("execute", &execute, nb::arg("input").none(), nb::arg("weight").none(), nb::arg("grad_output").none(),
-           nb::arg("out").none(), nb::arg("stream") = 0);
+           nb::arg("out").none(), nb::arg("stream") = 0, nb::arg("bias").none() = nb::none(),
+           nb::arg("grad_bias").none() = nb::none());
 
   m.def("_make_plan", &make_plan, nb::arg("problem"), nb::arg("pass_"), nb::arg("backend") = "auto",
         nb::arg("tile").none() = nb::none(), nb::arg("dtype") = "float32", nb::arg("location") = "host",

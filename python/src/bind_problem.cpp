@@ -1,5 +1,5 @@
 // fftconv.Problem: the C++ ConvProblem as an immutable Python value, built from a spec string
-// ("S=8,f=3,fo=16,n=32,k=5,p=2,pad=mirror", presets "L1".."L5") and/or keyword fields.
+// ("S=8,f=3,fo=16,n=32,k=5,p=2,pad=mirror,s=2,g=4,bias=1", presets "L1".."L5") and/or keyword fields.
 #include <optional>
 
 #include <nanobind/stl/optional.h>
@@ -18,7 +18,8 @@ using Opt = std::optional<int64_t>;
 nb::tuple shape_tuple(const Shape4& s) { return nb::make_tuple(s[0], s[1], s[2], s[3]); }
 
 void init_problem(ConvProblem* self, std::optional<std::string> spec, Opt S, Opt f, Opt fo, Opt h, Opt w,
-                  Opt kh, Opt kw, Opt ph, Opt pw, Opt n, Opt k, Opt p, std::optional<std::string> padding) {
+                  Opt kh, Opt kw, Opt ph, Opt pw, Opt n, Opt k, Opt p, std::optional<std::string> padding, Opt sh,
+                  Opt sw, Opt s, Opt dh, Opt dw, Opt d, Opt g, std::optional<bool> bias) {
   ConvProblem q = spec ? ConvProblem::parse(*spec) : ConvProblem{};
   // Shorthands first, so that explicit fields win: Problem(n=32, w=16) is 32x16.
   if (n) q.h = q.w = *n;
@@ -34,6 +35,14 @@ void init_problem(ConvProblem* self, std::optional<std::string> spec, Opt S, Opt
   if (ph) q.ph = *ph;
   if (pw) q.pw = *pw;
   if (padding) q.padding = parse_padding(*padding);
+  if (s) q.sh = q.sw = *s;
+  if (d) q.dh = q.dw = *d;
+  if (sh) q.sh = *sh;
+  if (sw) q.sw = *sw;
+  if (dh) q.dh = *dh;
+  if (dw) q.dw = *dw;
+  if (g) q.g = *g;
+  if (bias) q.bias = *bias;
   q.validate();
   new (self) ConvProblem(q);
 }
@@ -42,15 +51,20 @@ void init_problem(ConvProblem* self, std::optional<std::string> spec, Opt S, Opt
 
 void bind_problem(nb::module_& m) {
   nb::class_<ConvProblem>(m, "Problem",
-                          "The sizes of one convolutional layer (NCHW): input S×f×h×w, weight fo×f×kh×kw,\n"
-                          "output S×fo×out_h×out_w with out_h = h + 2*ph - kh + 1; padding 'zero' or 'mirror'\n"
-                          "(= PyTorch 'reflect'). Build it from a spec string, keywords, or both (keywords\n"
-                          "override the spec); n, k, p set both sides. Immutable; validated on construction.")
+                          "The sizes of one convolutional layer (NCHW), as torch.nn.functional.conv2d: input\n"
+                          "S×f×h×w, weight fo×(f/g)×kh×kw, output S×fo×out_h×out_w with\n"
+                          "out_h = (h + 2*ph - dh*(kh-1) - 1) // sh + 1; stride sh, sw; dilation dh, dw; g groups;\n"
+                          "bias; padding 'zero', 'mirror' (= PyTorch 'reflect') or 'circular'. Build it from a\n"
+                          "spec string, keywords, or both (keywords override the spec); n, k, p, s, d set both\n"
+                          "sides. Immutable; validated on construction.")
       .def("__init__", &init_problem, nb::arg("spec") = nb::none(), nb::kw_only(), nb::arg("S") = nb::none(),
            nb::arg("f") = nb::none(), nb::arg("fo") = nb::none(), nb::arg("h") = nb::none(),
            nb::arg("w") = nb::none(), nb::arg("kh") = nb::none(), nb::arg("kw") = nb::none(),
            nb::arg("ph") = nb::none(), nb::arg("pw") = nb::none(), nb::arg("n") = nb::none(),
-           nb::arg("k") = nb::none(), nb::arg("p") = nb::none(), nb::arg("padding") = nb::none())
+           nb::arg("k") = nb::none(), nb::arg("p") = nb::none(), nb::arg("padding") = nb::none(),
+           nb::arg("sh") = nb::none(), nb::arg("sw") = nb::none(), nb::arg("s") = nb::none(),
+           nb::arg("dh") = nb::none(), nb::arg("dw") = nb::none(), nb::arg("d") = nb::none(),
+           nb::arg("g") = nb::none(), nb::arg("bias") = nb::none())
       .def_ro("S", &ConvProblem::S, "batch size (images)")
       .def_ro("f", &ConvProblem::f, "input planes")
       .def_ro("fo", &ConvProblem::fo, "output planes")
@@ -60,8 +74,14 @@ void bind_problem(nb::module_& m) {
       .def_ro("kw", &ConvProblem::kw)
       .def_ro("ph", &ConvProblem::ph, "padding on each side (rows)")
       .def_ro("pw", &ConvProblem::pw, "padding on each side (columns)")
+      .def_ro("sh", &ConvProblem::sh, "stride (rows)")
+      .def_ro("sw", &ConvProblem::sw, "stride (columns)")
+      .def_ro("dh", &ConvProblem::dh, "dilation (rows)")
+      .def_ro("dw", &ConvProblem::dw, "dilation (columns)")
+      .def_ro("g", &ConvProblem::g, "groups")
+      .def_ro("bias", &ConvProblem::bias, "fprop adds a bias of fo values; accgrad also gives gradBias")
       .def_prop_ro("padding", [](const ConvProblem& p) { return std::string(to_string(p.padding)); },
-                   "'zero' or 'mirror' (mirror = PyTorch 'reflect')")
+                   "'zero', 'mirror' (= PyTorch 'reflect') or 'circular'")
       .def_prop_ro("out_h", &ConvProblem::out_h)
       .def_prop_ro("out_w", &ConvProblem::out_w)
       .def_prop_ro("padded_h", &ConvProblem::padded_h)
@@ -70,7 +90,7 @@ void bind_problem(nb::module_& m) {
       .def_prop_ro("weight_shape", [](const ConvProblem& p) { return shape_tuple(weight_shape(p)); })
       .def_prop_ro("output_shape", [](const ConvProblem& p) { return shape_tuple(output_shape(p)); })
       .def_prop_ro("madds", &ConvProblem::madds,
-                   "multiply-adds of the time-domain algorithm, S*f*fo*kh*kw*out_h*out_w (every pass)")
+                   "multiply-adds of the time-domain algorithm, S*(f/g)*fo*kh*kw*out_h*out_w (every pass)")
       .def("result_shape",
            [](const ConvProblem& p, std::string_view pass) { return shape_tuple(result_shape(p, parse_pass(pass))); },
            nb::arg("pass_"), "shape of the tensor a pass writes: output, gradInput or gradWeight")

@@ -89,8 +89,8 @@ def test_same_needs_odd_kernel(xw):
 
 def test_padding_mode(xw):
     x, w, _ = xw
-    with pytest.raises(ValueError, match="padding_mode: expected 'zeros' or 'reflect'"):
-        fftconv.conv2d(x, w, padding=1, padding_mode="circular")
+    with pytest.raises(ValueError, match="padding_mode: expected 'zeros', 'reflect' or 'circular'"):
+        fftconv.conv2d(x, w, padding=1, padding_mode="spiral")
     with pytest.raises(ValueError, match="'reflect' padding 10,10 must be smaller"):
         fftconv.conv2d(x, w, padding=10, padding_mode="reflect")
 
@@ -189,7 +189,7 @@ def test_problem_errors():
     with pytest.raises(ValueError, match="kh: kernel height"):
         fftconv.Problem(n=4, k=5)
     with pytest.raises(ValueError, match="pad: unknown value"):
-        fftconv.Problem(n=8, padding="circular")
+        fftconv.Problem(n=8, padding="spiral")
     with pytest.raises(TypeError):
         fftconv.Problem(S="two")
 
