@@ -161,6 +161,12 @@ Support dense_problem_support(const ConvProblem& p) {
                  "padding), not " + what};
 }
 
+void require_fp32_products(const PlanOptions& o, std::string_view backend) {
+  if (o.math != ProductMath::automatic && o.math != ProductMath::fp32)
+    throw Unsupported(std::string(backend) + ": math=" + std::string(to_string(o.math)) +
+                      " runs on GPU tensor cores only; this backend computes its products in fp32 (math=auto|fp32)");
+}
+
 void require_dense(const ConvProblem& p, std::string_view backend) {
   p.validate();
   if (Support s = dense_problem_support(p); !s.ok) throw Unsupported(std::string(backend) + ": " + s.reason);

@@ -143,6 +143,9 @@ Support problem_support(const ConvProblem& p);
 Support dense_problem_support(const ConvProblem& p);
 // Throws Unsupported (naming backend and option) unless p is valid and dense: for Backend::plan().
 void require_dense(const ConvProblem& p, std::string_view backend);
+// Throws Unsupported naming `math` unless o.math is automatic or fp32: for the backends whose
+// products are plain fp32 (or float64) arithmetic (the CPU backends).
+void require_fp32_products(const PlanOptions& o, std::string_view backend);
 
 class Backend {
  public:

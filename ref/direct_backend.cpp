@@ -42,6 +42,7 @@ class DirectBackend final : public Backend {
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     check_option_keys(*this, opts);  // direct has no options
+    require_fp32_products(opts, "direct");
     p.validate();
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("direct: tile must be none (the ground truth is never tiled), got '" +

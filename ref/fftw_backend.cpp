@@ -157,6 +157,7 @@ class FftwBackend final : public Backend {
   std::vector<std::string_view> option_keys() const override { return fftw_option_keys(); }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
     check_option_keys(*this, o);
+    require_fp32_products(o, "fftw");
     if (problem_support(p).ok && is_fftw_depthwise(p)) return make_fftw_depthwise_plan(p, pass, o);
     require_dense(p, "fftw");
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);

@@ -165,6 +165,7 @@ class Im2colBackend final : public Backend {
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
     check_option_keys(*this, opts);  // im2col has no options
+    require_fp32_products(opts, "im2col");
     require_dense(p, "im2col");
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");

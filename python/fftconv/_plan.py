@@ -82,14 +82,27 @@ class Plan:
         return _fftconv._tiling(impl.problem, impl.pass_, impl.tile, impl.tile_sizes, impl.tile_candidates,
                                 impl.workspace_limit, impl.tiling_extra, include_tiles, max_tiles)
 
+    math = property(lambda self: self._impl.math,
+                    doc="the products' precision of the last execute() on a GPU backend ('' for others)")
+
+    def prepare_weights(self, weight, *, stream=None):
+        """The weight spectra of ``weight`` computed once, for ``execute(..., prepared=...)`` of this plan
+        and of other plans of the same backend and basis (fprop and bprop of one training step; pin
+        the basis of the second plan to share them). Plans without weight spectra raise ValueError."""
+        info = _arrays.inspect(weight, "weight")
+        return self._impl.prepare_weights(weight, _arrays.stream_handle(stream, info))
+
     def execute(self, input=None, weight=None, grad_output=None, *, out=None, stream=None, bias=None,
-                grad_bias=None):
+                grad_bias=None, prepared=None):
         """Runs the pass. fprop reads input and weight, bprop grad_output and weight, accgrad input and
         grad_output; returns ``out`` (allocated when None) holding the result. For a problem with bias,
-        fprop also reads ``bias`` (fo values) and accgrad also writes ``grad_bias`` (fo values; required)."""
+        fprop also reads ``bias`` (fo values) and accgrad also writes ``grad_bias`` (fo values; required).
+        ``prepared`` (from prepare_weights()) replaces ``weight``: its spectra are not computed again."""
         given = {"input": input, "weight": weight, "grad_output": grad_output}
         reads = {"fprop": ("input", "weight"), "bprop": ("grad_output", "weight"),
                  "accgrad": ("input", "grad_output")}[self.pass_]
+        if prepared is not None:
+            reads = tuple(r for r in reads if r != "weight")
         for name in reads:
             if given[name] is None:
                 raise TypeError(f"{self.pass_}: {name} is required")
@@ -111,7 +124,8 @@ class Plan:
                 raise TypeError("accgrad: grad_bias is required (the problem has bias)")
             grad_bias = _arrays.as_row(grad_bias, "grad_bias", fo, info, writable=True)
         return self._impl.execute(input, weight, grad_output, out, handle,
-                                  bias if self.problem.bias else None, grad_bias if self.problem.bias else None)
+                                  bias if self.problem.bias else None, grad_bias if self.problem.bias else None,
+                                  prepared)
 
     def __repr__(self) -> str:
         return (f"fftconv.Plan({self.problem.spec!r}, {self.pass_!r}, backend={self.backend!r}, "
@@ -120,13 +134,18 @@ class Plan:
 
 def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = "float32",
          location: str = "host", device: int = 0, tile_sizes="pow2", workspace_limit: int = 0,
-         threads: int = 0, extra: dict | None = None) -> Plan:
+         threads: int = 0, extra: dict | None = None, math: str = "auto") -> Plan:
     """Plans one pass ('fprop' | 'bprop' | 'accgrad') of ``problem`` (a Problem or a spec string).
 
     backend: 'auto' (the first available backend at ``location`` that supports the problem) or a
     name from backends(). tile: None (auto where the backend tiles, else none), 'auto', 'none',
     N or (H, W) (the tile's FFT basis). tile_sizes: 'pow2', 'smooth' or a list of sides for 'auto'.
+    math: precision of the GPU backends' frequency-domain products: 'auto' (the faster of 'fp32' and
+    '3xtf32', both fp32-accurate), 'fp32', '3xtf32' (tensor cores, split operands) or 'tf32' (one TF32
+    product, about 1e-3 relative error: only when asked for).
     Raises ValueError (UnsupportedError) when the backend cannot serve the request."""
+    if not isinstance(math, str):
+        raise TypeError(f"math: expected 'auto', 'fp32', '3xtf32' or 'tf32', got {math!r}")
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a str ('auto' or a name), got {type(backend).__name__}")
     for name, v in (("workspace_limit", workspace_limit), ("threads", threads), ("device", device)):
@@ -136,7 +155,8 @@ def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = 
             raise ValueError(f"{name}: must be >= 0, got {v}")
     policy, candidates = _sizes(tile_sizes)
     impl = _fftconv._make_plan(_problem(problem), pass_, backend, _arrays.tile_text(tile), dtype, location,
-                               int(device), policy, candidates, int(workspace_limit), int(threads), _extra(extra))
+                               int(device), policy, candidates, int(workspace_limit), int(threads), _extra(extra),
+                               math)
     return Plan(impl)
 
 

@@ -79,7 +79,7 @@ const Backend& pick_backend(const ConvProblem& p, Pass pass, DType dtype, Locati
 PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::string& backend,
                  std::optional<std::string> tile, std::string_view dtype, std::string_view location, int device,
                  std::string_view tile_sizes, std::vector<int64_t> tile_candidates, std::size_t workspace_limit,
-                 int threads, std::map<std::string, std::string> extra) {
+                 int threads, std::map<std::string, std::string> extra, std::string_view math) {
   PyPlan out;
   out.problem = p;
   out.pass = parse_pass(pass_name);
@@ -96,6 +96,7 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
   o.tile_candidates = std::move(tile_candidates);
   o.workspace_limit = workspace_limit;
   o.threads = threads;
+  o.math = parse_product_math(math);
   o.extra = std::move(extra);
   const bool default_tile = !tile.has_value();
   o.tile = TileSpec::parse(default_tile ? "auto" : *tile);
@@ -117,13 +118,18 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
   return out;
 }
 
+// Weight spectra made by Plan.prepare_weights(), for Plan.execute(prepared=...).
+struct PyPrepared {
+  std::shared_ptr<const PreparedWeights> w;
+};
+
 nb::object execute(PyPlan& pl, nb::handle input, nb::handle weight, nb::handle grad_output, nb::handle out,
-                   uintptr_t stream, nb::handle bias, nb::handle grad_bias) {
+                   uintptr_t stream, nb::handle bias, nb::handle grad_bias, const PyPrepared* prepared) {
   const ConvProblem& p = pl.problem;
   auto spec = [&](const char* name, Shape4 shape) { return OperandSpec{name, shape, pl.dtype, pl.location, pl.device}; };
   Operand in, wt, go;
   if (pl.pass != Pass::bprop) in = check_operand(input, spec("input", input_shape(p)), false);
-  if (pl.pass != Pass::accgrad) wt = check_operand(weight, spec("weight", weight_shape(p)), false);
+  if (pl.pass != Pass::accgrad && !prepared) wt = check_operand(weight, spec("weight", weight_shape(p)), false);
   if (pl.pass != Pass::fprop) go = check_operand(grad_output, spec("grad_output", output_shape(p)), false);
   const char* out_name = pl.pass == Pass::fprop ? "out (output)" : pl.pass == Pass::bprop ? "out (grad_input)"
                                                                                             : "out (grad_weight)";
@@ -154,9 +160,21 @@ nb::object execute(PyPlan& pl, nb::handle input, nb::handle weight, nb::handle g
     nb::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(*pl.mu);
     DeviceGuard guard(pl.location == Location::cuda, pl.device);
-    pl.plan->execute(a);
+    if (prepared)
+      pl.plan->execute_with(a, *prepared->w);
+    else
+      pl.plan->execute(a);
   }
   return nb::borrow(out);
+}
+
+PyPrepared prepare_weights(PyPlan& pl, nb::handle weight, uintptr_t stream) {
+  const ConvProblem& p = pl.problem;
+  const Operand wt = check_operand(weight, OperandSpec{"weight", weight_shape(p), pl.dtype, pl.location, pl.device}, false);
+  nb::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(*pl.mu);
+  DeviceGuard guard(pl.location == Location::cuda, pl.device);
+  return {pl.plan->prepare_weights(wt.data, reinterpret_cast<void*>(stream))};
 }
 
 }  // namespace
@@ -208,15 +226,21 @@ void bind_plan(nb::module_& m) {
       .def("describe", [](const PyPlan& p) { return p.plan->describe(); })
       .def("tile_json", [](const PyPlan& p) { return p.plan->tile_json(); })
       .def("last_breakdown", [](const PyPlan& p) { return p.plan->last_breakdown(); })
+      .def_prop_ro("math", [](const PyPlan& p) { return p.plan->last_products().math; })
       .def("execute", &execute, nb::arg("input").none(), nb::arg("weight").none(), nb::arg("grad_output").none(),
            nb::arg("out").none(), nb::arg("stream") = 0, nb::arg("bias").none() = nb::none(),
-           nb::arg("grad_bias").none() = nb::none());
+           nb::arg("grad_bias").none() = nb::none(), nb::arg("prepared").none() = nb::none())
+      .def("prepare_weights", &prepare_weights, nb::arg("weight"), nb::arg("stream") = 0);
+
+  nb::class_<PyPrepared>(m, "_PreparedWeights")
+      .def_prop_ro("key", [](const PyPrepared& w) { return w.w->key(); })
+      .def_prop_ro("bytes", [](const PyPrepared& w) { return w.w->bytes(); });
 
   m.def("_make_plan", &make_plan, nb::arg("problem"), nb::arg("pass_"), nb::arg("backend") = "auto",
         nb::arg("tile").none() = nb::none(), nb::arg("dtype") = "float32", nb::arg("location") = "host",
         nb::arg("device") = 0, nb::arg("tile_sizes") = "pow2", nb::arg("tile_candidates") = std::vector<int64_t>{},
         nb::arg("workspace_limit") = 0, nb::arg("threads") = 0,
-        nb::arg("extra") = std::map<std::string, std::string>{});
+        nb::arg("extra") = std::map<std::string, std::string>{}, nb::arg("math") = "auto");
 }
 
 }  // namespace fftconv::py

@@ -126,3 +126,22 @@ def test_tiling_choice_data():
     assert not none["plan"]["tiled"] and none["plan"]["tiles"] is None
     small = fftconv.tiling("S=8,f=16,fo=16,n=64,k=5", "fprop", tile="auto", tile_sizes=[16])
     assert {k["label"] for k in small["candidates"] if k["tiled"]} == {"16x16"}
+
+
+def test_math_is_checked_and_cpu_backends_keep_fp32_products():
+    spec = "S=2,f=3,fo=4,n=10,k=3"
+    with pytest.raises(ValueError, match="math: expected auto, fp32, 3xtf32 or tf32, got 'fp16'"):
+        fftconv.plan(spec, "fprop", backend="fftw", math="fp16")
+    with pytest.raises(TypeError, match="math"):
+        fftconv.plan(spec, "fprop", backend="fftw", math=3)
+    with pytest.raises(ValueError, match="math=3xtf32 runs on GPU tensor cores only"):
+        fftconv.plan(spec, "fprop", backend="fftw", tile="none", math="3xtf32")
+    p = fftconv.plan(spec, "fprop", backend="fftw", tile="none", math="fp32")
+    assert p.math == ""  # no GPU products
+
+
+def test_prepare_weights_is_refused_where_a_plan_has_no_weight_spectra():
+    p = fftconv.plan("S=2,f=3,fo=4,n=10,k=3", "fprop", backend="im2col")
+    w = np.ones((4, 3, 3, 3), np.float32)
+    with pytest.raises(ValueError, match="prepare_weights"):
+        p.prepare_weights(w)
