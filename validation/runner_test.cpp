@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "api/fftconv.hpp"
 #include "validation/data.hpp"
@@ -143,6 +145,74 @@ TEST_CASE("--resume skips what the file already holds; bad options are rejected 
   bad = small_options();
   bad.check = "exact";
   CHECK_THROWS_AS(run_validation(bad, nullptr), InvalidArgument);
+}
+
+namespace {
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
+// A record line with its wall-clock fields zeroed: what two runs with one data seed share.
+std::string without_timing(const std::string& line) {
+  Record r = record_from_json(line);
+  r.time_ms = r.plan_ms = r.ref_ms = 0;
+  return to_json_line(r);
+}
+
+}  // namespace
+
+TEST_CASE("--resume after a cut at any line, or inside one, ends with the uninterrupted run's records") {
+  // Problems of different sizes, largest first: an adjoint check sized from the previous problem
+  // reads out of bounds or gives another result.
+  ValidateOptions o = small_options();
+  o.set = "S=2,f=3,fo=2,n=9,k=3,p=1,pad=mirror;n=6,k=6;S=1,f=2,fo=3,h=7,w=12,kh=3,kw=5";
+  o.backends = {"fftw", "direct"};
+  o.data_seed = 11;
+  o.out = "runner_test_whole.jsonl";
+  run_validation(o, nullptr);
+  const std::vector<std::string> whole = file_lines(o.out);
+  REQUIRE(whole.size() == 3 * 2 * 4);
+  std::string text;
+  for (std::size_t cut = 0; cut <= whole.size(); ++cut) {
+    for (bool mid_line : {false, true}) {
+      if (mid_line && cut == whole.size()) continue;
+      INFO("cut after line ", cut, mid_line ? " and half of the next" : "");
+      ValidateOptions r = o;
+      r.out = "runner_test_cut.jsonl";
+      r.resume = true;
+      write_file(r.out, text + (mid_line ? whole[cut].substr(0, whole[cut].size() / 2) : ""));
+      run_validation(r, nullptr);
+      const std::vector<std::string> resumed = file_lines(r.out);
+      REQUIRE(resumed.size() == whole.size());
+      for (std::size_t i = 0; i < whole.size(); ++i) CHECK(without_timing(resumed[i]) == without_timing(whole[i]));
+    }
+    if (cut < whole.size()) text += whole[cut] + "\n";
+  }
+  std::remove("runner_test_whole.jsonl");
+  std::remove("runner_test_cut.jsonl");
+}
+
+TEST_CASE("an output that refuses data fails before the sweep") {
+  ValidateOptions o = small_options();
+  o.backends = {"direct"};
+  o.out = "/proc/version";  // opens for writing (as root) but takes no data
+  std::ostringstream js;
+  o.json = true;
+  if (access("/proc/version", F_OK) == 0) {
+    CHECK_THROWS_WITH_AS(run_validation(o, &js), doctest::Contains("out: cannot"), InvalidArgument);
+    CHECK(js.str().empty());  // no record was made
+  }
+  o.out = "no_such_directory/x.jsonl";
+  CHECK_THROWS_WITH_AS(run_validation(o, &js), doctest::Contains("no_such_directory/x.jsonl"), InvalidArgument);
+  CHECK(js.str().empty());
 }
 
 TEST_CASE("plan_basis_elems reads tile plans and describe() texts") {

@@ -57,21 +57,22 @@ class HostSweepData final : public SweepData {
     return execute_pass(b, plan, d_);
   }
   Verdict judge(int64_t basis_elems) override { return judge_result(p_, pass_, d_, ref_, basis_elems); }
-  AdjointSums adjoint(const Backend& b, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
+  AdjointSums adjoint(const Backend& b, const ConvProblem& p, const std::array<const Plan*, 3>& plans,
+                      uint64_t seed) override {
     const auto nan = std::numeric_limits<float>::quiet_NaN();
     PassData x, g, a;  // x: input, weight -> output; g: grad_output, weight -> gradInput; a: -> gradWeight
-    x.input.resize(std::size_t(p_.input_elems()));
+    x.input.resize(std::size_t(p.input_elems()));
     fill_normal_parallel(x.input, adjoint_input_seed(seed));
-    x.weight.resize(std::size_t(p_.weight_elems()));
+    x.weight.resize(std::size_t(p.weight_elems()));
     fill_normal_parallel(x.weight, adjoint_weight_seed(seed));
-    x.result.assign(std::size_t(p_.output_elems()), nan);
-    g.grad_output.resize(std::size_t(p_.output_elems()));
+    x.result.assign(std::size_t(p.output_elems()), nan);
+    g.grad_output.resize(std::size_t(p.output_elems()));
     fill_normal_parallel(g.grad_output, adjoint_grad_seed(seed));
     g.weight = x.weight;
-    g.result.assign(std::size_t(p_.input_elems()), nan);
+    g.result.assign(std::size_t(p.input_elems()), nan);
     a.input = x.input;
     a.grad_output = g.grad_output;
-    a.result.assign(std::size_t(p_.weight_elems()), nan);
+    a.result.assign(std::size_t(p.weight_elems()), nan);
     AdjointSums s;
     s.ms = execute_pass(b, *plans[0], x) + execute_pass(b, *plans[1], g) + execute_pass(b, *plans[2], a);
     auto sq = [](const std::vector<float>& v) { return dot(v.data(), v.data(), int64_t(v.size())); };
@@ -154,8 +155,9 @@ class DeviceSweepData final : public SweepData {
     s.nonfinite = d.counts[0], s.ref_nonfinite = d.counts[1];
     return judge_stats(p_, pass_, error_stats(s), rms_.first, rms_.second, basis_elems);
   }
-  AdjointSums adjoint(const Backend&, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
-    const int64_t nx = p_.input_elems(), nw = p_.weight_elems(), ng = p_.output_elems();
+  AdjointSums adjoint(const Backend&, const ConvProblem& p, const std::array<const Plan*, 3>& plans,
+                      uint64_t seed) override {
+    const int64_t nx = p.input_elems(), nw = p.weight_elems(), ng = p.output_elems();
     float* x = xs_.get<float>(nx);
     float* w = ws_.get<float>(nw);
     float* g = gs_.get<float>(ng);
