@@ -1,21 +1,19 @@
 // `fftconv validate`: runs a problem set through every backend against the reference ladder
 // (validation/runner.hpp), and `fftconv validate merge` combines shard outputs into one summary.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "common/errors.hpp"
 #include "validation/execute.hpp"
+#include "validation/merge.hpp"
 #include "validation/problem_sets.hpp"
 #include "validation/report.hpp"
+#include "validation/results_file.hpp"
 #include "validation/runner.hpp"
 
 namespace fftconv::cli {
@@ -34,11 +32,6 @@ struct MergeArgs {
   std::string md;
   std::vector<std::string> inputs;
 };
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f || !(f << text)) throw InvalidArgument("out: cannot write '" + path + "'");
-}
 
 std::string shard_text(int64_t i, int64_t n) { return std::to_string(i) + "/" + std::to_string(n); }
 
@@ -83,6 +76,10 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   if (!dev.empty()) std::fprintf(stderr, "validate: %s\n", dev.c_str());
   if (sn > 1) std::fprintf(stderr, "validate: shard %s\n", shard_text(si, sn).c_str());
 
+  // Both outputs must take data before the sweep starts.
+  const std::string md_path = !a.md.empty() ? a.md : a.out.empty() ? "" : markdown_path_for(a.out);
+  if (!a.out.empty()) require_writable(a.out, "out");
+  if (!md_path.empty()) require_writable(md_path, "md");
   const ValidateResult r = run_validation(o, &std::cout);
   if (r.problems == 0) std::fprintf(stderr, "validate: warning: no problems selected\n");
 
@@ -99,8 +96,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   std::vector<std::string> env = environment_lines();
   env.push_back("operands: on the " + r.operands);
   env.push_back("problems: " + std::to_string(r.problems) + ", wall time " + std::to_string(r.wall_s) + " s");
-  const std::string md_path = !a.md.empty() ? a.md : a.out.empty() ? "" : markdown_path_for(a.out);
-  if (!md_path.empty()) write_text(md_path, summary_markdown(r.summary, r.records, title, env));
+  if (!md_path.empty()) write_text_file(md_path, summary_markdown(r.summary, r.records, title, env), "md");
 
   const std::string table = summary_table(r.summary);
   if (a.json) {
@@ -117,26 +113,14 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
 }
 
 void run_merge(const MergeArgs& m, int* exit_code) {
-  std::vector<Record> all;
-  std::map<std::string, std::size_t> where;
-  std::set<std::string> shards;
-  for (const auto& in : m.inputs) {
-    struct stat st {};
-    if (stat(in.c_str(), &st) != 0) throw InvalidArgument("merge: no such file '" + in + "'");
-    for (Record& r : read_records(in)) {
-      shards.insert(r.shard);
-      auto [it, fresh] = where.emplace(r.key(), all.size());
-      if (fresh) all.push_back(std::move(r));
-      else all[it->second] = std::move(r);
-    }
-  }
-  const Summary s = summarize(all);
+  const MergedShards merged = merge_shard_files(m.inputs);
+  const Summary s = summarize(merged.records);
   std::vector<std::string> env = environment_lines();
   for (auto& e : env) e += " (merging host)";
-  std::string shard_list;
-  for (const auto& x : shards) shard_list += (shard_list.empty() ? "" : ", ") + x;
-  env.insert(env.begin(), "merged " + std::to_string(m.inputs.size()) + " files, shards " + shard_list);
-  write_text(m.md, summary_markdown(s, all, "fftconv validate merge", env));
+  std::string files = "merged " + std::to_string(m.inputs.size()) + " files, shards " + merged.shards;
+  if (merged.empty_files) files += " and " + std::to_string(merged.empty_files) + " empty";
+  env.insert(env.begin(), files);
+  write_text_file(m.md, summary_markdown(s, merged.records, "fftconv validate merge", env), "merge");
   std::cout << summary_table(s);
   if (!s.ok()) *exit_code = kExitCheckFailed;
 }
