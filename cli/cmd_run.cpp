@@ -55,7 +55,7 @@ int run(const RunFlags& f) {
   const double tred = p.madds() / (rr.time.median_ms * 1e-3) / 1e12;
   if (f.json) {
     nlohmann::json j = {{"backend", b.name()}, {"pass", to_string(pass)}, {"problem", p.to_string()},
-                        {"device", device_description(b.location())},
+                        {"device", device_description(b.location(), opts.threads)},
                         {"time_ms", {{"min", rr.time.min_ms}, {"median", rr.time.median_ms}, {"repeat", f.repeat}, {"runs", rr.time.repeats}, {"timer", rr.timer}}},
                         {"tred_per_s", tred}, {"workspace_bytes", plan->workspace_bytes()}, {"plan", plan->describe()},
                         {"tile", nlohmann::json::parse(plan->tile_json())}, {"reference", to_string(ref_kind)},
@@ -74,7 +74,7 @@ int run(const RunFlags& f) {
   } else {
     std::printf("problem   %s\npass      %s\nbackend   %s on %s\n", p.to_string().c_str(),
                 std::string(to_string(pass)).c_str(), std::string(b.name()).c_str(),
-                device_description(b.location()).c_str());
+                device_description(b.location(), opts.threads).c_str());
     std::printf("plan      %s\n", plan->describe().c_str());
     std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s; timer %s)\n", rr.time.min_ms,
                 rr.time.median_ms, rr.time.repeats, tred, rr.timer.c_str());

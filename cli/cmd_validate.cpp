@@ -64,7 +64,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
       throw InvalidArgument("plan-opt: expected KEY=VALUE, got '" + kv + "'");
     o.plan_extra[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (a.threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(a.threads));
+  check_threads(a.threads);
   o.threads = int(a.threads);
   o.autotune = !a.no_autotune;
   o.out = a.out;
@@ -148,7 +148,9 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   v->add_option("--batch", a->batch, "Cap the batch S of every problem");
   v->add_option("--data-seed", a->data_seed, "Seed of the random operands (default: fresh, recorded per line)");
   v->add_option("--plan-opt", a->plan_opts, "Backend pin KEY=VALUE (PlanOptions::extra), repeatable");
-  v->add_option("--threads", a->threads, "CPU threads (0 = default)");
+  v->add_option("--threads", a->threads,
+                "CPU threads, 1 to the machine's hardware threads (" + std::to_string(hardware_threads()) +
+                    " here; more is an error); 0 = OpenMP's default");
   v->add_flag("--no-adjoint", a->no_adjoint, "Skip the adjoint-identity records");
   v->add_flag("--no-progress", a->no_progress, "No progress line on stderr");
   v->add_flag("--no-autotune", a->no_autotune, "Plan without timing candidates (PlanOptions::autotune off)");

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "common/errors.hpp"
@@ -11,6 +12,8 @@ int main(int argc, char** argv) {
   using namespace fftconv;
   CLI::App app{"fftconv: convolutional layers (fprop, bprop, accGrad) computed by FFT, on the CPU "
                "(FFTW3 reference) and NVIDIA GPUs (cuFFT/cuBLAS, fbfft), checked against direct ground truth."};
+  app.set_version_flag("--version", std::string("fftconv " FFTCONV_VERSION) +
+                                         (FFTCONV_CUDA_BUILT ? " (CUDA backends built)" : " (CPU backends only)"));
   app.require_subcommand(1);
   int exit_code = cli::kExitOk;
   cli::add_backends_command(app, &exit_code);

@@ -35,7 +35,9 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners");
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
-  cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
+  cmd->add_option("--threads", threads,
+                  "CPU: OpenMP threads of the plan, 1 to the machine's hardware threads (" +
+                      std::to_string(hardware_threads()) + " here; more is an error); 0 = OpenMP's default");
   cmd->add_option("--opt", opts, "Backend-specific pin key=value, repeatable: cufft gemm=strided|batched|loop|3m, layout=transposed|direct|gather, edges=copy|callback, weights=fft|dft (pruned DFT of kernels up to 12x12), max_prime=2|3|5|7|11|13 (largest prime factor of the autotuned bases; default 13), naive=1; fbfft kernel=auto|registers|lanes|fourstep|shuffle, window=auto|off, fork=auto|on|off (the two forward transforms on two streams; auto: timed), launch=dependent|plain (programmatic dependent launch of the transforms; default dependent); fftw fftw_planner=estimate|measure, fftw_cgemm=auto|eigen (auto: an AVX-512 kernel for the float32 products where built)");
 }
 
@@ -67,7 +69,7 @@ PlanOptions PlanFlags::to_options() const {
   o.tune_cache = tune_cache;
   o.autotune = !no_autotune;
   o.breakdown = breakdown;
-  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  check_threads(threads);
   o.threads = threads;
   o.extra = parse_extra(opts, "opt");
   return o;

@@ -1,7 +1,9 @@
 // PlanOptions parsing helpers, the Registry and backend selection.
 #include "common/backend.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <thread>
 
 #include "common/errors.hpp"
 
@@ -54,6 +56,15 @@ SizePolicy parse_size_policy(std::string_view s) {
 
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
 
+int hardware_threads() { return std::max(1, int(std::thread::hardware_concurrency())); }
+
+void check_threads(int64_t threads) {
+  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  if (threads > hardware_threads())
+    throw InvalidArgument("threads: " + std::to_string(threads) + " exceeds the " + std::to_string(hardware_threads()) +
+                          " hardware threads of this machine (0 = OpenMP's default)");
+}
+
 bool is_known_extra_key(std::string_view key) {
   // fftw: fftw_planner, fftw_cgemm; tiling planner: tiles_in_flight, accgrad_reduction; cufft: gemm, layout, edges,
   // weights, max_prime, naive; fbfft: kernel, window, launch.
@@ -84,8 +95,12 @@ const Backend* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+void Registry::add_absent(std::string name, std::string why) { absent_.emplace_back(std::move(name), std::move(why)); }
+
 const Backend& Registry::get(std::string_view name) const {
   if (const Backend* b = find(name)) return *b;
+  for (const auto& [absent, why] : absent_)
+    if (absent == name) throw Unsupported("backend: '" + absent + "' is " + why);
   std::string known;
   for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + std::string(b->name());
   throw InvalidArgument("backend: unknown name '" + std::string(name) + "' (known: " + known + ")");

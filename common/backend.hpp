@@ -48,6 +48,13 @@ struct PlanOptions {
   std::map<std::string, std::string> extra;     // backend-specific pins, e.g. {"gemm", "strided"}
 };
 
+// Hardware threads of this machine: std::thread::hardware_concurrency(), at least 1.
+int hardware_threads();
+// PlanOptions::threads must be 0 (OpenMP's default team) or 1..hardware_threads(): more threads
+// than processors only slow a plan down (1000 made a 2 ms problem take 98 s) and 100,000 crashed
+// the OpenMP runtime. Throws InvalidArgument naming `threads` and both counts otherwise.
+void check_threads(int64_t threads);
+
 // Every key any backend reads from PlanOptions::extra. One PlanOptions may be handed to several
 // backends (validate, bench), so a backend ignores the keys of the others but rejects a key that
 // no backend knows (a typo).
@@ -113,13 +120,17 @@ class Backend {
 class Registry {
  public:
   void add(std::shared_ptr<const Backend> b);
+  // A backend this build leaves out (the CUDA ones without nvcc), and why, for get()'s message.
+  void add_absent(std::string name, std::string why);
   const std::vector<std::shared_ptr<const Backend>>& all() const { return backends_; }
-  // The backend called `name`, or throws InvalidArgument listing the known names.
+  // The backend called `name`. Throws Unsupported naming why for a backend this build leaves out
+  // ("backend: 'cufft' is not built ..."), else InvalidArgument listing the known names.
   const Backend& get(std::string_view name) const;
   const Backend* find(std::string_view name) const;
 
  private:
   std::vector<std::shared_ptr<const Backend>> backends_;
+  std::vector<std::pair<std::string, std::string>> absent_;
 };
 
 // Throws InvalidArgument naming the missing operand when a pointer the pass needs is null.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/padding.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 
@@ -27,17 +28,20 @@ void pad_plane(const ConvProblem& p, const T* x, std::vector<double>& out) {
 
 template <class T>
 void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weight, const T* grad_output,
-                 T* result) {
+                 T* result, int threads) {
   p.validate();
+  const int team = plan_threads(threads);
   const int64_t hp = p.padded_h(), wp = p.padded_w(), oh = p.out_h(), ow = p.out_w();
   const int64_t kk = p.kh * p.kw, in_plane = p.h * p.w, out_plane = oh * ow;
+  ParallelErrors errors("direct");  // Note [exceptions in parallel regions]
   if (pass == Pass::fprop) {
     // output[s][j] = sum_i xpad[s][i] ⋆ w[j][i]
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> xp, acc(out_plane);
+      std::vector<double> xp, acc;
 #pragma omp for schedule(dynamic)
-      for (int64_t sj = 0; sj < p.S * p.fo; ++sj) {
+      for (int64_t sj = 0; sj < p.S * p.fo; ++sj) errors.run([&] {
+        acc.resize(out_plane);
         const int64_t s = sj / p.fo, j = sj % p.fo;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t i = 0; i < p.f; ++i) {
@@ -53,15 +57,17 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         }
         T* out = result + sj * out_plane;
         for (int64_t e = 0; e < out_plane; ++e) out[e] = T(acc[e]);
-      }
+      });
     }
   } else if (pass == Pass::bprop) {
     // gpad[s][i] = sum_j full-correlation of g[s][j] with w[j][i]; gradInput = P^T gpad.
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> gp(hp * wp), folded(in_plane);
+      std::vector<double> gp, folded;
 #pragma omp for schedule(dynamic)
-      for (int64_t si = 0; si < p.S * p.f; ++si) {
+      for (int64_t si = 0; si < p.S * p.f; ++si) errors.run([&] {
+        gp.resize(hp * wp);
+        folded.resize(in_plane);
         const int64_t s = si / p.f, i = si % p.f;
         std::fill(gp.begin(), gp.end(), 0.0);
         for (int64_t j = 0; j < p.fo; ++j) {
@@ -77,15 +83,16 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         fold_padded_plane(gp.data(), wp, folded.data(), p);
         T* out = result + si * in_plane;
         for (int64_t e = 0; e < in_plane; ++e) out[e] = T(folded[e]);
-      }
+      });
     }
   } else {
     // gradWeight[j][i][u][v] = sum_s sum_{y,x} xpad[s][i][y+u][x+v] * g[s][j][y][x]
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> xp, acc(kk);
+      std::vector<double> xp, acc;
 #pragma omp for schedule(dynamic)
-      for (int64_t ji = 0; ji < p.fo * p.f; ++ji) {
+      for (int64_t ji = 0; ji < p.fo * p.f; ++ji) errors.run([&] {
+        acc.resize(kk);
         const int64_t j = ji / p.f, i = ji % p.f;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t s = 0; s < p.S; ++s) {
@@ -101,12 +108,14 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         }
         T* out = result + ji * kk;
         for (int64_t e = 0; e < kk; ++e) out[e] = T(acc[e]);
-      }
+      });
     }
   }
+  errors.rethrow();
 }
 
-template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*);
-template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*, double*);
+template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*, int);
+template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*, double*,
+                                  int);
 
 }  // namespace fftconv

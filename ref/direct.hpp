@@ -7,13 +7,15 @@ namespace fftconv {
 
 // Computes one pass. Shapes (NCHW): input S×f×h×w, weight fo×f×kh×kw,
 // grad_output S×fo×out_h×out_w; result is output (fprop), gradInput (bprop) or gradWeight (accgrad).
-// Unused operands may be nullptr. Throws InvalidProblem for an invalid problem.
+// Unused operands may be nullptr. threads: the OpenMP team (0 = OpenMP's default). Throws
+// InvalidProblem for an invalid problem, OutOfMemory when its per-thread scratch cannot be allocated.
 template <class T>
 void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weight, const T* grad_output,
-                 T* result);
+                 T* result, int threads = 0);
 
-extern template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*);
+extern template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*,
+                                        int);
 extern template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*,
-                                         double*);
+                                         double*, int);
 
 }  // namespace fftconv

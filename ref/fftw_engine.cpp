@@ -18,6 +18,7 @@
 #include "ref/eigen.hpp"
 #include "ref/fftw_api.hpp"
 #include "ref/freq_kernels.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 
@@ -46,6 +47,14 @@ constexpr int64_t kBlock = 16;  // planes per transposition block
 // every plane of a block keeps the alignment the FFTW plans were made with and the transforms
 // write into the block and read from it directly, with no staging copy.
 constexpr int64_t block_stride(int64_t nfreq) { return (nfreq + 7) / 8 * 8; }
+
+// A thread's scratch in the transform regions: one real plane and a block of kBlock spectra.
+template <class T>
+struct PlaneScratch {
+  AlignedBuf<T, T> re;
+  AlignedBuf<T, typename Fftw<T>::Cpx> block;
+  PlaneScratch(int64_t nplane, int64_t stride) : re(std::size_t(nplane)), block(std::size_t(kBlock * stride)) {}
+};
 }  // namespace
 
 template <class T>
@@ -64,8 +73,15 @@ struct FreqEngine<T>::Impl {
   struct Buffers {
     AlignedVec af, bf, cf;
     void fit(std::size_t a, std::size_t b, std::size_t c) {
-      for (auto [v, n] : {std::pair{&af, a}, std::pair{&bf, b}, std::pair{&cf, c}})
-        if (v->size() < n) v->resize(n);
+      for (auto [v, n] : {std::pair{&af, a}, std::pair{&bf, b}, std::pair{&cf, c}}) {
+        if (v->size() >= n) continue;
+        try {
+          v->resize(n);
+        } catch (const std::bad_alloc&) {
+          const std::size_t bytes = n * sizeof(std::complex<T>);
+          throw OutOfMemory("fftw: frequency buffer of " + std::to_string(bytes) + " bytes failed", bytes);
+        }
+      }
     }
   };
   std::mutex buffers_mutex;
@@ -76,7 +92,7 @@ template <class T>
 FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options)
     : nh_(nh),
       nw_(nw),
-      threads_(options.threads > 0 ? options.threads : omp_get_max_threads()),
+      threads_(plan_threads(options.threads)),
       kernel_products_(std::is_same_v<T, float> && have_freq_cgemm() && !options.eigen_products),
       impl_(std::make_unique<Impl>()) {
   const bool measure = options.measure;
@@ -194,12 +210,14 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   // With rows_plan, only the first `rows` rows are loaded and row-transformed.
   auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld,
                      typename Fftw<T>::Plan rows_plan, int64_t rows) {
+    ParallelErrors errors("fftw forward transforms");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(threads_)
     {
-      AlignedBuf<T, T> re(nplane);
-      AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
+      std::unique_ptr<PlaneScratch<T>> scratch;
 #pragma omp for schedule(dynamic)
-      for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
+      for (int64_t b0 = 0; b0 < count; b0 += kBlock) errors.run([&] {
+        if (!scratch) scratch = std::make_unique<PlaneScratch<T>>(nplane, Fs);
+        auto& [re, block] = *scratch;
         const int64_t nb = std::min(kBlock, count - b0);
         for (int64_t b = 0; b < nb; ++b) {
           Cpx* cx = block.p + b * Fs;
@@ -217,8 +235,9 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
         }
         // Trans2D: BDHW -> HWBD, one contiguous run per frequency (Note [spectrum transposition]).
         transpose(reinterpret_cast<const C*>(block.p), Fs, dst + b0, ld, nb, F);
-      }
+      });
     }
+    errors.rethrow();
   };
   auto forward_a = [&](int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
     const auto t0 = now();
@@ -248,12 +267,13 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
         auto t0 = now();
         const bool acc = r0 > 0;  // later R chunks accumulate in the frequency domain
         // Cgemm: one complex product per frequency.
+        ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(threads_) schedule(static)
-        for (int64_t k = 0; k < F; ++k) {
+        for (int64_t k = 0; k < F; ++k) errors.run([&] {
           if constexpr (std::is_same_v<T, float>) {
             if (kernel_products_) {  // Note [frequency CGEMM]
               freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-              continue;
+              return;
             }
           }
           Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
@@ -262,19 +282,22 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
           else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
           else if (s.conj_b) Cm.noalias() += A * B.conjugate();
           else Cm.noalias() += A * B;
-        }
+        });
+        errors.rethrow();
         t_gemm += ms(t0, now());
       }
       const auto t0 = now();
       // Trans2D back, C2R, scale, hand the plane to the caller (clip / fold / accumulate).
       const int64_t count = mc * nc;
+      ParallelErrors errors("fftw inverse transforms");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(threads_)
       {
-        AlignedBuf<T, T> re(nplane);
-        AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
-        C* spectra = reinterpret_cast<C*>(block.p);
+        std::unique_ptr<PlaneScratch<T>> scratch;
 #pragma omp for schedule(dynamic)
-        for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
+        for (int64_t b0 = 0; b0 < count; b0 += kBlock) errors.run([&] {
+          if (!scratch) scratch = std::make_unique<PlaneScratch<T>>(nplane, Fs);
+          auto& [re, block] = *scratch;
+          C* spectra = reinterpret_cast<C*>(block.p);
           const int64_t nb = std::min(kBlock, count - b0);
           transpose(cf + b0, count, spectra, Fs, F, nb);
           for (int64_t b = 0; b < nb; ++b) {
@@ -291,8 +314,9 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
             const int64_t p = b0 + b;
             s.store_c(m0 + p / nc, n0 + p % nc, re.p);
           }
-        }
+        });
       }
+      errors.rethrow();
       t_c += ms(t0, now());
     }
   }

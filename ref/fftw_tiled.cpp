@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "ref/fftw_pass.hpp"
+#include "ref/parallel.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv {
@@ -124,7 +125,7 @@ class FftwTiledPlan final : public Plan {
         // order, so results are bitwise repeatable.
         const bool fold = tp.assembly == BpropAssembly::fold_accumulate;
         const int64_t hp = p.padded_h(), wp = p.padded_w();
-        std::vector<T> gpad(fold ? std::size_t(p.S * p.f * hp * wp) : 0);
+        std::vector<T> gpad = checked_vector<T>(fold ? std::size_t(p.S * p.f * hp * wp) : 0, "fftw bprop fold buffer");
         spec.M = tp.item_count();
         spec.load_a = [&](int64_t item, int64_t j, T* d) {
           const Window& r = tile_of(item).read;
@@ -145,9 +146,11 @@ class FftwTiledPlan final : public Plan {
         };
         engine_->run(spec, chunks_, steps_ptr());
         if (fold) {
+          ParallelErrors errors("fftw bprop fold");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(engine_->threads())
           for (int64_t plane = 0; plane < p.S * p.f; ++plane)
-            fold_padded_plane(gpad.data() + plane * hp * wp, wp, result + plane * in_plane, p);
+            errors.run([&] { fold_padded_plane(gpad.data() + plane * hp * wp, wp, result + plane * in_plane, p); });
+          errors.rethrow();
         }
         return;
       }

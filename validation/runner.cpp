@@ -242,6 +242,7 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   if (o.check == "gpu64" && !gpu_reference_available())
     throw InvalidArgument("check: gpu64 needs a CUDA build and a CUDA device");
   if (o.passes.empty()) throw InvalidArgument("passes: empty list");
+  check_threads(o.threads);
   const std::vector<LabeledProblem> problems = select_problems(problem_set(o.set, o.set_seed, o.random_count), o.selection);
   const std::vector<const Backend*> backends = resolve_backends(registry ? *registry : builtin_registry(), o.backends);
   if (backends.empty()) throw InvalidArgument("backends: none available");
