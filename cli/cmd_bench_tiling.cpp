@@ -10,6 +10,7 @@
 #include "api/fftconv.hpp"
 #include "validation/run_plan.hpp"
 #include "cli/commands.hpp"
+#include "ref/fftw_pass.hpp"
 #include "tiling/planner.hpp"
 #include "validation/reference.hpp"
 #include "validation/verdict.hpp"
@@ -18,7 +19,10 @@ namespace fftconv::cli {
 
 namespace {
 struct Flags {
-  std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4"};
+  // The large kernels (k = 31, 63) show that auto's untiled candidate is the --tile none plan
+  // (Note [auto's untiled candidate]).
+  std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4",
+                                    "S=8,f=8,fo=8,n=66,k=31", "S=4,f=8,fo=8,n=130,k=63"};
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
   std::string backend = "fftw", json_path;
   int repeat = 3;
@@ -71,6 +75,16 @@ nlohmann::json cost_terms(const TileCost& c) {
           {"cost", c.cost}};
 }
 
+// The options the backend's tile=auto hands the planner: fftw pins the untiled candidate to the
+// basis its untiled plan uses (Note [auto's untiled candidate]).
+PlanOptions planner_options(const std::string& backend, const ConvProblem& p, Pass pass, PlanOptions o) {
+  if (backend != "fftw") return o;
+  const BasisChoice b = choose_basis(p.padded_h(), p.padded_w(), pass_shape(p, pass), o);
+  o.basis_h = b.nh;
+  o.basis_w = b.nw;
+  return o;
+}
+
 int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
@@ -92,7 +106,7 @@ int run(const Flags& f) {
       pair[1].plan = b.plan(p, pass, autop);
       measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
       const Measured &mn = pair[0].m, &ma = pair[1].m;
-      const TilingChoice choice = plan_tiling(p, pass, autop);
+      const TilingChoice choice = plan_tiling(p, pass, planner_options(f.backend, p, pass, autop));
       all_ok = all_ok && mn.ok && ma.ok;
       std::string tile_label = choice.candidates[choice.chosen].label();
       std::printf("%-28s %-8s %10.2f %10.2f %6.2fx %12.1f %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),

@@ -87,7 +87,8 @@ namespace {
 template <class T>
 class FftwPlan final : public Plan {
  public:
-  FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {
+  FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note)
+      : p_(p), pass_(pass), opts_(o), note_(std::move(note)) {
     shape_ = pass_shape(p, pass);
     basis_ = choose_basis(p.padded_h(), p.padded_w(), shape_, o);
     engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
@@ -114,7 +115,7 @@ class FftwPlan final : public Plan {
       << basis_.table << "]; per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
-      << " threads, products " << engine_->products();
+      << " threads, products " << engine_->products() << note_;
     return s.str();
   }
 
@@ -122,6 +123,7 @@ class FftwPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   PlanOptions opts_;
+  std::string note_;
   PassShape shape_;
   BasisChoice basis_;
   std::unique_ptr<FreqEngine<T>> engine_;
@@ -148,8 +150,7 @@ class FftwBackend final : public Backend {
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& o) const override {
     p.validate();
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
-    if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);
-    return std::make_unique<FftwPlan<double>>(p, pass, o);
+    return make_fftw_untiled_plan(p, pass, o);
   }
   std::string_view summary() const override {
     return "Table 1 pipeline: FFTW R2C/C2R + a complex product per frequency (float32: an AVX-512 kernel where built, else Eigen; float64: Eigen) + OpenMP; untiled or tiled (float32, float64)";
@@ -157,6 +158,11 @@ class FftwBackend final : public Backend {
 };
 
 }  // namespace
+
+std::unique_ptr<Plan> make_fftw_untiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note) {
+  if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o, std::move(note));
+  return std::make_unique<FftwPlan<double>>(p, pass, o, std::move(note));
+}
 
 std::shared_ptr<const Backend> make_fftw_backend() { return std::make_shared<FftwBackend>(); }
 

@@ -39,7 +39,11 @@ std::size_t touched_bytes(const ConvProblem& p, DType d);
 // `minimum` (the engine's smallest chunk, so that a basis the caller pinned plans without a limit).
 std::size_t default_budget(const ConvProblem& p, const PlanOptions& o, std::size_t minimum);
 
-// Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp).
+// The untiled plan (`--tile none`, ref/fftw_backend.cpp); `note` is appended to its describe().
+std::unique_ptr<Plan> make_fftw_untiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o,
+                                             std::string note = "");
+// Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp); when the planner keeps the
+// problem untiled, exactly the plan make_fftw_untiled_plan() makes (Note [auto's untiled candidate]).
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o);
 
 // The columns [lo, hi) of a window starting at c0 that map to source columns c0 + x - pad inside

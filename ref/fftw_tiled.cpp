@@ -1,4 +1,4 @@
-// Tiled execution of the fftw backend: runs any TilePlan of the shared planner (tiling/) on the
+// Tiled execution of the fftw backend: runs any tiled TilePlan of the shared planner (tiling/) on the
 // frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
 // extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
 #include <algorithm>
@@ -24,8 +24,7 @@ class FftwTiledPlan final : public Plan {
     engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, engine_options(o));
     const PassShape sh = pass_shape(p, pass);
     const int64_t items = tp.item_count(), flight = tp.tiles_in_flight;
-    // Tiled: the planner already sized tiles_in_flight to the limit; untiled: Note [fftw workspace budget].
-    const std::size_t budget = tp.tiled ? o.workspace_limit : default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
+    const std::size_t budget = o.workspace_limit;  // the planner already sized tiles_in_flight to it
     if (pass == Pass::accgrad) {
       const int64_t r = tp.reduction == AccgradReduction::frequency ? items : std::min(items, flight);
       chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
@@ -33,8 +32,7 @@ class FftwTiledPlan final : public Plan {
       chunks_ = engine_->chunk(items, sh.R, sh.N, budget, flight, 0);
     }
     tiles_.reserve(std::size_t(tp.tile_count()));
-    if (tp.tiled)
-      for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
+    for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
   }
 
   std::size_t workspace_bytes() const override {
@@ -51,7 +49,7 @@ class FftwTiledPlan final : public Plan {
     s << "{\"fft_h\":" << tp.fft_h << ",\"fft_w\":" << tp.fft_w << ",\"out_h\":" << tp.out_tile_h()
       << ",\"out_w\":" << tp.out_tile_w() << ",\"count\":" << tp.tile_count()
       << ",\"tiles_in_flight\":" << tp.tiles_in_flight << "}";
-    return tp.tiled ? s.str() : "null";
+    return s.str();
   }
   std::string describe() const override {
     std::ostringstream s;
@@ -68,11 +66,6 @@ class FftwTiledPlan final : public Plan {
     if (a.dtype != opts_.dtype)
       throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
                             std::string(to_string(opts_.dtype)));
-    if (!choice_.plan.tiled) {
-      run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
-                     static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), steps_ptr());
-      return;
-    }
     run_tiled(static_cast<const T*>(a.input), static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output),
               static_cast<T*>(a.result));
   }
@@ -211,9 +204,19 @@ class FftwTiledPlan final : public Plan {
 
 }  // namespace
 
+// Note [auto's untiled candidate]
+// The planner's untiled candidate must be the plan `--tile none` runs: the fftw basis of
+// choose_basis() (7-smooth, by the flop estimate), not the next size of the tile policy. With the
+// power-of-two one, S=4,f=8,fo=8,n=130,k=63 fprop planned none(256x256) for --tile auto and ran
+// 89-111 ms where --tile none (135x135) takes 4.5-5.4 ms. So the basis is pinned for the planner,
+// and when it keeps the problem untiled the untiled fftw plan itself is returned.
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o) {
-  // When the planner chooses "none" the plan runs untiled on the planner's basis and says why.
-  TilingChoice c = plan_tiling(p, pass, o);
+  PlanOptions pinned = o;
+  const BasisChoice untiled = choose_basis(p.padded_h(), p.padded_w(), pass_shape(p, pass), o);
+  pinned.basis_h = untiled.nh;
+  pinned.basis_w = untiled.nw;
+  TilingChoice c = plan_tiling(p, pass, pinned);
+  if (!c.plan.tiled) return make_fftw_untiled_plan(p, pass, o, "; tile " + o.tile.to_string() + ": " + c.reason);
   if (o.dtype == DType::f32) return std::make_unique<FftwTiledPlan<float>>(p, pass, o, std::move(c));
   return std::make_unique<FftwTiledPlan<double>>(p, pass, o, std::move(c));
 }
