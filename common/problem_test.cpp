@@ -51,7 +51,10 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
            Bad{"n=5,k=3,pad=circular", "pad"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
            Bad{"n=5,k=3,S=99999999999999999999", "S"}, Bad{"L9", "preset"}, Bad{"n=5,,k=3", "empty field"},
            Bad{"n=5,L2", "key=value"}, Bad{"S=2147483647,f=2147483647,fo=1,n=1000,k=3", "input"},
-           Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}}) {
+           Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}, Bad{"n=8,n=9", "key 'n' appears twice"},
+           Bad{"n=8,k=3,S=2,S=2", "key 'S' appears twice"}, Bad{"n=8,h=9", "key 'h' sets h, already set by 'n'"},
+           Bad{"kw=3,n=9,k=3", "key 'k' sets kw, already set by 'kw'"}, Bad{"n=9,p=1,pw=2", "sets pw"},
+           Bad{"n=9,pad=zero,pad=mirror", "key 'pad' appears twice"}}) {
     CAPTURE(spec);
     try {
       ConvProblem::parse(spec);
@@ -60,6 +63,12 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
       CHECK(std::string(e.what()).find(fragment) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("presets take overrides; a key may follow a preset once") {
+  CHECK(ConvProblem::parse("L2,S=8").S == 8);
+  CHECK(ConvProblem::parse("L2,n=32,k=5").h == 32);
+  CHECK_THROWS_AS(ConvProblem::parse("L2,S=8,S=4"), InvalidProblem);
 }
 
 TEST_CASE("pass names") {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/errors.hpp"
+#include "common/fft_size.hpp"
 #include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 
@@ -40,6 +41,15 @@ AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
     throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
                       " is smaller than the kernel (" + (rows ? "kh" : "kw") + " = " + std::to_string(k) + ")");
   auto [origin, extent] = axis_region(p, pass, rows);
+  // A tile beyond the one that covers the whole axis only adds padding: accepted up to the largest
+  // tile size of the planner's policies (64), refused beyond (a 1000-point tile on an 8x8 input
+  // planned 148 MB of workspace).
+  const int64_t whole = next_pow2(extent + k - 1), largest = std::max<int64_t>(kLargestPolicyTile, whole);
+  if (fft > largest)
+    throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
+                      " is larger than any useful tile for the padded input " + std::to_string(p.padded_h()) + "x" +
+                      std::to_string(p.padded_w()) + ": one tile of " + std::to_string(whole) + " covers its " +
+                      (rows ? "rows" : "columns") + " (tiles up to " + std::to_string(largest) + " are accepted)");
   a.origin = origin;
   a.extent = extent;
   a.fft = fft;

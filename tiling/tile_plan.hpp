@@ -9,6 +9,10 @@
 
 namespace fftconv {
 
+// The largest tile side the planner's policies propose (pow2 and smooth sizes in [8, 64]); a fixed
+// tile may go up to this or to the power of two that covers an axis in one tile, whichever is larger.
+inline constexpr int64_t kLargestPolicyTile = 64;
+
 // Half-open rectangle [y0, y0+h) × [x0, x0+w) in the coordinates named where it is used.
 struct Window {
   int64_t y0 = 0, x0 = 0, h = 0, w = 0;
