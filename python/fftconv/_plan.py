@@ -96,10 +96,18 @@ class Plan:
         if info.location != self.location:
             raise ValueError(f"{reads[0]}: is in {info.location} memory but the plan ({self.backend}) runs on "
                              f"{self.location}")
+        # Other layouts (Fortran order, NHWC views, slices) run on C-contiguous copies.
+        for name in reads:
+            given[name] = _arrays.contiguous(given[name], infos[name], name)
+        handle = _arrays.stream_handle(stream, info)
         if out is None:
             out = _arrays.empty_like_framework(info, given[reads[0]], self.result_shape)
-        handle = _arrays.stream_handle(stream, info)
-        return self._impl.execute(input, weight, grad_output, out, handle)
+        out_info = _arrays.strided_out(out, self.result_shape, info.dtype)
+        if out_info is not None:
+            result = _arrays.empty_like_framework(info, given[reads[0]], self.result_shape)
+            self._impl.execute(given["input"], given["weight"], given["grad_output"], result, handle)
+            return _arrays.copy_into(out, result, out_info, "out")
+        return self._impl.execute(given["input"], given["weight"], given["grad_output"], out, handle)
 
     def __repr__(self) -> str:
         return (f"fftconv.Plan({self.problem.spec!r}, {self.pass_!r}, backend={self.backend!r}, "
@@ -114,7 +122,10 @@ def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = 
     backend: 'auto' (the first available backend at ``location`` that supports the problem) or a
     name from backends(). tile: None (auto where the backend tiles, else none), 'auto', 'none',
     N or (H, W) (the tile's FFT basis). tile_sizes: 'pow2', 'smooth' or a list of sides for 'auto'.
-    Raises ValueError (UnsupportedError) when the backend cannot serve the request."""
+    threads: the OpenMP team of a CPU plan, 0 (OpenMP's default) or 1 up to the machine's hardware
+    threads; a larger count raises ValueError (it only slows the plan down).
+    Raises ValueError (UnsupportedError) when the backend cannot serve the request, MemoryError when
+    memory runs out (planning or execute())."""
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a str ('auto' or a name), got {type(backend).__name__}")
     for name, v in (("workspace_limit", workspace_limit), ("threads", threads), ("device", device)):
