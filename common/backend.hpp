@@ -85,8 +85,11 @@ class Plan {
   virtual std::size_t workspace_bytes() const = 0;
   // const and repeatable: the same args give the same result.
   virtual void execute(const Args& args) const = 0;
-  // What was chosen and why (basis, tile plan, strategies).
+  // What was chosen and why (basis, tile plan, strategies), in a line of modest length.
   virtual std::string describe() const = 0;
+  // Every alternative the plan weighed with its figures (fftw: each candidate basis and its
+  // estimated flops), for machine-readable output; "" when there is nothing beyond describe().
+  virtual std::string candidates() const { return ""; }
   // Tile plan summary as JSON text ("null" when untiled).
   virtual std::string tile_json() const { return "null"; }
   // Step timings of the last execute() when breakdown was requested.

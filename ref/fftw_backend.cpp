@@ -78,6 +78,9 @@ BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, co
       if (bc.nh == 0 || cost < best) { best = cost; bc.nh = nh; bc.nw = nw; }
     }
   bc.cost = best;
+  bc.candidates = int64_t(hs.size() * ws.size());
+  const auto label = [](int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); };
+  bc.range = bc.candidates == 1 ? label(hs[0], ws[0]) : label(hs.front(), ws.front()) + " ... " + label(hs.back(), ws.back());
   bc.table = why.str();
   return bc;
 }
@@ -108,11 +111,12 @@ class FftwPlan final : public Plan {
     std::lock_guard<std::mutex> lock(steps_mutex_);
     return steps_;
   }
+  std::string candidates() const override { return basis_.table; }
   std::string describe() const override {
     std::ostringstream s;
     s << "fftw (" << to_string(opts_.dtype) << "): untiled, Fourier basis " << basis_.nh << "x" << basis_.nw
-      << " for padded input " << p_.padded_h() << "x" << p_.padded_w() << ", chosen as the lowest estimated cost among ["
-      << basis_.table << "]; per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
+      << " for padded input " << p_.padded_h() << "x" << p_.padded_w() << ", the lowest estimated cost of "
+      << basis_.candidates << " candidate bases (" << basis_.range << "); per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
       << " threads, products " << engine_->products() << note_;

@@ -24,7 +24,9 @@ PassShape pass_shape(const ConvProblem& p, Pass pass);
 struct BasisChoice {
   int64_t nh = 0, nw = 0;
   double cost = 0;
-  std::string table;  // every candidate with its estimated cost
+  int64_t candidates = 0;  // how many bases were weighed
+  std::string range;       // "12x12 ... 128x128": the first and last of them
+  std::string table;       // every candidate with its estimated cost (long: 361 of them for L1)
 };
 // Cheapest smooth basis >= need_h×need_w by the flop estimate (or the pinned opts.basis_h/w).
 BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o);

@@ -3,6 +3,7 @@
 // and tile=auto. Tolerances from the tolerance model.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -119,4 +120,17 @@ TEST_CASE("tile=auto that stays untiled runs exactly the tile=none plan (Note [a
       b->execute(d.args());
       CHECK(std::memcmp(first.data(), d.result.data(), first.size() * sizeof(float)) == 0);
     }
+}
+
+TEST_CASE("describe() stays one short line; candidates() lists every basis weighed") {
+  // A padded side of 130 has 24 7-smooth sizes up to 256: 576 bases, all of them once listed in
+  // describe() (thousands of characters on the `fftconv run` plan line).
+  PlanOptions o;
+  o.extra["fftw_planner"] = "estimate";
+  const auto plan = builtin_registry().get("fftw").plan(ConvProblem::parse("S=1,n=130,k=3"), Pass::fprop, o);
+  INFO(plan->describe());
+  CHECK(plan->describe().size() < 400);
+  CHECK(plan->describe().find("576 candidate bases (135x135 ... 256x256)") != std::string::npos);
+  const std::string all = plan->candidates();
+  CHECK(std::count(all.begin(), all.end(), ';') == 575);
 }
