@@ -87,21 +87,23 @@ Record record_from_json(const std::string& line) {
 }
 
 std::vector<Record> read_records(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::vector<Record> out;
   if (!in) return out;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::map<std::string, std::size_t> where;
-  std::string line;
-  std::vector<std::string> lines;
-  while (std::getline(in, line))
-    if (!line.empty()) lines.push_back(line);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
+  for (std::size_t start = 0, number = 1; start < text.size(); ++number) {
+    const std::size_t end = text.find('\n', start);
+    const bool last_unterminated = end == std::string::npos;
+    const std::string line = text.substr(start, last_unterminated ? std::string::npos : end - start);
+    start = last_unterminated ? text.size() : end + 1;
+    if (line.empty()) continue;
     Record r;
     try {
-      r = record_from_json(lines[i]);
+      r = record_from_json(line);
     } catch (const InvalidArgument&) {
-      if (i + 1 == lines.size()) break;  // cut off mid-write: the resumed run redoes it
-      throw InvalidArgument("results: " + path + ":" + std::to_string(i + 1) + " is not a validation record");
+      if (last_unterminated) break;  // cut off mid-write: the resumed run drops it and redoes it
+      throw InvalidArgument("results: " + path + ":" + std::to_string(number) + " is not a validation record");
     }
     auto [it, fresh] = where.emplace(r.key(), out.size());
     if (fresh) out.push_back(std::move(r));

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/errors.hpp"
+#include "validation/report.hpp"
 
 namespace fftconv {
 
@@ -44,25 +45,35 @@ void write_all(int fd, const char* data, std::size_t n, std::string_view flag, c
   }
 }
 
-// Cuts the file back to just after its last newline (nothing when it ends with one or is empty).
-void drop_partial_last_line(int fd, std::string_view flag, const std::string& path) {
+// Ends the file on a newline the way read_records reads it: a last line without its newline is
+// completed when it is a whole record, else (cut off mid-write) removed.
+void finish_last_line(int fd, std::string_view flag, const std::string& path) {
   const off_t size = ::lseek(fd, 0, SEEK_END);
   if (size <= 0) return;
   char buf[4096];
-  off_t end = size;
+  std::string tail;  // the bytes after the last newline
+  off_t end = size, keep = 0;
   while (end > 0) {
     const off_t start = end > off_t(sizeof buf) ? end - off_t(sizeof buf) : 0;
     const ssize_t got = ::pread(fd, buf, std::size_t(end - start), start);
     if (got != ssize_t(end - start)) return;  // unreadable (e.g. opened write-only): leave it
-    for (ssize_t i = got; i-- > 0;)
-      if (buf[i] == '\n') {
-        const off_t keep = start + i + 1;
-        if (keep != size && ::ftruncate(fd, keep) != 0) fail(flag, path, "truncate the cut-off last line of", errno);
-        return;
-      }
+    ssize_t i = got;
+    while (i > 0 && buf[i - 1] != '\n') --i;
+    tail.insert(0, buf + i, std::size_t(got - i));
+    if (i > 0) {
+      keep = start + i;
+      break;
+    }
     end = start;
   }
-  if (::ftruncate(fd, 0) != 0) fail(flag, path, "truncate the cut-off last line of", errno);
+  if (tail.empty()) return;
+  bool whole = false;
+  try {
+    whole = !record_from_json(tail).spec.empty();
+  } catch (const InvalidArgument&) {
+  }
+  if (whole) write_all(fd, "\n", 1, flag, path);
+  else if (::ftruncate(fd, keep) != 0) fail(flag, path, "truncate the cut-off last line of", errno);
 }
 
 }  // namespace
@@ -80,7 +91,7 @@ LineWriter::LineWriter(const std::string& path, bool append, std::string_view fl
       ::close(fd_);
       fail(flag, path, "write", err);
     }
-    drop_partial_last_line(fd_, flag, path);
+    finish_last_line(fd_, flag, path);
     if (::lseek(fd_, 0, SEEK_END) < 0) fail(flag, path, "seek to the end of", errno);
   } else {
     fd_ = open_for_writing(path, O_TRUNC, flag);

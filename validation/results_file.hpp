@@ -12,8 +12,9 @@ namespace fftconv {
 void require_writable(const std::string& path, std::string_view flag);
 
 // Appends lines to a file (truncated first unless `append`); a failed write throws InvalidArgument
-// naming `flag`, so no record is lost silently. With `append`, a last line without its newline (a
-// run killed mid-write; read_records ignores it) is cut off first, so the next line starts clean.
+// naming `flag`, so no record is lost silently. With `append`, a last line without its newline is
+// first completed when it is a whole record, else (a run killed mid-write, which read_records
+// ignores) removed, so that the next line starts clean.
 class LineWriter {
  public:
   LineWriter(const std::string& path, bool append, std::string_view flag);
