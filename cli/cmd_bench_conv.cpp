@@ -53,6 +53,7 @@ int run(const Flags& f) {
   const PlanOptions o = f.plan.to_options();
   PlanOptions ob = o;  // the baseline's: --baseline-opt replaces --opt's pins
   if (!f.baseline_opts.empty()) ob.extra = parse_extra(f.baseline_opts, "baseline-opt");
+  if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   double log_sum = 0, worst = std::numeric_limits<double>::infinity();
   int n = 0;

@@ -26,6 +26,7 @@ std::string command_line() {
 }
 
 int run(const bench::LayersBenchOptions& o, const std::string& json_path) {
+  if (arguments_only()) return kExitOk;
   std::string why;
   if (!bench::layers_bench_available(&why)) {
     std::fprintf(stderr, "fftconv bench layers: %s\n", why.c_str());

@@ -89,6 +89,9 @@ int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
   const Backend& b = builtin_registry().get(f.backend);
+  for (const auto& spec : f.problems) ConvProblem::parse(spec);  // every bad input before any work
+  for (const auto& ps : f.passes) parse_pass(ps);
+  if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
   std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",

@@ -36,11 +36,12 @@ int run(const RunFlags& f) {
   const Backend& b = builtin_registry().get(f.backend);
   if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
+  const GpuTimer timer = parse_gpu_timer(f.timer);
+  if (arguments_only()) return kExitOk;
   progress.phase("planning " + std::string(b.name()));
   auto plan = b.plan(p, pass, opts);
   progress.phase("drawing the inputs");
   PassData d = make_pass_data(p, pass, f.seed);
-  const GpuTimer timer = parse_gpu_timer(f.timer);
   progress.phase("timing " + std::to_string(f.repeat) + " runs after a warm-up");
   const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer);
   if (ref_kind != RefKind::none) progress.phase("computing the " + std::string(to_string(ref_kind)) + " reference");

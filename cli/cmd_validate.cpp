@@ -23,7 +23,7 @@ namespace {
 struct ValidateArgs {
   std::string set, tile = "none", out, md, shard, check = "auto";
   std::vector<std::string> backends, passes, plan_opts;
-  bool resume = false, json = false, no_adjoint = false, no_progress = false, no_autotune = false;
+  bool resume = false, json = false, no_adjoint = false, no_progress = false, no_autotune = false, dry_run = false;
   int64_t sample = 0, max_elements = 0, batch = 0, count = 200, threads = 0;
   uint64_t seed = 1, data_seed = 0;
 };
@@ -71,6 +71,12 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   o.resume = a.resume;
   o.json = a.json;
   o.progress = !a.no_progress;
+  o.dry_run = a.dry_run || arguments_only();
+  if (o.dry_run) {
+    const ValidateResult dry = run_validation(o, &std::cout);
+    if (!arguments_only()) std::printf("validate --dry-run: %lld problems selected\n", (long long)dry.problems);
+    return;
+  }
 
   const std::string dev = select_device_for_rank(local_rank_from_environment());
   if (!dev.empty()) std::fprintf(stderr, "validate: %s\n", dev.c_str());
@@ -113,6 +119,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
 }
 
 void run_merge(const MergeArgs& m, int* exit_code) {
+  if (arguments_only()) return;
   const MergedShards merged = merge_shard_files(m.inputs);
   const Summary s = summarize(merged.records);
   std::vector<std::string> env = environment_lines();
@@ -153,6 +160,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
                     " here; more is an error); 0 = OpenMP's default");
   v->add_flag("--no-adjoint", a->no_adjoint, "Skip the adjoint-identity records");
   v->add_flag("--no-progress", a->no_progress, "No progress line on stderr");
+  v->add_flag("--dry-run", a->dry_run, "Check the options, print how many problems are selected, run nothing");
   v->add_flag("--no-autotune", a->no_autotune, "Plan without timing candidates (PlanOptions::autotune off)");
   CLI::App* merge = v->add_subcommand("merge", "Combine shard outputs: merge OUT.md IN1.jsonl IN2.jsonl ...");
   merge->add_option("out", m->md, "Markdown summary to write")->required();

@@ -246,6 +246,11 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   const std::vector<LabeledProblem> problems = select_problems(problem_set(o.set, o.set_seed, o.random_count), o.selection);
   const std::vector<const Backend*> backends = resolve_backends(registry ? *registry : builtin_registry(), o.backends);
   if (backends.empty()) throw InvalidArgument("backends: none available");
+  if (o.dry_run) {
+    ValidateResult dry;
+    dry.problems = int64_t(problems.size());
+    return dry;
+  }
 
   PlanOptions po;
   po.tile = tile;
