@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -47,6 +49,20 @@ constexpr int64_t kBlock = 16;  // planes per transposition block
 // every plane of a block keeps the alignment the FFTW plans were made with and the transforms
 // write into the block and read from it directly, with no staging copy.
 constexpr int64_t block_stride(int64_t nfreq) { return (nfreq + 7) / 8 * 8; }
+
+// Are all n values finite? (An integer maximum over the exponent bits, which vectorizes.)
+template <class T>
+bool all_finite(const T* x, int64_t n) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr U kExponent = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  U top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    U u;
+    std::memcpy(&u, x + i, sizeof u);
+    top = std::max(top, U(u & kExponent));
+  }
+  return top != kExponent;
+}
 
 // A thread's scratch in the transform regions: one real plane and a block of kBlock spectra.
 template <class T>
@@ -187,7 +203,10 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Map = Eigen::Map<Mat>;
   const int64_t F = nfreq(), nplane = nh_ * nw_;
-  const T scale = T(1) / T(nplane);
+  // The inverse's 1/(nh·nw) and 2^c_exp, in T when that is a normal T, else applied in double.
+  const double c_factor = std::ldexp(1.0, s.c_exp) / double(nplane);
+  const bool c_in_t = c_factor >= double(std::numeric_limits<T>::min()) && c_factor <= double(std::numeric_limits<T>::max());
+  const T scale = T(c_factor);
   const int64_t mc_max = ch.mc, nc_max = ch.nc, rc_max = ch.rc > 0 ? ch.rc : s.R;
   // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
   // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
@@ -209,7 +228,7 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
   // With rows_plan, only the first `rows` rows are loaded and row-transformed.
   auto forward = [&](int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld,
-                     typename Fftw<T>::Plan rows_plan, int64_t rows) {
+                     typename Fftw<T>::Plan rows_plan, int64_t rows, T factor) {
     ParallelErrors errors("fftw forward transforms");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(threads_)
     {
@@ -224,12 +243,14 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
           if (rows_plan) {
             std::fill(re.p, re.p + rows * nw_, T(0));
             load(b0 + b, re.p);
+            if (factor != T(1)) for (int64_t e = 0; e < rows * nw_; ++e) re.p[e] *= factor;
             Fftw<T>::exec_r2c(rows_plan, re.p, cx);
             std::fill(reinterpret_cast<T*>(cx + rows * nwc), reinterpret_cast<T*>(cx + F), T(0));
             Fftw<T>::exec_dft(impl_->col_fwd, cx);
           } else {
             std::fill(re.p, re.p + nplane, T(0));
             load(b0 + b, re.p);
+            if (factor != T(1)) for (int64_t e = 0; e < nplane; ++e) re.p[e] *= factor;
             Fftw<T>::exec_r2c(impl_->r2c, re.p, cx);
           }
         }
@@ -241,13 +262,13 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   };
   auto forward_a = [&](int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
     const auto t0 = now();
-    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af, mc * rc, plan_a, s.a_rows);
+    forward(mc * rc, [&](int64_t p, T* plane) { s.load_a(m0 + p / rc, r0 + p % rc, plane); }, af, mc * rc, plan_a, s.a_rows, s.scale_a);
     t_a += ms(t0, now());
   };
 
   auto forward_b = [&](int64_t r0, int64_t rc, int64_t n0, int64_t nc) {
     const auto t0 = now();
-    forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf, rc * nc, plan_b, s.b_rows);
+    forward(rc * nc, [&](int64_t p, T* plane) { s.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf, rc * nc, plan_b, s.b_rows, s.scale_b);
     t_b += ms(t0, now());
   };
 
@@ -310,7 +331,12 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
             } else {
               Fftw<T>::exec_c2r(impl_->c2r, cx, re.p);
             }
-            for (int64_t e = 0; e < used; ++e) re.p[e] *= scale;
+            if (c_in_t) {
+              for (int64_t e = 0; e < used; ++e) re.p[e] *= scale;
+            } else {
+              for (int64_t e = 0; e < used; ++e) re.p[e] = T(double(re.p[e]) * c_factor);
+            }
+            if (s.saw_nonfinite && !all_finite(re.p, used)) s.saw_nonfinite->store(true, std::memory_order_relaxed);
             const int64_t p = b0 + b;
             s.store_c(m0 + p / nc, n0 + p % nc, re.p);
           }

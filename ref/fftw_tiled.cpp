@@ -66,12 +66,16 @@ class FftwTiledPlan final : public Plan {
     if (a.dtype != opts_.dtype)
       throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
                             std::string(to_string(opts_.dtype)));
-    run_tiled(static_cast<const T*>(a.input), static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output),
-              static_cast<T*>(a.result));
+    const auto* input = static_cast<const T*>(a.input);
+    const auto* weight = static_cast<const T*>(a.weight);
+    const auto* grad_output = static_cast<const T*>(a.grad_output);
+    auto* result = static_cast<T*>(a.result);
+    run_scaled<T>([&](OperandScaling& scaling) { run_tiled(input, weight, grad_output, result, scaling); },  // Note [operand scaling]
+                  p_, pass_, input, weight, grad_output, engine_->threads());
   }
 
  private:
-  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result) const {
+  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result, OperandScaling& scaling) const {
     const ConvProblem& p = p_;
     const TilePlan& tp = choice_.plan;
     const PassShape sh = pass_shape(p, pass_);
@@ -98,6 +102,7 @@ class FftwTiledPlan final : public Plan {
     }
     spec.conj_a = sh.conj_a;
     spec.conj_b = sh.conj_b;
+    scaling.apply(spec);
     spec.R = sh.R;
     spec.N = sh.N;
     switch (pass_) {
