@@ -33,6 +33,15 @@ std::pair<int64_t, int64_t> axis_region(const ConvProblem& p, Pass pass, bool ro
   return {0, padded};
 }
 
+}  // namespace
+
+int64_t largest_tile_side(const ConvProblem& p, Pass pass, bool rows) {
+  const auto [origin, extent] = axis_region(p, pass, rows);
+  return std::max<int64_t>(kLargestPolicyTile, next_pow2(extent + (rows ? p.kh : p.kw) - 1));
+}
+
+namespace {
+
 AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
   AxisTiling a;
   const int64_t k = rows ? p.kh : p.kw;
@@ -41,15 +50,12 @@ AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
     throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
                       " is smaller than the kernel (" + (rows ? "kh" : "kw") + " = " + std::to_string(k) + ")");
   auto [origin, extent] = axis_region(p, pass, rows);
-  // A tile beyond the one that covers the whole axis only adds padding: accepted up to the largest
-  // tile size of the planner's policies (64), refused beyond (a 1000-point tile on an 8x8 input
-  // planned 148 MB of workspace).
-  const int64_t whole = next_pow2(extent + k - 1), largest = std::max<int64_t>(kLargestPolicyTile, whole);
-  if (fft > largest)
+  if (const int64_t largest = largest_tile_side(p, pass, rows); fft > largest)
     throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
                       " is larger than any useful tile for the padded input " + std::to_string(p.padded_h()) + "x" +
-                      std::to_string(p.padded_w()) + ": one tile of " + std::to_string(whole) + " covers its " +
-                      (rows ? "rows" : "columns") + " (tiles up to " + std::to_string(largest) + " are accepted)");
+                      std::to_string(p.padded_w()) + ": one tile of " + std::to_string(next_pow2(extent + k - 1)) +
+                      " covers its " + (rows ? "rows" : "columns") + " (tiles up to " + std::to_string(largest) +
+                      " are accepted)");
   a.origin = origin;
   a.extent = extent;
   a.fft = fft;

@@ -99,7 +99,7 @@ TEST_CASE("random problems: tiles partition the result and windows are well form
     const ConvProblem p = random_problem(rng);
     const Pass pass = random_pass(rng);
     const int64_t fh = side(rng), fw = side(rng);
-    if (fh < p.kh || fw < p.kw) {
+    if (fh < p.kh || fw < p.kw || fh > largest_tile_side(p, pass, true) || fw > largest_tile_side(p, pass, false)) {
       CHECK_THROWS_AS(make_tiled_plan(p, pass, fh, fw, 4), Unsupported);
       continue;
     }
