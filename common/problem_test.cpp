@@ -45,7 +45,7 @@ TEST_CASE("spec strings round-trip on random problems") {
 
 TEST_CASE("bad specs raise InvalidProblem naming the field") {
   struct Bad { const char* spec; const char* fragment; };
-  for (auto [spec, fragment] : {
+  for (const Bad& bad : {
            Bad{"", "empty"}, Bad{"n=0", "h"}, Bad{"n=5,k=-1", "kh"}, Bad{"n=5,k=7", "kh"},
            Bad{"h=5,w=3,kh=3,kw=4", "kw"}, Bad{"n=5,k=3,p=-2", "ph"}, Bad{"n=5,k=3,p=5,pad=mirror", "ph"},
            Bad{"n=5,k=3,pad=circular", "pad"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
@@ -55,6 +55,7 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
            Bad{"n=8,k=3,S=2,S=2", "key 'S' appears twice"}, Bad{"n=8,h=9", "key 'h' sets h, already set by 'n'"},
            Bad{"kw=3,n=9,k=3", "key 'k' sets kw, already set by 'kw'"}, Bad{"n=9,p=1,pw=2", "sets pw"},
            Bad{"n=9,pad=zero,pad=mirror", "key 'pad' appears twice"}}) {
+    const char *spec = bad.spec, *fragment = bad.fragment;  // not a structured binding: CAPTURE is a lambda
     CAPTURE(spec);
     try {
       ConvProblem::parse(spec);

@@ -12,6 +12,18 @@
 
 using namespace fftconv;
 
+namespace {
+// fprop of `plan` on device tensors, synchronized.
+void run_fprop(const Plan& plan, const DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& y) {
+  Args a;
+  a.input = x.get();
+  a.weight = w.get();
+  a.result = y.get();
+  plan.execute(a);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+}
+}  // namespace
+
 TEST_CASE("cuda_device_support: a host without a GPU reads 'no CUDA device'") {
   const Support s = cuda_device_support();
   if (!nvidia_device_node_present()) {
@@ -30,20 +42,15 @@ TEST_CASE("cufft and fbfft: a problem far beyond device memory throws OutOfMemor
   const ConvProblem big = ConvProblem::parse("S=1,f=1024,fo=1024,n=256,k=3");
   const ConvProblem small = ConvProblem::parse("S=2,f=3,fo=4,n=12,k=3");
   for (const auto& backend : {make_cufft_backend(), make_fbfft_backend()}) {
-    INFO(backend->name());
+    INFO(std::string(backend->name()));
     PlanOptions o;
     o.autotune = false;
     bool threw = false;
     try {
       const auto plan = backend->plan(big, Pass::fprop, o);
-      DeviceBuffer x(std::size_t(big.input_elems()) * 4), w(std::size_t(big.weight_elems()) * 4),
+      const DeviceBuffer x(std::size_t(big.input_elems()) * 4), w(std::size_t(big.weight_elems()) * 4),
           y(std::size_t(big.output_elems()) * 4);
-      Args a;
-      a.input = x.get();
-      a.weight = w.get();
-      a.result = y.get();
-      plan->execute(a);
-      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      run_fprop(*plan, x, w, y);
     } catch (const OutOfMemory& e) {
       threw = true;
       MESSAGE(e.what());
@@ -52,13 +59,8 @@ TEST_CASE("cufft and fbfft: a problem far beyond device memory throws OutOfMemor
     // The context survived: a small problem plans, runs and writes every output.
     PassData d = make_pass_data(small, Pass::fprop, 3);
     const auto plan = backend->plan(small, Pass::fprop, o);
-    DeviceBuffer x = upload(d.input), w = upload(d.weight), y = upload(d.result);
-    Args a;
-    a.input = x.get();
-    a.weight = w.get();
-    a.result = y.get();
-    plan->execute(a);
-    FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+    const DeviceBuffer x = upload(d.input), w = upload(d.weight), y = upload(d.result);
+    run_fprop(*plan, x, w, y);
     CHECK(count_nan(download<float>(y, d.result.size())) == 0);
   }
 }
