@@ -105,6 +105,7 @@ TEST_CASE("ParallelErrors carries the first exception out of a region; bad_alloc
   ParallelErrors fine("fine");
   fine.run([] {});
   CHECK_NOTHROW(fine.rethrow());
-  CHECK_THROWS_WITH_AS(checked_vector<double>(std::size_t(1) << 56, "huge"),
-                       doctest::Contains("huge: allocation of 576460752303423488 bytes failed"), OutOfMemory);
+  if (!kAddressSanitizer)  // whose operator new reports a failed allocation and aborts instead of throwing
+    CHECK_THROWS_WITH_AS(checked_vector<double>(std::size_t(1) << 56, "huge"),
+                         doctest::Contains("huge: allocation of 576460752303423488 bytes failed"), OutOfMemory);
 }

@@ -72,7 +72,9 @@ Record record_from_json(const std::string& line) {
     throw InvalidArgument("results: line lacks spec/pass/backend: " + line.substr(0, 120));
   auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
   auto num = [&](const char* k) { return j.contains(k) ? number_from(j[k]) : 0.0; };
-  auto i64 = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<int64_t>() : int64_t(0); };
+  // Integer fields take JSON integers only: converting a float such as 1.8e26 to an integer is
+  // undefined behaviour (found by fuzz_resume).
+  auto i64 = [&](const char* k) { return j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t(0); };
   Record r;
   r.set = str("set"); r.label = str("label"); r.spec = str("spec"); r.pass = str("pass");
   r.backend = str("backend"); r.tile = j.contains("tile") ? str("tile") : "none";
@@ -82,7 +84,7 @@ Record record_from_json(const std::string& line) {
   r.basis = i64("basis"); r.nonfinite = i64("nonfinite");
   r.time_ms = num("time_ms"); r.plan_ms = num("plan_ms"); r.ref_ms = num("ref_ms");
   r.ref = str("ref"); r.describe = str("describe"); r.shard = str("shard");
-  r.data_seed = j.contains("data_seed") && j["data_seed"].is_number() ? j["data_seed"].get<uint64_t>() : 0;
+  r.data_seed = j.contains("data_seed") && j["data_seed"].is_number_unsigned() ? j["data_seed"].get<uint64_t>() : 0;
   return r;
 }
 
