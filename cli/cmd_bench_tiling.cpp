@@ -13,6 +13,7 @@
 #include "ref/fftw_pass.hpp"
 #include "tiling/planner.hpp"
 #include "validation/reference.hpp"
+#include "validation/report.hpp"
 #include "validation/verdict.hpp"
 
 namespace fftconv::cli {
@@ -165,8 +166,14 @@ int run(const Flags& f) {
   if (!f.json_path.empty()) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
-    out << nlohmann::json{{"device", device_description(b.location())}, {"repeat", f.repeat}, {"rounds", f.rounds},
-                          {"rows", rows}}.dump(2)
+    std::string command = "fftconv bench tiling --backend " + f.backend + " --repeat " + std::to_string(f.repeat) +
+                          " --rounds " + std::to_string(f.rounds) + " --problems '";
+    for (std::size_t i = 0; i < f.problems.size(); ++i) command += (i ? ";" : "") + f.problems[i];
+    command += "' --passes ";
+    for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
+    if (f.candidates) command += " --candidates";
+    out << nlohmann::json{{"device", device_description(b.location())}, {"environment", environment_lines()},
+                          {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}.dump(2)
         << "\n";
   }
   return all_ok ? kExitOk : kExitCheckFailed;
