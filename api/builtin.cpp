@@ -20,6 +20,10 @@ const Registry& builtin_registry() {
     Registry reg;
 #if HAVE_FFTCONV_GPU
     for (auto& b : make_gpu_backends()) reg.add(make_lowered_backend(std::move(b), make_device_lowering_mover));
+#else
+    for (const char* name : {"fbfft", "cufft"})
+      reg.add_absent(name, "not built with CUDA: this build has the CPU backends only (configure with nvcc present, "
+                           "or -DFFTCONV_CUDA=ON)");
 #endif
 #if HAVE_FFTCONV_REF
     for (auto& b : make_ref_backends())

@@ -63,6 +63,7 @@ int run(const Flags& f) {
   }
   o = options_for(b, o);
   ob = options_for(base, ob);
+  if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   double log_sum = 0, worst = std::numeric_limits<double>::infinity();
   int n = 0;

@@ -38,6 +38,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   for (const std::string& s : a.shapes_1d) shapes.push_back(fbfft::parse_shape_1d(s, "--shapes-1d"));
   if (!shapes.empty() && a.dims != 1)
     throw InvalidArgument("--shapes-1d: applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(a.dims));
+  if (arguments_only()) return kExitOk;
 #ifdef FFTCONV_HAVE_CUDA
   std::string why;
   if (!bench::fft_bench_available(&why)) {

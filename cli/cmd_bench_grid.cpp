@@ -40,6 +40,7 @@ void run_grid(GridArgs& a, int* exit_code) {
   o.plan = a.plan.to_options();
   o.progress = !a.no_progress;
   o.command = command_line("fftconv bench grid");
+  if (arguments_only()) return;
   const std::string dev = select_device_for_rank(local_rank_from_environment());
   if (!dev.empty()) std::fprintf(stderr, "grid: %s\n", dev.c_str());
 
@@ -117,7 +118,9 @@ void add_bench_grid_command(CLI::App& bench, int* exit_code) {
   merge->add_option("-o,--out", m->out, "output .jsonl or .jsonl.gz")->required();
   merge->add_option("--set", m->set, "the set whose coverage is reported")->capture_default_str();
   merge->add_option("inputs", m->inputs, "grid files")->required();
-  merge->callback([m] { run_merge(*m); });
+  merge->callback([m] {
+    if (!arguments_only()) run_merge(*m);
+  });
   cmd->callback([a, merge, exit_code] {
     if (merge->parsed()) return;
     run_grid(*a, exit_code);

@@ -17,6 +17,7 @@ namespace fftconv::cli {
 namespace {
 
 int run(const bench::LayersBenchOptions& o, const std::string& json_path) {
+  if (arguments_only()) return kExitOk;
   std::string why;
   if (!bench::layers_bench_available(&why)) {
     std::fprintf(stderr, "fftconv bench layers: %s\n", why.c_str());

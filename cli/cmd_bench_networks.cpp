@@ -40,6 +40,7 @@ void run(NetworksArgs& a, int* exit_code) {
   o.progress = !a.no_progress;
   o.command = command_line("fftconv bench networks");
   if (a.update && a.json_path.empty()) throw InvalidArgument("update: needs --json FILE");
+  if (arguments_only()) return;
   nlohmann::json before;  // --update: the file's document, read before the run
   if (a.update && std::filesystem::exists(a.json_path)) {
     std::ifstream in(a.json_path);

@@ -95,6 +95,7 @@ int run(const StepFlags& f) {
   if (Support s = be.available(); !s.ok) throw Unsupported(std::string(be.name()) + ": not usable here: " + s.reason);
   for (Pass pass : {Pass::fprop, Pass::bprop})
     if (Support s = be.supports(p, pass); !s.ok) throw Unsupported(std::string(be.name()) + ": " + s.reason);
+  if (arguments_only()) return kExitOk;
   const Location where = be.location();
   auto fprop = be.plan(p, Pass::fprop, opts);
   // bprop in fprop's basis, so that it reads the spectra fprop prepares.

@@ -10,15 +10,20 @@
 #include "api/fftconv.hpp"
 #include "validation/run_plan.hpp"
 #include "cli/commands.hpp"
+#include "ref/fftw_pass.hpp"
 #include "tiling/planner.hpp"
 #include "validation/reference.hpp"
+#include "validation/report.hpp"
 #include "validation/verdict.hpp"
 
 namespace fftconv::cli {
 
 namespace {
 struct Flags {
-  std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4"};
+  // The large kernels (k = 31, 63) show that auto's untiled candidate is the --tile none plan
+  // (Note [auto's untiled candidate]).
+  std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4",
+                                    "S=8,f=8,fo=8,n=66,k=31", "S=4,f=8,fo=8,n=130,k=63"};
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
   std::string backend = "fftw", json_path;
   int repeat = 3;
@@ -71,10 +76,23 @@ nlohmann::json cost_terms(const TileCost& c) {
           {"cost", c.cost}};
 }
 
+// The options the backend's tile=auto hands the planner: fftw pins the untiled candidate to the
+// basis its untiled plan uses (Note [auto's untiled candidate]).
+PlanOptions planner_options(const std::string& backend, const ConvProblem& p, Pass pass, PlanOptions o) {
+  if (backend != "fftw") return o;
+  const BasisChoice b = choose_basis(p.padded_h(), p.padded_w(), pass_shape(p, pass), o);
+  o.basis_h = b.nh;
+  o.basis_w = b.nw;
+  return o;
+}
+
 int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
   const Backend& b = builtin_registry().get(f.backend);
+  for (const auto& spec : f.problems) ConvProblem::parse(spec);  // every bad input before any work
+  for (const auto& ps : f.passes) parse_pass(ps);
+  if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
   std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",
@@ -92,7 +110,7 @@ int run(const Flags& f) {
       pair[1].plan = b.plan(p, pass, autop);
       measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
       const Measured &mn = pair[0].m, &ma = pair[1].m;
-      const TilingChoice choice = plan_tiling(p, pass, autop);
+      const TilingChoice choice = plan_tiling(p, pass, planner_options(f.backend, p, pass, autop));
       all_ok = all_ok && mn.ok && ma.ok;
       std::string tile_label = choice.candidates[choice.chosen].label();
       std::printf("%-28s %-8s %10.2f %10.2f %6.2fx %12.1f %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),
@@ -148,8 +166,14 @@ int run(const Flags& f) {
   if (!f.json_path.empty()) {
     std::ofstream out(f.json_path);
     if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
-    out << nlohmann::json{{"device", device_description(b.location())}, {"repeat", f.repeat}, {"rounds", f.rounds},
-                          {"rows", rows}}.dump(2)
+    std::string command = "fftconv bench tiling --backend " + f.backend + " --repeat " + std::to_string(f.repeat) +
+                          " --rounds " + std::to_string(f.rounds) + " --problems '";
+    for (std::size_t i = 0; i < f.problems.size(); ++i) command += (i ? ";" : "") + f.problems[i];
+    command += "' --passes ";
+    for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
+    if (f.candidates) command += " --candidates";
+    out << nlohmann::json{{"device", device_description(b.location())}, {"environment", environment_lines()},
+                          {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}.dump(2)
         << "\n";
   }
   return all_ok ? kExitOk : kExitCheckFailed;

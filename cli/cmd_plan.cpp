@@ -85,6 +85,7 @@ void run_plan(const PlanArgs& a, int* exit_code) {
     const Backend& b = find_backend(a.backend);
     if (Support s = b.available(); !s.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + s.reason);
     if (Support s = b.supports(p, pass); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
+    if (arguments_only()) return;
     AutoReport report;
     const auto* automatic = dynamic_cast<const AutoBackend*>(&b);
     auto plan = automatic ? automatic->plan(p, pass, o, &report) : b.plan(p, pass, o);

@@ -8,6 +8,7 @@
 #include "validation/run_plan.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/progress.hpp"
 #include "validation/compare.hpp"
 #include "validation/reference.hpp"
 #include "validation/tolerance.hpp"
@@ -21,11 +22,12 @@ struct RunFlags {
   int repeat = 5;
   std::string timer = "calls";
   uint64_t seed = 1;
-  bool json = false;
+  bool json = false, progress = true;
   PlanFlags plan;
 };
 
 int run(const RunFlags& f) {
+  PhaseProgress progress("fftconv run", f.progress);
   const ConvProblem p = ConvProblem::parse(f.problem);
   const Pass pass = parse_pass(f.pass);
   const RefKind ref_kind = resolve_ref(parse_ref_kind(f.check), p);
@@ -34,11 +36,17 @@ int run(const RunFlags& f) {
   const Backend& b = find_backend(f.backend);
   if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
-  auto plan = b.plan(p, pass, opts);
-  PassData d = make_pass_data(p, pass, f.seed);
   const GpuTimer timer = parse_gpu_timer(f.timer);
+  if (arguments_only()) return kExitOk;
+  progress.phase("planning " + std::string(b.name()));
+  auto plan = b.plan(p, pass, opts);
+  progress.phase("drawing the inputs");
+  PassData d = make_pass_data(p, pass, f.seed);
+  progress.phase("timing " + std::to_string(f.repeat) + " runs after a warm-up");
   const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer);
+  if (ref_kind != RefKind::none) progress.phase("computing the " + std::string(to_string(ref_kind)) + " reference");
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
+  progress.stop();
   const bool fft_like = b.name() != "direct" && b.name() != "im2col";
   const int64_t basis = fft_like ? pow2_basis_elems(p) : 1;
   Tolerance tol = tolerance(p, pass, DType::f32, basis, plan_product_math(*plan));
@@ -60,9 +68,10 @@ int run(const RunFlags& f) {
     if (name == "CGEMM") gemm_ms += ms;
   if (f.json) {
     nlohmann::json j = {{"backend", b.name()}, {"pass", to_string(pass)}, {"problem", p.to_string()},
-                        {"device", device_description(b.location())},
+                        {"device", device_description(b.location(), opts.threads)},
                         {"time_ms", {{"min", rr.time.min_ms}, {"median", rr.time.median_ms}, {"repeat", f.repeat}, {"runs", rr.time.repeats}, {"timer", rr.timer}}},
                         {"tred_per_s", tred}, {"workspace_bytes", plan->workspace_bytes()}, {"plan", plan->describe()},
+                        {"plan_candidates", plan->candidates()},
                         {"tile", nlohmann::json::parse(plan->tile_json())}, {"reference", to_string(ref_kind)},
                         {"ok", ok}, {"unwritten", unwritten}};
     if (!ref.empty())
@@ -84,7 +93,7 @@ int run(const RunFlags& f) {
   } else {
     std::printf("problem   %s\npass      %s\nbackend   %s on %s\n", p.to_string().c_str(),
                 std::string(to_string(pass)).c_str(), std::string(b.name()).c_str(),
-                device_description(b.location()).c_str());
+                device_description(b.location(), opts.threads).c_str());
     std::printf("plan      %s\n", plan->describe().c_str());
     std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s; timer %s)\n", rr.time.min_ms,
                 rr.time.median_ms, rr.time.repeats, tred, rr.timer.c_str());
@@ -126,6 +135,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object");
+  cmd->add_flag("!--no-progress", f->progress, "No progress line on stderr (printed when a run takes over a second)");
   f->plan.add_to(cmd);
   cmd->callback([f, exit_code] { *exit_code = run(*f); });
 }

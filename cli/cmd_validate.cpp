@@ -1,22 +1,20 @@
 // `fftconv validate`: runs a problem set through every backend against the reference ladder
 // (validation/runner.hpp), and `fftconv validate merge` combines shard outputs into one summary.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/stat.h>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/errors.hpp"
 #include "validation/execute.hpp"
+#include "validation/merge.hpp"
 #include "validation/problem_sets.hpp"
 #include "validation/report.hpp"
+#include "validation/results_file.hpp"
 #include "validation/runner.hpp"
 
 namespace fftconv::cli {
@@ -26,7 +24,7 @@ namespace {
 struct ValidateArgs {
   std::string set, tile = "none", out, md, shard, check = "auto";
   std::vector<std::string> backends, passes, plan_opts;
-  bool resume = false, json = false, no_adjoint = false, no_progress = false, no_autotune = false;
+  bool resume = false, json = false, no_adjoint = false, no_progress = false, no_autotune = false, dry_run = false;
   int64_t sample = 0, max_elements = 0, batch = 0, count = 200, threads = 0;
   uint64_t seed = 1, data_seed = 0;
 };
@@ -35,11 +33,6 @@ struct MergeArgs {
   std::string md;
   std::vector<std::string> inputs;
 };
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f || !(f << text)) throw InvalidArgument("out: cannot write '" + path + "'");
-}
 
 std::string shard_text(int64_t i, int64_t n) { return std::to_string(i) + "/" + std::to_string(n); }
 
@@ -67,18 +60,28 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   o.adjoint = !a.no_adjoint;
   o.data_seed = a.data_seed;
   o.plan_extra = parse_extra(a.plan_opts, "plan-opt");
-  if (a.threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(a.threads));
+  check_threads(a.threads);
   o.threads = int(a.threads);
   o.autotune = !a.no_autotune;
   o.out = a.out;
   o.resume = a.resume;
   o.json = a.json;
   o.progress = !a.no_progress;
+  o.dry_run = a.dry_run || arguments_only();
+  if (o.dry_run) {
+    const ValidateResult dry = run_validation(o, &std::cout);
+    if (!arguments_only()) std::printf("validate --dry-run: %lld problems selected\n", (long long)dry.problems);
+    return;
+  }
 
   const std::string dev = select_device_for_rank(local_rank_from_environment());
   if (!dev.empty()) std::fprintf(stderr, "validate: %s\n", dev.c_str());
   if (sn > 1) std::fprintf(stderr, "validate: shard %s\n", shard_text(si, sn).c_str());
 
+  // Both outputs must take data before the sweep starts.
+  const std::string md_path = !a.md.empty() ? a.md : a.out.empty() ? "" : markdown_path_for(a.out);
+  if (!a.out.empty()) require_writable(a.out, "out");
+  if (!md_path.empty()) require_writable(md_path, "md");
   const ValidateResult r = run_validation(o, &std::cout);
   if (r.problems == 0) std::fprintf(stderr, "validate: warning: no problems selected\n");
 
@@ -95,8 +98,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   std::vector<std::string> env = environment_lines();
   env.push_back("operands: on the " + r.operands);
   env.push_back("problems: " + std::to_string(r.problems) + ", wall time " + std::to_string(r.wall_s) + " s");
-  const std::string md_path = !a.md.empty() ? a.md : a.out.empty() ? "" : markdown_path_for(a.out);
-  if (!md_path.empty()) write_text(md_path, summary_markdown(r.summary, r.records, title, env));
+  if (!md_path.empty()) write_text_file(md_path, summary_markdown(r.summary, r.records, title, env), "md");
 
   const std::string table = summary_table(r.summary);
   if (a.json) {
@@ -113,26 +115,15 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
 }
 
 void run_merge(const MergeArgs& m, int* exit_code) {
-  std::vector<Record> all;
-  std::map<std::string, std::size_t> where;
-  std::set<std::string> shards;
-  for (const auto& in : m.inputs) {
-    struct stat st {};
-    if (stat(in.c_str(), &st) != 0) throw InvalidArgument("merge: no such file '" + in + "'");
-    for (Record& r : read_records(in)) {
-      shards.insert(r.shard);
-      auto [it, fresh] = where.emplace(r.key(), all.size());
-      if (fresh) all.push_back(std::move(r));
-      else all[it->second] = std::move(r);
-    }
-  }
-  const Summary s = summarize(all);
+  if (arguments_only()) return;
+  const MergedShards merged = merge_shard_files(m.inputs);
+  const Summary s = summarize(merged.records);
   std::vector<std::string> env = environment_lines();
   for (auto& e : env) e += " (merging host)";
-  std::string shard_list;
-  for (const auto& x : shards) shard_list += (shard_list.empty() ? "" : ", ") + x;
-  env.insert(env.begin(), "merged " + std::to_string(m.inputs.size()) + " files, shards " + shard_list);
-  write_text(m.md, summary_markdown(s, all, "fftconv validate merge", env));
+  std::string files = "merged " + std::to_string(m.inputs.size()) + " files, shards " + merged.shards;
+  if (merged.empty_files) files += " and " + std::to_string(merged.empty_files) + " empty";
+  env.insert(env.begin(), files);
+  write_text_file(m.md, summary_markdown(s, merged.records, "fftconv validate merge", env), "merge");
   std::cout << summary_table(s);
   if (!s.ok()) *exit_code = kExitCheckFailed;
 }
@@ -161,9 +152,12 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   v->add_option("--data-seed", a->data_seed, "Seed of the random operands (default: fresh, recorded per line)");
   v->add_option("--plan-opt", a->plan_opts, "Backend pin KEY=VALUE (PlanOptions::extra), repeatable; a key must be one that a "
                   "backend of the sweep accepts, and each backend gets the keys it accepts");
-  v->add_option("--threads", a->threads, "CPU threads (0 = default)");
+  v->add_option("--threads", a->threads,
+                "CPU threads, 1 to the machine's hardware threads (" + std::to_string(hardware_threads()) +
+                    " here; more is an error); 0 = OpenMP's default");
   v->add_flag("--no-adjoint", a->no_adjoint, "Skip the adjoint-identity records");
   v->add_flag("--no-progress", a->no_progress, "No progress line on stderr");
+  v->add_flag("--dry-run", a->dry_run, "Check the options, print how many problems are selected, run nothing");
   v->add_flag("--no-autotune", a->no_autotune, "Plan without timing candidates (PlanOptions::autotune off)");
   CLI::App* merge = v->add_subcommand("merge", "Combine shard outputs: merge OUT.md IN1.jsonl IN2.jsonl ...");
   merge->add_option("out", m->md, "Markdown summary to write")->required();

@@ -7,6 +7,10 @@ namespace fftconv::cli {
 // Exit statuses: 0 ok, 1 a check failed, 2 bad problem or argument.
 inline constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2;
 
+// When set (by the CLI fuzz target, cli/fuzz/fuzz_cli.cpp), every command checks its arguments as
+// usual and returns before any work, file or device access. Defined in app.cpp.
+bool& arguments_only();
+
 // Each add_* registers a subcommand whose callback sets *exit_code.
 void add_backends_command(CLI::App& app, int* exit_code);      // cmd_backends.cpp
 void add_run_command(CLI::App& app, int* exit_code);           // cmd_run.cpp

@@ -35,7 +35,9 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners");
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
-  cmd->add_option("--threads", threads, "CPU: OpenMP threads (0 = all)");
+  cmd->add_option("--threads", threads,
+                  "CPU: OpenMP threads of the plan, 1 to the machine's hardware threads (" +
+                      std::to_string(hardware_threads()) + " here; more is an error); 0 = OpenMP's default");
   cmd->add_option("--math", math,
                   "GPU: precision of the frequency-domain products: auto (the faster of fp32 and 3xtf32, timed when "
                   "autotuning), fp32 (cuBLAS CGEMM, CUDA cores), 3xtf32 (fp32-accurate 3xTF32 split on tensor "
@@ -72,7 +74,7 @@ PlanOptions PlanFlags::to_options() const {
   o.tune_cache = tune_cache;
   o.autotune = !no_autotune;
   o.breakdown = breakdown;
-  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  check_threads(threads);
   o.threads = threads;
   o.math = parse_product_math(math);
   o.extra = parse_extra(opts, "opt");

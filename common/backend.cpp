@@ -1,8 +1,10 @@
 // PlanOptions parsing helpers, the option-key checks, the Registry and backend selection.
 #include "common/backend.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
+#include <thread>
 
 #include "common/errors.hpp"
 
@@ -82,6 +84,15 @@ std::string_view to_string(ProductMath m) {
 }
 
 std::string_view to_string(SizePolicy s) { return s == SizePolicy::pow2 ? "pow2" : "smooth"; }
+
+int hardware_threads() { return std::max(1, int(std::thread::hardware_concurrency())); }
+
+void check_threads(int64_t threads) {
+  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  if (threads > hardware_threads())
+    throw InvalidArgument("threads: " + std::to_string(threads) + " exceeds the " + std::to_string(hardware_threads()) +
+                          " hardware threads of this machine (0 = OpenMP's default)");
+}
 
 namespace {
 bool accepts(const std::vector<std::string_view>& keys, std::string_view key) {
@@ -183,8 +194,12 @@ const Backend* Registry::find(std::string_view name) const {
   return nullptr;
 }
 
+void Registry::add_absent(std::string name, std::string why) { absent_.emplace_back(std::move(name), std::move(why)); }
+
 const Backend& Registry::get(std::string_view name) const {
   if (const Backend* b = find(name)) return *b;
+  for (const auto& [absent, why] : absent_)
+    if (absent == name) throw Unsupported("backend: '" + absent + "' is " + why);
   std::string known;
   for (const auto& b : backends_) known += (known.empty() ? "" : ", ") + std::string(b->name());
   throw InvalidArgument("backend: unknown name '" + std::string(name) + "' (known: " + known + ")");

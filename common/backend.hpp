@@ -62,6 +62,13 @@ struct PlanOptions {
 // The options that change what a plan computes or how it is chosen, as one string (tuning caches'
 // keys): dtype, tile, tile sizes and candidates, workspace limit, basis pins, math, threads, extras.
 std::string options_key(const PlanOptions& o);
+// Hardware threads of this machine: std::thread::hardware_concurrency(), at least 1.
+int hardware_threads();
+// PlanOptions::threads must be 0 (OpenMP's default team) or 1..hardware_threads(): more threads
+// than processors only slow a plan down (1000 made a 2 ms problem take 98 s) and 100,000 crashed
+// the OpenMP runtime. Throws InvalidArgument naming `threads` and both counts otherwise.
+void check_threads(int64_t threads);
+
 
 // The data of one execution. Which pointers are read and which is written depends on the pass:
 //   fprop:   input (S×f×h×w), weight (fo×f×kh×kw)        -> result = output (S×fo×out_h×out_w)
@@ -111,8 +118,11 @@ class Plan {
   virtual std::size_t workspace_bytes() const = 0;
   // const and repeatable: the same args give the same result.
   virtual void execute(const Args& args) const = 0;
-  // What was chosen and why (basis, tile plan, strategies).
+  // What was chosen and why (basis, tile plan, strategies), in a line of modest length.
   virtual std::string describe() const = 0;
+  // Every alternative the plan weighed with its figures (fftw: each candidate basis and its
+  // estimated flops), for machine-readable output; "" when there is nothing beyond describe().
+  virtual std::string candidates() const { return ""; }
   // Tile plan summary as JSON text ("null" when untiled).
   virtual std::string tile_json() const { return "null"; }
   // Step timings of the last execute() when breakdown was requested.
@@ -183,13 +193,17 @@ PlanOptions options_for(const Backend& b, PlanOptions o);
 class Registry {
  public:
   void add(std::shared_ptr<const Backend> b);
+  // A backend this build leaves out (the CUDA ones without nvcc), and why, for get()'s message.
+  void add_absent(std::string name, std::string why);
   const std::vector<std::shared_ptr<const Backend>>& all() const { return backends_; }
-  // The backend called `name`, or throws InvalidArgument listing the known names.
+  // The backend called `name`. Throws Unsupported naming why for a backend this build leaves out
+  // ("backend: 'cufft' is not built ..."), else InvalidArgument listing the known names.
   const Backend& get(std::string_view name) const;
   const Backend* find(std::string_view name) const;
 
  private:
   std::vector<std::shared_ptr<const Backend>> backends_;
+  std::vector<std::pair<std::string, std::string>> absent_;
 };
 
 // Throws InvalidArgument naming the missing operand when a pointer the pass needs is null.

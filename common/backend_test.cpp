@@ -114,3 +114,21 @@ TEST_CASE("one PlanOptions for several backends: a key of any of them is accepte
   CHECK_THROWS_AS(check_option_keys(std::vector<const Backend*>{}, {{"colour", "red"}}), InvalidArgument);
   CHECK_NOTHROW(check_option_keys(std::vector<const Backend*>{&c}, {}));
 }
+
+TEST_CASE("check_threads: 0 and 1..hardware_threads() pass, the rest names the counts") {
+  CHECK(hardware_threads() >= 1);
+  CHECK_NOTHROW(check_threads(0));
+  CHECK_NOTHROW(check_threads(1));
+  CHECK_NOTHROW(check_threads(hardware_threads()));
+  CHECK_THROWS_WITH_AS(check_threads(-1), "threads: must be >= 0, got -1", InvalidArgument);
+  CHECK_THROWS_WITH_AS(check_threads(hardware_threads() + 1), doctest::Contains("hardware threads"), InvalidArgument);
+  CHECK_THROWS_AS(check_threads(100000), InvalidArgument);
+}
+
+TEST_CASE("Registry::get: a backend the build leaves out says why, an unknown name lists the known ones") {
+  Registry r;
+  r.add_absent("cufft", "not built with CUDA");
+  CHECK_THROWS_WITH_AS(r.get("cufft"), "backend: 'cufft' is not built with CUDA", Unsupported);
+  CHECK_THROWS_WITH_AS(r.get("nosuch"), doctest::Contains("unknown name 'nosuch'"), InvalidArgument);
+  CHECK(r.find("cufft") == nullptr);
+}

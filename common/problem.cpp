@@ -198,6 +198,21 @@ ConvProblem ConvProblem::parse(std::string_view spec) {
   }
   if (parts.size() == 1 && parts[0].empty()) throw InvalidProblem("problem: empty spec string");
   bool first = true;
+  // Which key set each field (h, w, kh, kw, ph, pw, S, f, fo, pad, sh, sw, dh, dw, g, bias): a field set twice, by one key
+  // repeated (n=8,n=9) or by two that overlap (n=8,h=9), is an error rather than "the last wins".
+  std::string_view set_by[16];
+  auto claim = [&](std::string_view key, std::initializer_list<int> fields) {
+    static constexpr const char* kField[] = {"h", "w", "kh", "kw", "ph", "pw", "S", "f", "fo", "pad",
+                                                 "sh", "sw", "dh", "dw", "g", "bias"};
+    for (int f : fields) {
+      if (set_by[f].empty()) continue;
+      if (set_by[f] == key) throw InvalidProblem("problem: key '" + std::string(key) + "' appears twice in '" +
+                                                 std::string(spec) + "'");
+      throw InvalidProblem("problem: key '" + std::string(key) + "' sets " + kField[f] + ", already set by '" +
+                           std::string(set_by[f]) + "' in '" + std::string(spec) + "'");
+    }
+    for (int f : fields) set_by[f] = key;
+  };
   for (std::string_view part : parts) {
     if (part.empty()) throw InvalidProblem("problem: empty field in spec '" + std::string(spec) + "'");
     auto eq = part.find('=');
@@ -210,32 +225,37 @@ ConvProblem ConvProblem::parse(std::string_view spec) {
     }
     first = false;
     std::string_view key = trim(part.substr(0, eq)), val = trim(part.substr(eq + 1));
-    if (key == "pad") { p.padding = parse_padding(val); continue; }
+    if (key == "pad") {
+      claim(key, {9});
+      p.padding = parse_padding(val);
+      continue;
+    }
     int64_t v = parse_int(key, val);
     if (key == "bias") {
+      claim(key, {15});
       if (v != 0 && v != 1) throw InvalidProblem("bias: expected 0 or 1, got '" + std::string(val) + "'");
       p.bias = v == 1;
       continue;
     }
-    if (key == "S") p.S = v;
-    else if (key == "f") p.f = v;
-    else if (key == "fo") p.fo = v;
-    else if (key == "h") p.h = v;
-    else if (key == "w") p.w = v;
-    else if (key == "kh") p.kh = v;
-    else if (key == "kw") p.kw = v;
-    else if (key == "ph") p.ph = v;
-    else if (key == "pw") p.pw = v;
-    else if (key == "n") p.h = p.w = v;
-    else if (key == "k") p.kh = p.kw = v;
-    else if (key == "p") p.ph = p.pw = v;
-    else if (key == "sh") p.sh = v;
-    else if (key == "sw") p.sw = v;
-    else if (key == "s") p.sh = p.sw = v;
-    else if (key == "dh") p.dh = v;
-    else if (key == "dw") p.dw = v;
-    else if (key == "d") p.dh = p.dw = v;
-    else if (key == "g") p.g = v;
+    if (key == "S") claim(key, {6}), p.S = v;
+    else if (key == "f") claim(key, {7}), p.f = v;
+    else if (key == "fo") claim(key, {8}), p.fo = v;
+    else if (key == "h") claim(key, {0}), p.h = v;
+    else if (key == "w") claim(key, {1}), p.w = v;
+    else if (key == "kh") claim(key, {2}), p.kh = v;
+    else if (key == "kw") claim(key, {3}), p.kw = v;
+    else if (key == "ph") claim(key, {4}), p.ph = v;
+    else if (key == "pw") claim(key, {5}), p.pw = v;
+    else if (key == "n") claim(key, {0, 1}), p.h = p.w = v;
+    else if (key == "k") claim(key, {2, 3}), p.kh = p.kw = v;
+    else if (key == "p") claim(key, {4, 5}), p.ph = p.pw = v;
+    else if (key == "sh") claim(key, {10}), p.sh = v;
+    else if (key == "sw") claim(key, {11}), p.sw = v;
+    else if (key == "s") claim(key, {10, 11}), p.sh = p.sw = v;
+    else if (key == "dh") claim(key, {12}), p.dh = v;
+    else if (key == "dw") claim(key, {13}), p.dw = v;
+    else if (key == "d") claim(key, {12, 13}), p.dh = p.dw = v;
+    else if (key == "g") claim(key, {14}), p.g = v;
     else throw InvalidProblem("problem: unknown key '" + std::string(key) +
                               "' (expected S, f, fo, h, w, kh, kw, ph, pw, n, k, p, pad, sh, sw, s, dh, dw, d, g, bias)");
   }

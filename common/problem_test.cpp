@@ -47,7 +47,7 @@ TEST_CASE("spec strings round-trip on random problems") {
 
 TEST_CASE("bad specs raise InvalidProblem naming the field") {
   struct Bad { const char* spec; const char* fragment; };
-  for (auto [spec, fragment] : {
+  for (const Bad& bad : {
            Bad{"", "empty"}, Bad{"n=0", "h"}, Bad{"n=5,k=-1", "kh"}, Bad{"n=5,k=7", "kh"},
            Bad{"h=5,w=3,kh=3,kw=4", "kw"}, Bad{"n=5,k=3,p=-2", "ph"}, Bad{"n=5,k=3,p=5,pad=mirror", "ph"},
            Bad{"n=5,k=3,pad=spiral", "pad"}, Bad{"n=5,k=3,s=0", "sh"}, Bad{"n=5,k=3,dw=-1", "dw"},
@@ -56,7 +56,11 @@ TEST_CASE("bad specs raise InvalidProblem naming the field") {
            Bad{"n=5,k=3,p=6,pad=circular", "ph: circular padding 6 must be <= h = 5"}, Bad{"n=5,x=3", "unknown key 'x'"}, Bad{"n=abc", "n"},
            Bad{"n=5,k=3,S=99999999999999999999", "S"}, Bad{"L9", "preset"}, Bad{"n=5,,k=3", "empty field"},
            Bad{"n=5,L2", "key=value"}, Bad{"S=2147483647,f=2147483647,fo=1,n=1000,k=3", "input"},
-           Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}}) {
+           Bad{"n=4,k=3,fo=0", "fo"}, Bad{"n=3,k=", "missing"}, Bad{"n=8,n=9", "key 'n' appears twice"},
+           Bad{"n=8,k=3,S=2,S=2", "key 'S' appears twice"}, Bad{"n=8,h=9", "key 'h' sets h, already set by 'n'"},
+           Bad{"kw=3,n=9,k=3", "key 'k' sets kw, already set by 'kw'"}, Bad{"n=9,p=1,pw=2", "sets pw"},
+           Bad{"n=9,pad=zero,pad=mirror", "key 'pad' appears twice"}}) {
+    const char *spec = bad.spec, *fragment = bad.fragment;  // not a structured binding: CAPTURE is a lambda
     CAPTURE(spec);
     try {
       ConvProblem::parse(spec);
@@ -89,6 +93,15 @@ TEST_CASE("stride, dilation, groups, bias and circular padding: PyTorch's sizes,
   CHECK_FALSE(ConvProblem::parse("n=8,k=3,bias=1").is_dense());
   CHECK(ConvProblem::parse("n=8,k=3,bias=0").is_dense());
   CHECK(ConvProblem::parse("n=5,k=3,p=5,pad=circular").padded_h() == 15);
+  CHECK_THROWS_AS(ConvProblem::parse("n=9,k=3,s=2,sh=3"), InvalidProblem);
+  CHECK_THROWS_AS(ConvProblem::parse("n=9,k=3,g=1,g=1"), InvalidProblem);
+  CHECK_THROWS_AS(ConvProblem::parse("n=9,k=3,bias=1,bias=0"), InvalidProblem);
+}
+
+TEST_CASE("presets take overrides; a key may follow a preset once") {
+  CHECK(ConvProblem::parse("L2,S=8").S == 8);
+  CHECK(ConvProblem::parse("L2,n=32,k=5").h == 32);
+  CHECK_THROWS_AS(ConvProblem::parse("L2,S=8,S=4"), InvalidProblem);
 }
 
 TEST_CASE("pass names") {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ref/parallel.hpp"
+
 namespace fftconv {
 
 namespace {
@@ -57,8 +59,10 @@ void unpad_plane(const ConvProblem& p, const std::vector<double>& gpad, std::vec
 
 template <class T>
 void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weight, const T* grad_output,
-                 T* result, const T* bias, T* grad_bias) {
+                 T* result, const T* bias, T* grad_bias, int threads) {
   p.validate();
+  const int team = plan_threads(threads);
+  ParallelErrors errors("direct");  // Note [exceptions in parallel regions]
   const int64_t wp = p.padded_w(), oh = p.out_h(), ow = p.out_w();
   const int64_t kk = p.kh * p.kw, in_plane = p.h * p.w, out_plane = oh * ow;
   const int64_t fg = p.f / p.g, fog = p.fo / p.g;  // input and output channels per group
@@ -67,11 +71,12 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
   auto col = [&](int64_t x, int64_t v) { return x * p.sw + v * p.dw; };
   if (pass == Pass::fprop) {
     // output[s][o] = bias[o] + sum over the group's channels c of xpad[s][c] ⋆ w[o][c - group start]
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> xp, acc(out_plane);
+      std::vector<double> xp, acc;
 #pragma omp for schedule(dynamic)
-      for (int64_t so = 0; so < p.S * p.fo; ++so) {
+      for (int64_t so = 0; so < p.S * p.fo; ++so) errors.run([&] {
+        acc.resize(out_plane);
         const int64_t s = so / p.fo, o = so % p.fo, c0 = (o / fog) * fg;
         std::fill(acc.begin(), acc.end(), p.bias ? double(bias[o]) : 0.0);
         for (int64_t cl = 0; cl < fg; ++cl) {
@@ -87,16 +92,18 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         }
         T* out = result + so * out_plane;
         for (int64_t e = 0; e < out_plane; ++e) out[e] = T(acc[e]);
-      }
+      });
     }
   } else if (pass == Pass::bprop) {
     // gpad[s][c] = sum over the group's outputs o of the scatter of g[s][o] through w[o][c - start];
     // gradInput = the adjoint of the padding applied to gpad.
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> gp(p.padded_h() * wp), unpadded(in_plane);
+      std::vector<double> gp, unpadded;
 #pragma omp for schedule(dynamic)
-      for (int64_t sc = 0; sc < p.S * p.f; ++sc) {
+      for (int64_t sc = 0; sc < p.S * p.f; ++sc) errors.run([&] {
+        gp.resize(p.padded_h() * wp);
+        unpadded.resize(in_plane);
         const int64_t s = sc / p.f, c = sc % p.f, o0 = (c / fg) * fog, cl = c % fg;
         std::fill(gp.begin(), gp.end(), 0.0);
         for (int64_t o = o0; o < o0 + fog; ++o) {
@@ -112,15 +119,16 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         unpad_plane(p, gp, unpadded);
         T* out = result + sc * in_plane;
         for (int64_t e = 0; e < in_plane; ++e) out[e] = T(unpadded[e]);
-      }
+      });
     }
   } else {
     // gradWeight[o][cl][u][v] = sum_s sum_{y,x} xpad[s][start+cl][row(y,u)][col(x,v)] * g[s][o][y][x]
-#pragma omp parallel
+#pragma omp parallel num_threads(team)
     {
-      std::vector<double> xp, acc(kk);
+      std::vector<double> xp, acc;
 #pragma omp for schedule(dynamic)
-      for (int64_t ocl = 0; ocl < p.fo * fg; ++ocl) {
+      for (int64_t ocl = 0; ocl < p.fo * fg; ++ocl) errors.run([&] {
+        acc.resize(kk);
         const int64_t o = ocl / fg, cl = ocl % fg, c = (o / fog) * fg + cl;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t s = 0; s < p.S; ++s) {
@@ -136,10 +144,10 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
         }
         T* out = result + ocl * kk;
         for (int64_t e = 0; e < kk; ++e) out[e] = T(acc[e]);
-      }
+      });
     }
     if (p.bias && grad_bias) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(team)
       for (int64_t o = 0; o < p.fo; ++o) {
         double a = 0.0;
         for (int64_t s = 0; s < p.S; ++s) {
@@ -150,11 +158,12 @@ void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weigh
       }
     }
   }
+  errors.rethrow();
 }
 
 template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*,
-                                 const float*, float*);
+                                 const float*, float*, int);
 template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*, double*,
-                                  const double*, double*);
+                                  const double*, double*, int);
 
 }  // namespace fftconv

@@ -10,14 +10,15 @@ namespace fftconv {
 // grad_output S×fo×out_h×out_w; result is output (fprop), gradInput (bprop) or gradWeight (accgrad).
 // With p.bias, fprop adds bias (fo values) and accgrad writes grad_bias (fo values, the sum of
 // grad_output over S, out_h, out_w); grad_bias may be nullptr (not computed).
-// Unused operands may be nullptr. Throws InvalidProblem for an invalid problem.
+// Unused operands may be nullptr. threads: the OpenMP team (0 = OpenMP's default). Throws
+// InvalidProblem for an invalid problem, OutOfMemory when its per-thread scratch cannot be allocated.
 template <class T>
 void direct_pass(const ConvProblem& p, Pass pass, const T* input, const T* weight, const T* grad_output,
-                 T* result, const T* bias = nullptr, T* grad_bias = nullptr);
+                 T* result, const T* bias = nullptr, T* grad_bias = nullptr, int threads = 0);
 
 extern template void direct_pass<float>(const ConvProblem&, Pass, const float*, const float*, const float*, float*,
-                                        const float*, float*);
+                                        const float*, float*, int);
 extern template void direct_pass<double>(const ConvProblem&, Pass, const double*, const double*, const double*,
-                                         double*, const double*, double*);
+                                         double*, const double*, double*, int);
 
 }  // namespace fftconv

@@ -4,13 +4,14 @@
 #include "common/errors.hpp"
 #include "ref/backends.hpp"
 #include "ref/direct.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 namespace {
 
 class DirectPlan final : public Plan {
  public:
-  DirectPlan(ConvProblem p, Pass pass) : p_(p), pass_(pass) {}
+  DirectPlan(ConvProblem p, Pass pass, int threads) : p_(p), pass_(pass), threads_(plan_threads(threads)) {}
   std::size_t workspace_bytes() const override { return 0; }
   void execute(const Args& a) const override {
     require_operands(a, p_, pass_, "direct");
@@ -21,16 +22,17 @@ class DirectPlan final : public Plan {
   void run(const Args& a) const {
     direct_pass<T>(p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
                    static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), static_cast<const T*>(a.bias),
-                   static_cast<T*>(a.grad_bias));
+                   static_cast<T*>(a.grad_bias), threads_);
   }
   std::string describe() const override {
     return "direct: time-domain loops over the padded input, accumulating in double (" +
-           std::to_string(int64_t(p_.madds())) + " multiply-adds)";
+           std::to_string(int64_t(p_.madds())) + " multiply-adds); " + std::to_string(threads_) + " threads";
   }
 
  private:
   ConvProblem p_;
   Pass pass_;
+  int threads_;
 };
 
 class DirectBackend final : public Backend {
@@ -47,7 +49,7 @@ class DirectBackend final : public Backend {
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("direct: tile must be none (the ground truth is never tiled), got '" +
                         opts.tile.to_string() + "'");
-    return std::make_unique<DirectPlan>(p, pass);
+    return std::make_unique<DirectPlan>(p, pass, opts.threads);
   }
   std::string_view summary() const override {
     return "time-domain loops, double accumulation; the ground truth (float32 and float64; every option natively)";

@@ -86,6 +86,9 @@ BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, co
       if (bc.nh == 0 || cost < best) { best = cost; bc.nh = nh; bc.nw = nw; }
     }
   bc.cost = best;
+  bc.candidates = int64_t(hs.size() * ws.size());
+  const auto label = [](int64_t h, int64_t w) { return std::to_string(h) + "x" + std::to_string(w); };
+  bc.range = bc.candidates == 1 ? label(hs[0], ws[0]) : label(hs.front(), ws.front()) + " ... " + label(hs.back(), ws.back());
   bc.table = why.str();
   return bc;
 }
@@ -95,7 +98,8 @@ namespace {
 template <class T>
 class FftwPlan final : public Plan {
  public:
-  FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {
+  FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note)
+      : p_(p), pass_(pass), opts_(o), note_(std::move(note)) {
     shape_ = pass_shape(p, pass);
     basis_ = choose_basis(p.padded_h(), p.padded_w(), shape_, o);
     engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
@@ -115,14 +119,15 @@ class FftwPlan final : public Plan {
     std::lock_guard<std::mutex> lock(steps_mutex_);
     return steps_;
   }
+  std::string candidates() const override { return basis_.table; }
   std::string describe() const override {
     std::ostringstream s;
     s << "fftw (" << to_string(opts_.dtype) << "): untiled, Fourier basis " << basis_.nh << "x" << basis_.nw
-      << " for padded input " << p_.padded_h() << "x" << p_.padded_w() << ", chosen as the lowest estimated cost among ["
-      << basis_.table << "]; per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
+      << " for padded input " << p_.padded_h() << "x" << p_.padded_w() << ", the lowest estimated cost of "
+      << basis_.candidates << " candidate bases (" << basis_.range << "); per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
-      << " threads, products " << engine_->products();
+      << " threads, products " << engine_->products() << note_;
     return s.str();
   }
 
@@ -130,6 +135,7 @@ class FftwPlan final : public Plan {
   ConvProblem p_;
   Pass pass_;
   PlanOptions opts_;
+  std::string note_;
   PassShape shape_;
   BasisChoice basis_;
   std::unique_ptr<FreqEngine<T>> engine_;
@@ -161,8 +167,7 @@ class FftwBackend final : public Backend {
     if (problem_support(p).ok && is_fftw_depthwise(p)) return make_fftw_depthwise_plan(p, pass, o);
     require_dense(p, "fftw");
     if (o.tile.kind != TileSpec::Kind::none) return make_fftw_tiled_plan(p, pass, o);
-    if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o);
-    return std::make_unique<FftwPlan<double>>(p, pass, o);
+    return make_fftw_untiled_plan(p, pass, o);
   }
   std::string_view summary() const override {
     return "Table 1 pipeline: FFTW R2C/C2R + a complex product per frequency (float32: an AVX-512 kernel where built, else Eigen; float64: Eigen) + OpenMP; untiled or tiled (float32, float64)";
@@ -170,6 +175,11 @@ class FftwBackend final : public Backend {
 };
 
 }  // namespace
+
+std::unique_ptr<Plan> make_fftw_untiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note) {
+  if (o.dtype == DType::f32) return std::make_unique<FftwPlan<float>>(p, pass, o, std::move(note));
+  return std::make_unique<FftwPlan<double>>(p, pass, o, std::move(note));
+}
 
 std::shared_ptr<const Backend> make_fftw_backend() { return std::make_shared<FftwBackend>(); }
 

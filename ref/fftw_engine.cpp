@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -18,6 +20,7 @@
 #include "ref/eigen.hpp"
 #include "ref/fftw_api.hpp"
 #include "ref/freq_kernels.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 
@@ -47,6 +50,28 @@ constexpr int64_t kBlock = 16;  // planes per transposition block
 // every plane of a block keeps the alignment the FFTW plans were made with and the transforms
 // write into the block and read from it directly, with no staging copy.
 constexpr int64_t block_stride(int64_t nfreq) { return (nfreq + 7) / 8 * 8; }
+
+// Are all n values finite? (An integer maximum over the exponent bits, which vectorizes.)
+template <class T>
+bool all_finite(const T* x, int64_t n) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr U kExponent = sizeof(T) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+  U top = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    U u;
+    std::memcpy(&u, x + i, sizeof u);
+    top = std::max(top, U(u & kExponent));
+  }
+  return top != kExponent;
+}
+
+// A thread's scratch in the transform regions: one real plane and a block of kBlock spectra.
+template <class T>
+struct PlaneScratch {
+  AlignedBuf<T, T> re;
+  AlignedBuf<T, typename Fftw<T>::Cpx> block;
+  PlaneScratch(int64_t nplane, int64_t stride) : re(std::size_t(nplane)), block(std::size_t(kBlock * stride)) {}
+};
 }  // namespace
 
 template <class T>
@@ -65,8 +90,15 @@ struct FreqEngine<T>::Impl {
   struct Buffers {
     AlignedVec af, bf, cf;
     void fit(std::size_t a, std::size_t b, std::size_t c) {
-      for (auto [v, n] : {std::pair{&af, a}, std::pair{&bf, b}, std::pair{&cf, c}})
-        if (v->size() < n) v->resize(n);
+      for (auto [v, n] : {std::pair{&af, a}, std::pair{&bf, b}, std::pair{&cf, c}}) {
+        if (v->size() >= n) continue;
+        try {
+          v->resize(n);
+        } catch (const std::bad_alloc&) {
+          const std::size_t bytes = n * sizeof(std::complex<T>);
+          throw OutOfMemory("fftw: frequency buffer of " + std::to_string(bytes) + " bytes failed", bytes);
+        }
+      }
     }
   };
   std::mutex buffers_mutex;
@@ -77,7 +109,7 @@ template <class T>
 FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options)
     : nh_(nh),
       nw_(nw),
-      threads_(options.threads > 0 ? options.threads : omp_get_max_threads()),
+      threads_(plan_threads(options.threads)),
       kernel_products_(std::is_same_v<T, float> && have_freq_cgemm() && !options.eigen_products),
       impl_(std::make_unique<Impl>()) {
   const bool measure = options.measure;
@@ -225,46 +257,51 @@ class FreqEngine<T>::Execution {
   // Forward-transform `count` planes, plane p loaded by load(p), into dst[k * ld + p] (frequency-major).
   // With rows_plan, only the first `rows` rows are loaded and row-transformed.
   void forward(int64_t count, const std::function<void(int64_t, T*)>& load, C* dst, int64_t ld, FftwPlan rows_plan,
-               int64_t rows) const {
-    const int64_t nw = e_.nw_, nwc = nw / 2 + 1, F = F_, Fs = Fs_;
+               int64_t rows, T factor) const {
+    const int64_t nw = e_.nw_, nwc = nw / 2 + 1, F = F_, Fs = Fs_, nplane = nplane_;
+    ParallelErrors errors("fftw forward transforms");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(e_.threads_)
     {
-      AlignedBuf<T, T> re(nplane_);
-      AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
+      std::unique_ptr<PlaneScratch<T>> scratch;
 #pragma omp for schedule(dynamic)
-      for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
+      for (int64_t b0 = 0; b0 < count; b0 += kBlock) errors.run([&] {
+        if (!scratch) scratch = std::make_unique<PlaneScratch<T>>(nplane, Fs);
+        auto& [re, block] = *scratch;
         const int64_t nb = std::min(kBlock, count - b0);
         for (int64_t b = 0; b < nb; ++b) {
           Cpx* cx = block.p + b * Fs;
           if (rows_plan) {
             std::fill(re.p, re.p + rows * nw, T(0));
             load(b0 + b, re.p);
+            if (factor != T(1)) for (int64_t e = 0; e < rows * nw; ++e) re.p[e] *= factor;
             Fftw<T>::exec_r2c(rows_plan, re.p, cx);
             std::fill(reinterpret_cast<T*>(cx + rows * nwc), reinterpret_cast<T*>(cx + F), T(0));
             Fftw<T>::exec_dft(e_.impl_->col_fwd, cx);
           } else {
-            std::fill(re.p, re.p + nplane_, T(0));
+            std::fill(re.p, re.p + nplane, T(0));
             load(b0 + b, re.p);
+            if (factor != T(1)) for (int64_t e = 0; e < nplane; ++e) re.p[e] *= factor;
             Fftw<T>::exec_r2c(e_.impl_->r2c, re.p, cx);
           }
         }
         // Trans2D: BDHW -> HWBD, one contiguous run per frequency (Note [spectrum transposition]).
         transpose(reinterpret_cast<const C*>(block.p), Fs, dst + b0, ld, nb, F);
-      }
+      });
     }
+    errors.rethrow();
   }
 
   void forward_a(int64_t m0, int64_t mc, int64_t r0, int64_t rc) {
     const auto t0 = now();
     forward(mc * rc, [&](int64_t p, T* plane) { s_.load_a(m0 + p / rc, r0 + p % rc, plane); }, af_, mc * rc, plan_a_,
-            s_.a_rows);
+            s_.a_rows, s_.scale_a);
     t_a_ += ms(t0, now());
   }
 
   void forward_b(int64_t r0, int64_t rc, int64_t n0, int64_t nc) {
     const auto t0 = now();
     forward(rc * nc, [&](int64_t p, T* plane) { s_.load_b(r0 + p / nc, n0 + p % nc, plane); }, bf_, rc * nc, plan_b_,
-            s_.b_rows);
+            s_.b_rows, s_.scale_b);
     t_b_ += ms(t0, now());
   }
 
@@ -273,12 +310,13 @@ class FreqEngine<T>::Execution {
     const auto t0 = now();
     const ProductSpec<T>& s = s_;
     C *const af = af_, *const bf = bf_, *const cf = cf_;
+    ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(e_.threads_) schedule(static)
-    for (int64_t k = 0; k < F_; ++k) {
+    for (int64_t k = 0; k < F_; ++k) errors.run([&] {
       if constexpr (std::is_same_v<T, float>) {
         if (e_.kernel_products_) {  // Note [frequency CGEMM]
           freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-          continue;
+          return;
         }
       }
       Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
@@ -287,7 +325,8 @@ class FreqEngine<T>::Execution {
       else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
       else if (s.conj_b) Cm.noalias() += A * B.conjugate();
       else Cm.noalias() += A * B;
-    }
+    });
+    errors.rethrow();
     t_gemm_ += ms(t0, now());
   }
 
@@ -295,14 +334,21 @@ class FreqEngine<T>::Execution {
   void inverse(int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
     const auto t0 = now();
     const int64_t count = mc * nc, F = F_, Fs = Fs_, nplane = nplane_;
-    const T scale = T(1) / T(nplane);
+    // The inverse's 1/(nh·nw) and 2^c_exp (Note [operand scaling]), in T when that is a normal T,
+    // else applied in double.
+    const double c_factor = std::ldexp(1.0, s_.c_exp) / double(nplane);
+    const bool c_in_t =
+        c_factor >= double(std::numeric_limits<T>::min()) && c_factor <= double(std::numeric_limits<T>::max());
+    const T scale = T(c_factor);
+    ParallelErrors errors("fftw inverse transforms");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(e_.threads_)
     {
-      AlignedBuf<T, T> re(nplane);
-      AlignedBuf<T, Cpx> block(std::size_t(kBlock * Fs));
-      C* spectra = reinterpret_cast<C*>(block.p);
+      std::unique_ptr<PlaneScratch<T>> scratch;
 #pragma omp for schedule(dynamic)
-      for (int64_t b0 = 0; b0 < count; b0 += kBlock) {
+      for (int64_t b0 = 0; b0 < count; b0 += kBlock) errors.run([&] {
+        if (!scratch) scratch = std::make_unique<PlaneScratch<T>>(nplane, Fs);
+        auto& [re, block] = *scratch;
+        C* spectra = reinterpret_cast<C*>(block.p);
         const int64_t nb = std::min(kBlock, count - b0);
         transpose(cf_ + b0, count, spectra, Fs, F, nb);
         for (int64_t b = 0; b < nb; ++b) {
@@ -315,12 +361,18 @@ class FreqEngine<T>::Execution {
           } else {
             Fftw<T>::exec_c2r(e_.impl_->c2r, cx, re.p);
           }
-          for (int64_t i = 0; i < used; ++i) re.p[i] *= scale;
+          if (c_in_t) {
+            for (int64_t i = 0; i < used; ++i) re.p[i] *= scale;
+          } else {
+            for (int64_t i = 0; i < used; ++i) re.p[i] = T(double(re.p[i]) * c_factor);
+          }
+          if (s_.saw_nonfinite && !all_finite(re.p, used)) s_.saw_nonfinite->store(true, std::memory_order_relaxed);
           const int64_t p = b0 + b;
           s_.store_c(m0 + p / nc, n0 + p % nc, re.p);
         }
-      }
+      });
     }
+    errors.rethrow();
     t_c_ += ms(t0, now());
   }
 

@@ -3,6 +3,7 @@
 // complex GEMM per frequency with conjugation, transposition back, C2R and a caller-side clip.
 // It knows nothing of passes or tiles: the backend maps those onto (M, R, N) and plane loaders.
 #pragma once
+#include <atomic>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +32,12 @@ struct ProductSpec {
   std::function<void(int64_t m, int64_t r, T* plane)> load_a;
   std::function<void(int64_t r, int64_t n, T* plane)> load_b;
   std::function<void(int64_t m, int64_t n, const T* plane)> store_c;
+  // Note [operand scaling]: loaded planes of A and B are multiplied by scale_a and scale_b (powers
+  // of two), and the inverse transform by 2^c_exp (with the 1/(nh·nw) of the inverse); when
+  // saw_nonfinite is set, a non-finite value in an inverse transform sets *saw_nonfinite.
+  T scale_a = 1, scale_b = 1;
+  int c_exp = 0;
+  std::atomic<bool>* saw_nonfinite = nullptr;
 };
 
 // How the engine splits M and N to stay within a workspace budget.

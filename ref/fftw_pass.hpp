@@ -2,14 +2,20 @@
 // stores), shared by the untiled and tiled fftw plans.
 #pragma once
 #include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+#include <type_traits>
 
 #include "common/backend.hpp"
 #include "common/padding.hpp"
 #include "ref/fftw_engine.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 
@@ -26,7 +32,9 @@ PassShape pass_shape(const ConvProblem& p, Pass pass);
 struct BasisChoice {
   int64_t nh = 0, nw = 0;
   double cost = 0;
-  std::string table;  // every candidate with its estimated cost
+  int64_t candidates = 0;  // how many bases were weighed
+  std::string range;       // "12x12 ... 128x128": the first and last of them
+  std::string table;       // every candidate with its estimated cost (long: 361 of them for L1)
 };
 // Cheapest smooth basis >= need_h×need_w by the flop estimate (or the pinned opts.basis_h/w).
 BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, const PlanOptions& o);
@@ -45,7 +53,11 @@ std::size_t touched_bytes(const ConvProblem& p, DType d);
 // `minimum` (the engine's smallest chunk, so that a basis the caller pinned plans without a limit).
 std::size_t default_budget(const ConvProblem& p, const PlanOptions& o, std::size_t minimum);
 
-// Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp).
+// The untiled plan (`--tile none`, ref/fftw_backend.cpp); `note` is appended to its describe().
+std::unique_ptr<Plan> make_fftw_untiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o,
+                                             std::string note = "");
+// Tiled plan over the shared planner's TilePlan (ref/fftw_tiled.cpp); when the planner keeps the
+// problem untiled, exactly the plan make_fftw_untiled_plan() makes (Note [auto's untiled candidate]).
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o);
 
 // The columns [lo, hi) of a window starting at c0 that map to source columns c0 + x - pad inside
@@ -95,6 +107,83 @@ void load_window(const T* src, int64_t rows, int64_t cols, int64_t r0, int64_t c
   }
 }
 
+// Note [operand scaling]
+// A plane's spectrum sums all its values, so FFT convolution overflows long before the
+// convolution itself: float32 inputs near 1e35 whose true outputs were below FLT_MAX came out
+// infinite. So a float32 pass whose inverse transforms produce a non-finite value runs again with
+// each operand tensor multiplied by the power of two that brings its largest magnitude into
+// [0.5, 1), and the result by the inverse of both: exact in binary floating point (up to underflow
+// of values far below the largest). Runs without overflow pay only a finiteness check of the
+// inverse planes, already in cache; a separate pass over the operands to scale every run cost
+// 0.9 ms (2 threads) for the input and weight of L2, S=8, several percent of its 16-25 ms.
+// Non-finite inputs also come out non-finite and cost the second run.
+//
+// The exponent e with max|x| = m * 2^e, m in [0.5, 1), over the n values at x; 0 when the largest
+// is 0 or not finite. Clamped to [-100, 100] so that 2^-e stays a normal float.
+template <class T>
+int magnitude_exponent(const T* x, int64_t n, int threads) {
+  // The largest |x| as a bit pattern: for non-negative floats the integer order is the value order,
+  // and the integer maximum vectorizes (a NaN pattern sorts above infinity and disables scaling).
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr U kMagnitude = ~(U(1) << (8 * sizeof(T) - 1));
+  constexpr int64_t kBlock = int64_t(1) << 16;
+  U bits = 0;
+  ParallelErrors errors("fftw operand scaling");  // Note [exceptions in parallel regions]
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : bits) if (n > kBlock)
+  for (int64_t b = 0; b < n; b += kBlock)
+    errors.run([&] {
+      U m = 0;
+      for (int64_t i = b; i < std::min(n, b + kBlock); ++i) {
+        U u;
+        std::memcpy(&u, x + i, sizeof u);
+        m = std::max(m, U(u & kMagnitude));
+      }
+      bits = std::max(bits, m);
+    });
+  errors.rethrow();
+  T largest;
+  std::memcpy(&largest, &bits, sizeof largest);
+  if (!(largest > 0) || !std::isfinite(largest)) return 0;
+  int e = 0;
+  std::frexp(largest, &e);
+  return std::clamp(e, -100, 100);
+}
+
+// The scaling state of one execution: the exponents of the operands A and B (0 on the first run)
+// and whether an inverse transform produced a non-finite value.
+struct OperandScaling {
+  int ea = 0, eb = 0;
+  std::atomic<bool> nonfinite{false};
+  template <class T>
+  void apply(ProductSpec<T>& spec) {
+    if constexpr (!std::is_same_v<T, float>) return;  // float64's range needs no help
+    spec.scale_a = std::ldexp(T(1), -ea);
+    spec.scale_b = std::ldexp(T(1), -eb);
+    spec.c_exp = ea + eb;
+    spec.saw_nonfinite = &nonfinite;
+  }
+};
+
+// Runs run_once(scaling) (which builds the product specs, calls scaling.apply() on each and runs
+// them) and, for float32 when that produced non-finite values, again with the pass's operands A and
+// B scaled: x and w (fprop), g and w (bprop), g and x (accgrad).
+template <class T, class Run>
+void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x, const T* w, const T* g,
+                int threads) {
+  OperandScaling scaling;
+  run_once(scaling);
+  if constexpr (std::is_same_v<T, float>) {
+    if (!scaling.nonfinite.load()) return;
+    scaling.ea = pass == Pass::fprop ? magnitude_exponent(x, p.input_elems(), threads)
+                                     : magnitude_exponent(g, p.output_elems(), threads);
+    scaling.eb = pass == Pass::accgrad ? magnitude_exponent(x, p.input_elems(), threads)
+                                       : magnitude_exponent(w, p.weight_elems(), threads);
+    if (scaling.ea == 0 && scaling.eb == 0) return;  // already at scale 1: the same result again
+    scaling.nonfinite = false;
+    run_once(scaling);
+  }
+}
+
 // Untiled execution of one pass (Table 1): operands embedded at the top-left of the basis.
 template <class T>
 void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProblem& p, Pass pass, const T* input,
@@ -131,7 +220,10 @@ void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProble
       spec.store_c = [&](int64_t j, int64_t i, const T* c) { clip(c, p.kh, p.kw, result + (j * p.f + i) * w_plane); };
       break;
   }
-  eng.run(spec, ch, steps);
+  run_scaled<T>([&](OperandScaling& scaling) {  // Note [operand scaling]
+    scaling.apply(spec);
+    eng.run(spec, ch, steps);
+  }, p, pass, input, weight, grad_output, eng.threads());
 }
 
 }  // namespace fftconv

@@ -1,4 +1,4 @@
-// Tiled execution of the fftw backend: runs any TilePlan of the shared planner (tiling/) on the
+// Tiled execution of the fftw backend: runs any tiled TilePlan of the shared planner (tiling/) on the
 // frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
 // extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
 #include <algorithm>
@@ -8,6 +8,7 @@
 
 #include "common/errors.hpp"
 #include "ref/fftw_pass.hpp"
+#include "ref/parallel.hpp"
 #include "tiling/planner.hpp"
 
 namespace fftconv {
@@ -23,8 +24,7 @@ class FftwTiledPlan final : public Plan {
     engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, engine_options(o));
     const PassShape sh = pass_shape(p, pass);
     const int64_t items = tp.item_count(), flight = tp.tiles_in_flight;
-    // Tiled: the planner already sized tiles_in_flight to the limit; untiled: Note [fftw workspace budget].
-    const std::size_t budget = tp.tiled ? o.workspace_limit : default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
+    const std::size_t budget = o.workspace_limit;  // the planner already sized tiles_in_flight to it
     if (pass == Pass::accgrad) {
       const int64_t r = tp.reduction == AccgradReduction::frequency ? items : std::min(items, flight);
       chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
@@ -32,8 +32,7 @@ class FftwTiledPlan final : public Plan {
       chunks_ = engine_->chunk(items, sh.R, sh.N, budget, flight, 0);
     }
     tiles_.reserve(std::size_t(tp.tile_count()));
-    if (tp.tiled)
-      for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
+    for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
   }
 
   std::size_t workspace_bytes() const override {
@@ -50,7 +49,7 @@ class FftwTiledPlan final : public Plan {
     s << "{\"fft_h\":" << tp.fft_h << ",\"fft_w\":" << tp.fft_w << ",\"out_h\":" << tp.out_tile_h()
       << ",\"out_w\":" << tp.out_tile_w() << ",\"count\":" << tp.tile_count()
       << ",\"tiles_in_flight\":" << tp.tiles_in_flight << "}";
-    return tp.tiled ? s.str() : "null";
+    return s.str();
   }
   std::string describe() const override {
     std::ostringstream s;
@@ -67,17 +66,16 @@ class FftwTiledPlan final : public Plan {
     if (a.dtype != opts_.dtype)
       throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
                             std::string(to_string(opts_.dtype)));
-    if (!choice_.plan.tiled) {
-      run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
-                     static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), steps_ptr());
-      return;
-    }
-    run_tiled(static_cast<const T*>(a.input), static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output),
-              static_cast<T*>(a.result));
+    const auto* input = static_cast<const T*>(a.input);
+    const auto* weight = static_cast<const T*>(a.weight);
+    const auto* grad_output = static_cast<const T*>(a.grad_output);
+    auto* result = static_cast<T*>(a.result);
+    run_scaled<T>([&](OperandScaling& scaling) { run_tiled(input, weight, grad_output, result, scaling); },  // Note [operand scaling]
+                  p_, pass_, input, weight, grad_output, engine_->threads());
   }
 
  private:
-  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result) const {
+  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result, OperandScaling& scaling) const {
     const ConvProblem& p = p_;
     const TilePlan& tp = choice_.plan;
     const PassShape sh = pass_shape(p, pass_);
@@ -104,6 +102,7 @@ class FftwTiledPlan final : public Plan {
     }
     spec.conj_a = sh.conj_a;
     spec.conj_b = sh.conj_b;
+    scaling.apply(spec);
     spec.R = sh.R;
     spec.N = sh.N;
     switch (pass_) {
@@ -124,7 +123,7 @@ class FftwTiledPlan final : public Plan {
         // order, so results are bitwise repeatable.
         const bool fold = tp.assembly == BpropAssembly::fold_accumulate;
         const int64_t hp = p.padded_h(), wp = p.padded_w();
-        std::vector<T> gpad(fold ? std::size_t(p.S * p.f * hp * wp) : 0);
+        std::vector<T> gpad = checked_vector<T>(fold ? std::size_t(p.S * p.f * hp * wp) : 0, "fftw bprop fold buffer");
         spec.M = tp.item_count();
         spec.load_a = [&](int64_t item, int64_t j, T* d) {
           const Window& r = tile_of(item).read;
@@ -145,9 +144,11 @@ class FftwTiledPlan final : public Plan {
         };
         engine_->run(spec, chunks_, steps_ptr());
         if (fold) {
+          ParallelErrors errors("fftw bprop fold");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(engine_->threads())
           for (int64_t plane = 0; plane < p.S * p.f; ++plane)
-            fold_padded_plane(gpad.data() + plane * hp * wp, wp, result + plane * in_plane, p);
+            errors.run([&] { fold_padded_plane(gpad.data() + plane * hp * wp, wp, result + plane * in_plane, p); });
+          errors.rethrow();
         }
         return;
       }
@@ -208,9 +209,19 @@ class FftwTiledPlan final : public Plan {
 
 }  // namespace
 
+// Note [auto's untiled candidate]
+// The planner's untiled candidate must be the plan `--tile none` runs: the fftw basis of
+// choose_basis() (7-smooth, by the flop estimate), not the next size of the tile policy. With the
+// power-of-two one, S=4,f=8,fo=8,n=130,k=63 fprop planned none(256x256) for --tile auto and ran
+// 89-111 ms where --tile none (135x135) takes 4.5-5.4 ms. So the basis is pinned for the planner,
+// and when it keeps the problem untiled the untiled fftw plan itself is returned.
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o) {
-  // When the planner chooses "none" the plan runs untiled on the planner's basis and says why.
-  TilingChoice c = plan_tiling(p, pass, o);
+  PlanOptions pinned = o;
+  const BasisChoice untiled = choose_basis(p.padded_h(), p.padded_w(), pass_shape(p, pass), o);
+  pinned.basis_h = untiled.nh;
+  pinned.basis_w = untiled.nw;
+  TilingChoice c = plan_tiling(p, pass, pinned);
+  if (!c.plan.tiled) return make_fftw_untiled_plan(p, pass, o, "; tile " + o.tile.to_string() + ": " + c.reason);
   if (o.dtype == DType::f32) return std::make_unique<FftwTiledPlan<float>>(p, pass, o, std::move(c));
   return std::make_unique<FftwTiledPlan<double>>(p, pass, o, std::move(c));
 }

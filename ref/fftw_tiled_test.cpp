@@ -3,6 +3,7 @@
 // and tile=auto. Tolerances from the tolerance model.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -95,4 +96,41 @@ TEST_CASE("fftw plans are bitwise repeatable, tiled and untiled") {
         CHECK(std::memcmp(first.data(), d.result.data(), first.size() * sizeof(float)) == 0);
       }
     }
+}
+
+TEST_CASE("tile=auto that stays untiled runs exactly the tile=none plan (Note [auto's untiled candidate])") {
+  // Large kernels: the untiled plan wins; with the planner's power-of-two basis (256x256, 128x128)
+  // instead of fftw's smooth one (135x135, 72x72) auto ran 2.5-20x slower than none.
+  for (const char* spec : {"S=4,f=8,fo=8,n=130,k=63", "S=8,f=8,fo=8,n=66,k=33", "S=2,f=2,fo=2,n=40,k=31"})
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      PlanOptions none, automatic;
+      none.extra["fftw_planner"] = automatic.extra["fftw_planner"] = "estimate";
+      automatic.tile = TileSpec::parse("auto");
+      const auto a = builtin_registry().get("fftw").plan(p, pass, none);
+      const auto b = builtin_registry().get("fftw").plan(p, pass, automatic);
+      INFO(spec, " ", to_string(pass), "\nnone: ", a->describe(), "\nauto: ", b->describe());
+      CHECK(b->tile_json() == "null");
+      CHECK(b->describe().rfind(a->describe(), 0) == 0);  // the same plan, with the planner's reason after it
+      CHECK(b->workspace_bytes() == a->workspace_bytes());
+      PassData d = make_pass_data(p, pass, 4);
+      a->execute(d.args());
+      const std::vector<float> first = d.result;
+      std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
+      b->execute(d.args());
+      CHECK(std::memcmp(first.data(), d.result.data(), first.size() * sizeof(float)) == 0);
+    }
+}
+
+TEST_CASE("describe() stays one short line; candidates() lists every basis weighed") {
+  // A padded side of 130 has 24 7-smooth sizes up to 256: 576 bases, all of them once listed in
+  // describe() (thousands of characters on the `fftconv run` plan line).
+  PlanOptions o;
+  o.extra["fftw_planner"] = "estimate";
+  const auto plan = builtin_registry().get("fftw").plan(ConvProblem::parse("S=1,n=130,k=3"), Pass::fprop, o);
+  INFO(plan->describe());
+  CHECK(plan->describe().size() < 400);
+  CHECK(plan->describe().find("576 candidate bases (135x135 ... 256x256)") != std::string::npos);
+  const std::string all = plan->candidates();
+  CHECK(std::count(all.begin(), all.end(), ';') == 575);
 }

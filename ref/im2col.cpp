@@ -4,12 +4,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "common/errors.hpp"
 #include "common/padding.hpp"
 #include "ref/backends.hpp"
 #include "ref/eigen.hpp"
+#include "ref/parallel.hpp"
 
 namespace fftconv {
 namespace {
@@ -70,11 +72,11 @@ void col2im_channel(const ConvProblem& p, const float* col, float* gpad, float* 
 
 class Im2colPlan final : public Plan {
  public:
-  Im2colPlan(ConvProblem p, Pass pass) : p_(p), pass_(pass) {}
+  Im2colPlan(ConvProblem p, Pass pass, int threads) : p_(p), pass_(pass), threads_(plan_threads(threads)) {}
   std::size_t workspace_bytes() const override {  // per thread (Note [im2col by channel])
     const int64_t kk = p_.kh * p_.kw, P = p_.out_h() * p_.out_w();
     const int64_t extra = pass_ == Pass::fprop ? p_.fo * P : pass_ == Pass::bprop ? p_.padded_h() * p_.padded_w() : 0;
-    return std::size_t(omp_get_max_threads()) * std::size_t(kk * P + extra) * sizeof(float);
+    return std::size_t(threads_) * std::size_t(kk * P + extra) * sizeof(float);
   }
   void execute(const Args& a) const override {
     require_operands(a, pass_, "im2col");
@@ -88,36 +90,49 @@ class Im2colPlan final : public Plan {
     auto sample_x = [&](int64_t s) { return x + s * p.f * p.h * p.w; };
     auto sample_g = [&](int64_t s) { return CMapF(g + s * p.fo * P, p.fo, P); };
     // Note [im2col by channel]: per thread one channel's rows (and the pass's own buffer below),
-    // allocated once per execute().
-#pragma omp parallel
+    // allocated once per execute(). Note [exceptions in parallel regions]: every thread reaches
+    // every worksharing loop; a thread whose buffers failed to allocate skips its iterations.
+    ParallelErrors errors("im2col");
+#pragma omp parallel num_threads(threads_)
     {
-      std::vector<float> rows(static_cast<size_t>(kk * P));
-      MapF col(rows.data(), kk, P);
+      struct Scratch {
+        std::vector<float> rows, gpad;
+        MatF acc;
+      };
+      std::optional<Scratch> sc;
+      errors.run([&] {
+        Scratch t;
+        t.rows.resize(static_cast<size_t>(kk * P));
+        if (pass_ == Pass::fprop) t.acc.resize(p.fo, P);
+        if (pass_ == Pass::bprop) t.gpad.resize(static_cast<size_t>(p.padded_h() * p.padded_w()));
+        sc.emplace(std::move(t));
+      });
+      auto work = [&](auto&& fn) { errors.run([&] { if (sc) fn(MapF(sc->rows.data(), kk, P)); }); };
       switch (pass_) {
         case Pass::fprop: {  // out_s = sum over channels: a partial sum per thread, added at the end of each sample
-          MatF acc(p.fo, P);
 #pragma omp single
           MapF(result, p.S * p.fo, P).setZero();  // the implied barrier: zeroed before any sum is added
           for (int64_t s = 0; s < p.S; ++s) {
-            acc.setZero();
+            work([&](MapF) { sc->acc.setZero(); });
 #pragma omp for schedule(static) nowait
-            for (int64_t i = 0; i < p.f; ++i) {
-              im2col_channel(p, sample_x(s), i, col.data());
-              acc.noalias() += wm.middleCols(i * kk, kk) * col;
-            }
+            for (int64_t i = 0; i < p.f; ++i)
+              work([&](MapF col) {
+                im2col_channel(p, sample_x(s), i, col.data());
+                sc->acc.noalias() += wm.middleCols(i * kk, kk) * col;
+              });
 #pragma omp critical(fftconv_im2col_fprop)
-            MapF(result + s * p.fo * P, p.fo, P) += acc;
+            work([&](MapF) { MapF(result + s * p.fo * P, p.fo, P) += sc->acc; });
           }
           break;
         }
         case Pass::bprop: {  // each (sample, channel) writes its own gradInput plane
-          std::vector<float> gpad(static_cast<size_t>(p.padded_h() * p.padded_w()));
           for (int64_t s = 0; s < p.S; ++s) {  // samples outside: the threads share sample s's gradOutput in cache
 #pragma omp for schedule(static) nowait
-            for (int64_t i = 0; i < p.f; ++i) {
-              col.noalias() = wm.middleCols(i * kk, kk).transpose() * sample_g(s);
-              col2im_channel(p, col.data(), gpad.data(), result + (s * p.f + i) * p.h * p.w);
-            }
+            for (int64_t i = 0; i < p.f; ++i)
+              work([&](MapF col) {
+                col.noalias() = wm.middleCols(i * kk, kk).transpose() * sample_g(s);
+                col2im_channel(p, col.data(), sc->gpad.data(), result + (s * p.f + i) * p.h * p.w);
+              });
           }
           break;
         }
@@ -127,15 +142,17 @@ class Im2colPlan final : public Plan {
           MapF(result, p.fo, K).setZero();  // the implied barrier: zeroed before any product is added
           for (int64_t s = 0; s < p.S; ++s) {
 #pragma omp for schedule(static) nowait
-            for (int64_t i = 0; i < p.f; ++i) {
-              im2col_channel(p, sample_x(s), i, col.data());
-              MapF(result, p.fo, K).middleCols(i * kk, kk).noalias() += sample_g(s) * col.transpose();
-            }
+            for (int64_t i = 0; i < p.f; ++i)
+              work([&](MapF col) {
+                im2col_channel(p, sample_x(s), i, col.data());
+                MapF(result, p.fo, K).middleCols(i * kk, kk).noalias() += sample_g(s) * col.transpose();
+              });
           }
           break;
         }
       }
     }
+    errors.rethrow();
   }
   std::string describe() const override {
     const int64_t kk = p_.kh * p_.kw, K = p_.f * kk, P = p_.out_h() * p_.out_w();
@@ -147,12 +164,13 @@ class Im2colPlan final : public Plan {
                                                              std::to_string(P) + "x" + std::to_string(kk);
     return "im2col: the unrolled " + std::to_string(K) + "x" + std::to_string(P) + " matrix of each of " +
            std::to_string(p_.S) + " samples, " + rows + " rows per input channel (" + std::to_string(p_.f) +
-           " channels across the threads), one Eigen sgemm each (" + product + ")";
+           " channels across " + std::to_string(threads_) + " threads), one Eigen sgemm each (" + product + ")";
   }
 
  private:
   ConvProblem p_;
   Pass pass_;
+  int threads_;
 };
 
 class Im2colBackend final : public Backend {
@@ -169,7 +187,7 @@ class Im2colBackend final : public Backend {
     require_dense(p, "im2col");
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");
-    return std::make_unique<Im2colPlan>(p, pass);
+    return std::make_unique<Im2colPlan>(p, pass, opts.threads);
   }
   std::string_view summary() const override { return "unroll + Eigen sgemm, channel by channel across the threads (fp32 time-domain baseline)"; }
 };

@@ -1,25 +1,47 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target of the spec parser and tiling planner with clang (ASan + UBSan) in
-# build-fuzz/ and runs it for a bounded time: scripts/fuzz.sh [SECONDS=30].
+# Runs the libFuzzer targets, built with clang, ASan and UBSan by scripts/sanitize.sh in build-san/:
+#   fuzz_spec     the problem spec and option parsers            (common/fuzz)
+#   fuzz_planner  the spec parser and the tiling planner         (tiling/fuzz)
+#   fuzz_cli      the fftconv command line, arguments only       (cli/fuzz)
+#   fuzz_resume   validate --resume on a mutated results file    (validation/fuzz)
+#   fuzz_merge    validate merge on a mutated set of shard files (validation/fuzz)
+# Each starts from its committed seeds (<dir>/fuzz/seeds..., the failures of issue reports among them)
+# plus the corpus it grew in build-san/fuzz_corpus/ before.
+# Usage: scripts/fuzz.sh [SECONDS=30 per target] [TARGET ...]; FUZZ_RUNS=N runs N executions per target
+# instead of a time. A crash, sanitizer report or broken invariant fails the script.
 set -euo pipefail
 secs="${1:-30}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${FFTCONV_FUZZ_BUILD:-$root/build-fuzz}"
-mkdir -p "$build"
-san="-fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-omit-frame-pointer -g"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFFTCONV_FUZZ=ON -DFFTCONV_CUDA=OFF \
-  -DFFTCONV_TESTS=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS="$san" > "$build/configure.log" 2>&1 \
-  || { cat "$build/configure.log"; exit 1; }
-cmake --build "$build" --target fuzz_planner -j"$(nproc)"
-corpus="$build/fuzz_corpus"
-mkdir -p "$corpus"
-# Seeds: pass, mode, tile sides, then a spec string.
-seed() { printf '%b%s' "$1" "$2" > "$corpus/seed_$3"; }
-seed '\x00\x00\x10\x10' 'S=8,f=16,fo=16,n=128,k=5' 1
-seed '\x01\x23\x08\x20' 'n=10,k=3,p=1,pad=mirror' 2
-seed '\x02\x45\x20\x08' 'h=200,w=20,kh=9,kw=3,ph=2,pw=1' 3
-seed '\x00\x87\x40\x40' 'L1,S=4' 4
-seed '\x02\x0a\x0c\x0c' 'L5,S=8,pad=reflect' 5
+[ $# -gt 0 ] && shift
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${FFTCONV_SAN_BUILD:-$root/build-san}"
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_spec fuzz_planner fuzz_cli fuzz_resume fuzz_merge)
+SANITIZE_BUILD_ONLY=1 FFTCONV_SAN_BUILD="$build" "$root/scripts/sanitize.sh" >/dev/null
+declare -A bin=([fuzz_spec]=common/fuzz_spec [fuzz_planner]=tiling/fuzz_planner [fuzz_cli]=cli/fuzz_cli
+                [fuzz_resume]=validation/fuzz_resume [fuzz_merge]=validation/fuzz_merge)
+declare -A seeds=([fuzz_spec]=common/fuzz/seeds [fuzz_planner]=tiling/fuzz/seeds [fuzz_cli]=cli/fuzz/seeds
+                  [fuzz_resume]=validation/fuzz/seeds/resume [fuzz_merge]=validation/fuzz/seeds/merge)
+declare -A max_len=([fuzz_spec]=256 [fuzz_planner]=256 [fuzz_cli]=512 [fuzz_resume]=8192 [fuzz_merge]=8192)
+limit=(-max_total_time="$secs")
+[ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export ASAN_OPTIONS="detect_leaks=1"
+export OMP_NUM_THREADS=1
 cd "$build"
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ./tiling/fuzz_planner -max_total_time="$secs" -max_len=256 -timeout=10 -print_final_stats=1 "$corpus"
+for t in "${targets[@]}"; do
+  [ -n "${bin[$t]:-}" ] || { echo "fuzz: unknown target $t"; exit 2; }
+  corpus="$build/fuzz_corpus/$t"
+  mkdir -p "$corpus"
+  log="$build/fuzz_corpus/$t.log"
+  echo "== fuzz: $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$secs s})"
+  # -close_fd_mask=3: the targets' own stdout and stderr (error messages by design) are dropped;
+  # libFuzzer's reports and the sanitizers' still reach the log.
+  if ! "./${bin[$t]}" "${limit[@]}" -max_len="${max_len[$t]}" -timeout=20 -rss_limit_mb=4096 -close_fd_mask=3 \
+      -print_final_stats=1 "$corpus" "$root/${seeds[$t]}" >"$log" 2>&1; then
+    tail -60 "$log"
+    echo "fuzz: $t FAILED (log: $log)"
+    exit 1
+  fi
+  runs=$(grep -o "stat::number_of_executed_units: *[0-9]*" "$log" | grep -o "[0-9]*$" || echo "?")
+  echo "fuzz: $t: $runs executions, no crash ($(grep -c . <(ls "$corpus")) inputs in its corpus)"
+done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests (ctest, incl. the install/find_package consumer and the bad-input
-# corpus), the CPU validation sets, a bounded fuzz run, the tree checks (docs/results.md and the
-# README's tables match bench/results; comment blocks), and the Python package + notebooks.
-# Usage: scripts/test.sh            (FUZZ_SECONDS=30 by default; SKIP_PYTHON=1 to skip Python)
+# corpus), the CPU validation sets, the ASan + UBSan build of the CPU unit tests, a bounded run of
+# every fuzz target, the tree checks (docs/results.md and the README's tables match bench/results;
+# comment blocks), and the Python package + notebooks.
+# Usage: scripts/test.sh            (FUZZ_SECONDS=30 per target by default; SKIP_PYTHON=1 to skip Python)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 install_missing
 build
@@ -17,7 +18,9 @@ $FC validate --set smoke --backends fftw --tile auto --out build/validation-resu
 echo "== validation: seeded sample of paper-grid, capped in size"
 $FC validate --set paper-grid --sample 150 --seed 1 --max-elements 200000 --backends fftw,im2col \
   --out build/validation-results/paper-grid-sample.jsonl
-echo "== fuzz: spec parser and planner (${FUZZ_SECONDS:-30} s)"
+echo "== sanitizers: the CPU library and its unit tests under ASan + UBSan (clang, build-san/)"
+scripts/sanitize.sh
+echo "== fuzz: spec parser, planner, command line, validate --resume, validate merge (${FUZZ_SECONDS:-30} s each)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
 echo "== tree: docs/results.md and the README's tables from bench/results, comment blocks"
 python3 bench/report.py --check

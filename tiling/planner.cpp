@@ -199,7 +199,7 @@ std::string Candidate::label() const {
 
 std::vector<int64_t> policy_sizes(SizePolicy policy) {
   std::vector<int64_t> out;
-  for (int64_t n = 8; n <= 64; ++n)
+  for (int64_t n = 8; n <= kLargestPolicyTile; ++n)
     if (policy == SizePolicy::pow2 ? is_pow2(n) : is_smooth7(n)) out.push_back(n);
   return out;
 }

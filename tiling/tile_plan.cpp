@@ -5,6 +5,7 @@
 
 #include "common/backend.hpp"
 #include "common/errors.hpp"
+#include "common/fft_size.hpp"
 #include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 
@@ -33,6 +34,15 @@ std::pair<int64_t, int64_t> axis_region(const ConvProblem& p, Pass pass, bool ro
   return {0, padded};
 }
 
+}  // namespace
+
+int64_t largest_tile_side(const ConvProblem& p, Pass pass, bool rows) {
+  const auto [origin, extent] = axis_region(p, pass, rows);
+  return std::max<int64_t>(kLargestPolicyTile, next_pow2(extent + (rows ? p.kh : p.kw) - 1));
+}
+
+namespace {
+
 AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
   AxisTiling a;
   const int64_t k = rows ? p.kh : p.kw;
@@ -41,6 +51,12 @@ AxisTiling make_axis(const ConvProblem& p, Pass pass, bool rows, int64_t fft) {
     throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
                       " is smaller than the kernel (" + (rows ? "kh" : "kw") + " = " + std::to_string(k) + ")");
   auto [origin, extent] = axis_region(p, pass, rows);
+  if (const int64_t largest = largest_tile_side(p, pass, rows); fft > largest)
+    throw Unsupported(std::string("tile: ") + name + " = " + std::to_string(fft) +
+                      " is larger than any useful tile for the padded input " + std::to_string(p.padded_h()) + "x" +
+                      std::to_string(p.padded_w()) + ": one tile of " + std::to_string(next_pow2(extent + k - 1)) +
+                      " covers its " + (rows ? "rows" : "columns") + " (tiles up to " + std::to_string(largest) +
+                      " are accepted)");
   a.origin = origin;
   a.extent = extent;
   a.fft = fft;

@@ -9,6 +9,9 @@
 
 namespace fftconv {
 
+// The largest tile side the planner's policies propose (pow2 and smooth sizes in [8, 64]).
+inline constexpr int64_t kLargestPolicyTile = 64;
+
 // Half-open rectangle [y0, y0+h) × [x0, x0+w) in the coordinates named where it is used.
 struct Window {
   int64_t y0 = 0, x0 = 0, h = 0, w = 0;
@@ -157,8 +160,14 @@ struct FoldFootprint {
 FoldFootprint bprop_fold_footprint(const ConvProblem& p, const AxisTiling& rows, const AxisTiling& cols,
                                    int64_t item0, int64_t items);
 
+// The largest tile side make_tiled_plan() accepts on the rows (or columns) of (p, pass): a tile
+// beyond the one that covers the whole axis only adds padding, so the larger of the policies'
+// largest tile (kLargestPolicyTile) and the power of two that covers the axis in one tile (a
+// 1000-point tile on an 8x8 input planned 148 MB of workspace).
+int64_t largest_tile_side(const ConvProblem& p, Pass pass, bool rows);
+
 // A tiled plan with basis fft_h×fft_w. Throws InvalidProblem for a bad problem, Unsupported
-// when a basis side is smaller than the kernel. tiles_in_flight is clamped to [1, item_count()].
+// when a basis side is smaller than the kernel or larger than largest_tile_side(). tiles_in_flight is clamped to [1, item_count()].
 TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w,
                          int64_t tiles_in_flight,
                          AccgradReduction reduction = AccgradReduction::frequency);

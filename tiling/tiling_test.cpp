@@ -99,7 +99,7 @@ TEST_CASE("random problems: tiles partition the result and windows are well form
     const ConvProblem p = random_problem(rng);
     const Pass pass = random_pass(rng);
     const int64_t fh = side(rng), fw = side(rng);
-    if (fh < p.kh || fw < p.kw) {
+    if (fh < p.kh || fw < p.kw || fh > largest_tile_side(p, pass, true) || fw > largest_tile_side(p, pass, false)) {
       CHECK_THROWS_AS(make_tiled_plan(p, pass, fh, fw, 4), Unsupported);
       continue;
     }
@@ -324,6 +324,28 @@ TEST_CASE("the planner's option keys are the extra keys tiling_options reads") {
   PlanOptions po;
   po.extra = {{"gemm", "sideways"}};  // a backend's key: not the planner's to read
   CHECK_NOTHROW(tiling_options(po));
+}
+
+TEST_CASE("a tile beyond the one covering the input is refused, naming tile and the sizes") {
+  const ConvProblem p = ConvProblem::parse("n=8,k=3");
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+    CAPTURE(to_string(pass));
+    CHECK_THROWS_WITH_AS(choose_fixed(p, pass, 1000, 1000, {}),
+                         doctest::Contains("tile: fft_h = 1000 is larger than any useful tile for the padded input 8x8"),
+                         Unsupported);
+    CHECK_THROWS_WITH_AS(make_tiled_plan(p, pass, 16, 128, 1), doctest::Contains("fft_w = 128"), Unsupported);
+    CHECK(choose_fixed(p, pass, 64, 64, {}).plan.tiled);  // up to the policies' largest tile
+    TilingOptions o;
+    o.sizes = {16, 1000};  // an explicit candidate list: the huge one is listed, infeasible
+    const TilingChoice c = choose(p, pass, o);
+    bool listed = false;
+    for (const Candidate& k : c.candidates)
+      if (k.fft_h == 1000) listed = !k.feasible && k.note.find("larger than any useful tile") != std::string::npos;
+    CHECK(listed);
+  }
+  // A large kernel needs a large tile: one tile of 128 covers 90 padded rows with k = 60.
+  CHECK(choose_fixed(ConvProblem::parse("n=90,k=60"), Pass::fprop, 128, 128, {}).plan.tiled);
+  CHECK_THROWS_AS(choose_fixed(ConvProblem::parse("n=90,k=60"), Pass::fprop, 256, 128, {}), Unsupported);
 }
 
 TEST_CASE("huge problems plan without overflow") {

@@ -268,6 +268,8 @@ std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed, in
   if (name == "torch-parity") return torch_parity_set();
   if (name == "random") {
     if (random_count < 1) throw InvalidArgument("count: must be >= 1, got " + std::to_string(random_count));
+    if (random_count > kMaxRandomCount)  // beyond any sweep, and a count of 10^12 would only exhaust memory
+      throw InvalidArgument("count: at most " + std::to_string(kMaxRandomCount) + ", got " + std::to_string(random_count));
     return random_set(seed, random_count);
   }
   if (name.find('=') != std::string_view::npos || (name.size() == 2 && name[0] == 'L') ||

@@ -38,6 +38,7 @@ std::vector<std::string> problem_set_names();
 std::vector<LabeledProblem> problem_set(std::string_view name, uint64_t seed = 1, int64_t random_count = 200);
 
 inline constexpr int64_t kPaperGridSize = 8232;
+inline constexpr int64_t kMaxRandomCount = 1000000;  // the largest `random` set
 
 // Selection applied after the set is built, in this order.
 struct SetSelection {

@@ -73,7 +73,9 @@ Record record_from_json(const std::string& line) {
     throw InvalidArgument("results: line lacks spec/pass/backend: " + line.substr(0, 120));
   auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
   auto num = [&](const char* k) { return j.contains(k) ? number_from(j[k]) : 0.0; };
-  auto i64 = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<int64_t>() : int64_t(0); };
+  // Integer fields take JSON integers only: converting a float such as 1.8e26 to an integer is
+  // undefined behaviour (found by fuzz_resume).
+  auto i64 = [&](const char* k) { return j.contains(k) && j[k].is_number_integer() ? j[k].get<int64_t>() : int64_t(0); };
   Record r;
   r.set = str("set"); r.label = str("label"); r.spec = str("spec"); r.pass = str("pass");
   r.backend = str("backend"); r.tile = j.contains("tile") ? str("tile") : "none";
@@ -83,26 +85,28 @@ Record record_from_json(const std::string& line) {
   r.basis = i64("basis"); r.nonfinite = i64("nonfinite");
   r.time_ms = num("time_ms"); r.plan_ms = num("plan_ms"); r.ref_ms = num("ref_ms");
   r.ref = str("ref"); r.describe = str("describe"); r.shard = str("shard"); r.math = str("math");
-  r.data_seed = j.contains("data_seed") && j["data_seed"].is_number() ? j["data_seed"].get<uint64_t>() : 0;
+  r.data_seed = j.contains("data_seed") && j["data_seed"].is_number_unsigned() ? j["data_seed"].get<uint64_t>() : 0;
   return r;
 }
 
 std::vector<Record> read_records(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::vector<Record> out;
   if (!in) return out;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::map<std::string, std::size_t> where;
-  std::string line;
-  std::vector<std::string> lines;
-  while (std::getline(in, line))
-    if (!line.empty()) lines.push_back(line);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
+  for (std::size_t start = 0, number = 1; start < text.size(); ++number) {
+    const std::size_t end = text.find('\n', start);
+    const bool last_unterminated = end == std::string::npos;
+    const std::string line = text.substr(start, last_unterminated ? std::string::npos : end - start);
+    start = last_unterminated ? text.size() : end + 1;
+    if (line.empty()) continue;
     Record r;
     try {
-      r = record_from_json(lines[i]);
+      r = record_from_json(line);
     } catch (const InvalidArgument&) {
-      if (i + 1 == lines.size()) break;  // cut off mid-write: the resumed run redoes it
-      throw InvalidArgument("results: " + path + ":" + std::to_string(i + 1) + " is not a validation record");
+      if (last_unterminated) break;  // cut off mid-write: the resumed run drops it and redoes it
+      throw InvalidArgument("results: " + path + ":" + std::to_string(number) + " is not a validation record");
     }
     auto [it, fresh] = where.emplace(r.key(), out.size());
     if (fresh) out.push_back(std::move(r));

@@ -34,7 +34,8 @@ struct Record {
 std::string to_json_line(const Record& r);
 Record record_from_json(const std::string& line);  // throws InvalidArgument on malformed JSON
 // Records of a .jsonl file (missing file: empty); later duplicates of a key replace earlier ones.
-// A truncated last line (a run killed mid-write) is ignored.
+// A last line without its newline that is not a record (a run killed mid-write) is ignored; any
+// other line that is not a record throws InvalidArgument naming the file and line.
 std::vector<Record> read_records(const std::string& path);
 
 struct SummaryCell {

@@ -69,6 +69,16 @@ TEST_CASE("read_records keeps the last of duplicate keys and ignores a cut-off l
   std::remove(path.c_str());
 }
 
+TEST_CASE("record_from_json reads integer fields from JSON integers only") {
+  // A float where an integer belongs (a mutated file) must not be converted: 1.8e26 does not fit.
+  const Record r = record_from_json(R"({"spec":"n=5","pass":"fprop","backend":"direct","data_seed":1.77854e+26,)"
+                                    R"("basis":-3.5e300,"nonfinite":1e19})");
+  CHECK(r.data_seed == 0);
+  CHECK(r.basis == 0);
+  CHECK(r.nonfinite == 0);
+  CHECK(record_from_json(R"({"spec":"n=5","pass":"fprop","backend":"direct","data_seed":42,"basis":64})").basis == 64);
+}
+
 TEST_CASE("summary by backend x pass: counts, failures, skipped, worst spec") {
   std::vector<Record> rs = {rec("fftw", "fprop", "pass", 1e-7), rec("fftw", "fprop", "fail", 3e-5),
                             rec("fftw", "bprop", "skipped", 0), rec("im2col", "fprop", "pass", 2e-7),

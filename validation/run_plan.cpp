@@ -132,8 +132,9 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
 #endif
 }
 
-std::string device_description(Location loc) {
-  if (loc == Location::host) return "host CPU (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+std::string device_description(Location loc, int threads) {
+  if (loc == Location::host)
+    return "host CPU (" + std::to_string(threads > 0 ? threads : omp_get_max_threads()) + " OpenMP threads)";
 #ifdef FFTCONV_HAVE_CUDA
   int dev = 0;
   cudaDeviceProp prop{};

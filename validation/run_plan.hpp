@@ -26,7 +26,8 @@ struct RunResult {
 RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms = 0,
                    GpuTimer timer = GpuTimer::calls);
 
-// "host (N OpenMP threads)" or the CUDA device name.
-std::string device_description(Location loc);
+// "host CPU (N OpenMP threads)" or the CUDA device name. threads: PlanOptions::threads of the
+// plans run (0 = OpenMP's default), so that N is the team the CPU backends actually use.
+std::string device_description(Location loc, int threads = 0);
 
 }  // namespace fftconv

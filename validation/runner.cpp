@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -25,6 +24,7 @@
 #include "validation/data.hpp"
 #include "validation/execute.hpp"
 #include "validation/reference.hpp"
+#include "validation/results_file.hpp"
 #include "validation/sweep_data.hpp"
 #include "validation/tolerance.hpp"
 
@@ -78,18 +78,15 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
-// Appends records to the output file and stdout as they are made.
+// Appends records to the output file and stdout as they are made; a failed write ends the run.
 class Sink {
  public:
   Sink(const ValidateOptions& o, std::ostream* json_out) : json_out_(o.json ? json_out : nullptr) {
-    if (!o.out.empty()) {
-      file_.open(o.out, o.resume ? std::ios::app : std::ios::trunc);
-      if (!file_) throw InvalidArgument("out: cannot open '" + o.out + "' for writing");
-    }
+    if (!o.out.empty()) file_ = std::make_unique<LineWriter>(o.out, o.resume, "out");
   }
   void put(Record r, std::vector<Record>& all) {
     const std::string line = to_json_line(r);
-    if (file_.is_open()) { file_ << line << '\n'; file_.flush(); }
+    if (file_) file_->write_line(line);
     if (json_out_) { *json_out_ << line << '\n'; json_out_->flush(); }
     failures_ += r.failed() ? 1 : 0;
     all.push_back(std::move(r));
@@ -97,7 +94,7 @@ class Sink {
   int64_t failures() const { return failures_; }
 
  private:
-  std::ofstream file_;
+  std::unique_ptr<LineWriter> file_;
   std::ostream* json_out_;
   int64_t failures_ = 0;
 };
@@ -191,7 +188,7 @@ void adjoint_check(Record& r, SweepData& data, const Backend& b, const ConvProbl
     basis = std::max(basis, x.basis);
     plan_ms += x.plan_ms;
   }
-  const AdjointSums s = data.adjoint(b, {pl[0].plan.get(), pl[1].plan.get(), pl[2].plan.get()}, seed);
+  const AdjointSums s = data.adjoint(b, p, {pl[0].plan.get(), pl[1].plan.get(), pl[2].plan.get()}, seed);
   const double err = s.error();
   r.basis = basis;
   r.rel_l2 = r.max_abs_rel = err;
@@ -262,9 +259,15 @@ ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, 
   if (o.check == "gpu64" && !gpu_reference_available())
     throw InvalidArgument("check: gpu64 needs a CUDA build and a CUDA device");
   if (o.passes.empty()) throw InvalidArgument("passes: empty list");
+  check_threads(o.threads);
   const std::vector<LabeledProblem> problems = select_problems(problem_set(o.set, o.set_seed, o.random_count), o.selection);
   const std::vector<const Backend*> backends = resolve_backends(registry ? *registry : builtin_registry(), o.backends);
   if (backends.empty()) throw InvalidArgument("backends: none available");
+  if (o.dry_run) {
+    ValidateResult dry;
+    dry.problems = int64_t(problems.size());
+    return dry;
+  }
 
   const std::map<const Backend*, PlanOptions> options = backend_options(o, tile, backends);
   ValidateResult res;

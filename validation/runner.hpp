@@ -36,6 +36,7 @@ struct ValidateOptions {
   bool resume = false;                   // skip keys already in `out`
   bool json = false;                     // also write each record to `json_out`
   bool progress = true;                  // progress line on stderr
+  bool dry_run = false;                  // check the options and select the problems, then stop
 };
 
 struct ValidateResult {
@@ -58,7 +59,8 @@ int64_t plan_basis_elems(const std::string& backend, const std::string& describe
                          const ConvProblem& p);
 
 // Runs the sweep over `registry` (nullptr: builtin_registry()). Throws InvalidArgument /
-// InvalidProblem for bad options before any work.
+// InvalidProblem for bad options before any work. With dry_run, returns after those checks with
+// only `problems` set, touching no file.
 ValidateResult run_validation(const ValidateOptions& o, std::ostream* json_out, const Registry* registry = nullptr);
 
 }  // namespace fftconv

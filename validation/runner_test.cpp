@@ -1,10 +1,15 @@
 // Tests of the sweep runner: CPU backends pass a small set, broken backends are caught (wrong value,
 // unwritten element, broken adjoint), unsupported ones are skipped, --resume continues a file.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "api/fftconv.hpp"
@@ -191,6 +196,99 @@ TEST_CASE("every built-in backend rejects a key it does not accept, naming itsel
     const std::vector<const Backend*> one{b.get()};
     CHECK_THROWS_WITH_AS(check_option_keys(one, o.extra), want.c_str(), InvalidArgument);
   }
+}
+
+namespace {
+
+std::vector<std::string> file_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
+// A record line with its wall-clock fields zeroed: what two runs with one data seed share.
+std::string without_timing(const std::string& line) {
+  Record r = record_from_json(line);
+  r.time_ms = r.plan_ms = r.ref_ms = 0;
+  return to_json_line(r);
+}
+
+}  // namespace
+
+TEST_CASE("--resume after a cut at any line, or inside one, ends with the uninterrupted run's records") {
+  // Problems of different sizes, largest first: an adjoint check sized from the previous problem
+  // reads out of bounds or gives another result.
+  ValidateOptions o = small_options();
+  o.set = "S=2,f=3,fo=2,n=9,k=3,p=1,pad=mirror;n=6,k=6;S=1,f=2,fo=3,h=7,w=12,kh=3,kw=5";
+  o.backends = {"fftw", "direct"};
+  o.data_seed = 11;
+  o.out = "runner_test_whole.jsonl";
+  run_validation(o, nullptr);
+  const std::vector<std::string> whole = file_lines(o.out);
+  REQUIRE(whole.size() == 3 * 2 * 4);
+  std::string text;
+  for (std::size_t cut = 0; cut <= whole.size(); ++cut) {
+    for (bool mid_line : {false, true}) {
+      if (mid_line && cut == whole.size()) continue;
+      INFO("cut after line ", cut, mid_line ? " and half of the next" : "");
+      ValidateOptions r = o;
+      r.out = "runner_test_cut.jsonl";
+      r.resume = true;
+      write_file(r.out, text + (mid_line ? whole[cut].substr(0, whole[cut].size() / 2) : ""));
+      run_validation(r, nullptr);
+      const std::vector<std::string> resumed = file_lines(r.out);
+      REQUIRE(resumed.size() == whole.size());
+      for (std::size_t i = 0; i < whole.size(); ++i) CHECK(without_timing(resumed[i]) == without_timing(whole[i]));
+    }
+    if (cut < whole.size()) text += whole[cut] + "\n";
+  }
+  std::remove("runner_test_whole.jsonl");
+  std::remove("runner_test_cut.jsonl");
+}
+
+TEST_CASE("an output that refuses data fails before the sweep") {
+  ValidateOptions o = small_options();
+  o.backends = {"direct"};
+  o.out = "/proc/version";  // opens for writing (as root) but takes no data
+  std::ostringstream js;
+  o.json = true;
+  if (access("/proc/version", F_OK) == 0) {
+    CHECK_THROWS_WITH_AS(run_validation(o, &js), doctest::Contains("out: cannot"), InvalidArgument);
+    CHECK(js.str().empty());  // no record was made
+  }
+  o.out = "no_such_directory/x.jsonl";
+  CHECK_THROWS_WITH_AS(run_validation(o, &js), doctest::Contains("no_such_directory/x.jsonl"), InvalidArgument);
+  CHECK(js.str().empty());
+}
+
+TEST_CASE("a record write that fails mid-sweep fails the run") {
+  // In a child under RLIMIT_FSIZE: the first records fit, a later write fails with EFBIG.
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit cap{3000, 3000};
+    if (setrlimit(RLIMIT_FSIZE, &cap) != 0) _exit(3);
+    ValidateOptions o = small_options();
+    o.backends = {"direct"};
+    o.out = "runner_test_fsize.jsonl";
+    try {
+      run_validation(o, nullptr);
+    } catch (const InvalidArgument& e) {
+      _exit(std::string(e.what()).find("out: cannot write 'runner_test_fsize.jsonl'") != std::string::npos ? 0 : 4);
+    }
+    _exit(5);  // the sweep ended as if every record had been written
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::remove("runner_test_fsize.jsonl");
 }
 
 TEST_CASE("plan_basis_elems reads tile plans and describe() texts") {

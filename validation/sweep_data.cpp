@@ -64,32 +64,33 @@ class HostSweepData final : public SweepData {
   Verdict judge(int64_t basis_elems, ProductMath products) override {
     return judge_result(p_, pass_, d_, ref_, basis_elems, products);
   }
-  AdjointSums adjoint(const Backend& b, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
+  AdjointSums adjoint(const Backend& b, const ConvProblem& p, const std::array<const Plan*, 3>& plans,
+                      uint64_t seed) override {
     const auto nan = std::numeric_limits<float>::quiet_NaN();
     PassData x, g, a;  // x: input, weight -> output; g: grad_output, weight -> gradInput; a: -> gradWeight
-    x.input.resize(std::size_t(p_.input_elems()));
+    x.input.resize(std::size_t(p.input_elems()));
     fill_normal_parallel(x.input, adjoint_input_seed(seed));
-    x.weight.resize(std::size_t(p_.weight_elems()));
+    x.weight.resize(std::size_t(p.weight_elems()));
     fill_normal_parallel(x.weight, adjoint_weight_seed(seed));
-    x.result.assign(std::size_t(p_.output_elems()), nan);
-    if (p_.bias) {
-      x.bias.resize(std::size_t(p_.fo));
+    x.result.assign(std::size_t(p.output_elems()), nan);
+    if (p.bias) {
+      x.bias.resize(std::size_t(p.fo));
       fill_normal_parallel(x.bias, adjoint_bias_seed(seed));
     }
-    g.grad_output.resize(std::size_t(p_.output_elems()));
+    g.grad_output.resize(std::size_t(p.output_elems()));
     fill_normal_parallel(g.grad_output, adjoint_grad_seed(seed));
     g.weight = x.weight;
-    g.result.assign(std::size_t(p_.input_elems()), nan);
+    g.result.assign(std::size_t(p.input_elems()), nan);
     a.input = x.input;
     a.grad_output = g.grad_output;
-    a.result.assign(std::size_t(pass_result_elems(p_, Pass::accgrad)), nan);  // gradWeight, gradBias
-    if (p_.bias) a.grad_bias_offset = p_.weight_elems();
+    a.result.assign(std::size_t(pass_result_elems(p, Pass::accgrad)), nan);  // gradWeight, gradBias
+    if (p.bias) a.grad_bias_offset = p.weight_elems();
     AdjointSums s;
     s.ms = execute_pass(b, *plans[0], x) + execute_pass(b, *plans[1], g) + execute_pass(b, *plans[2], a);
     auto sq = [](const std::vector<float>& v) { return dot(v.data(), v.data(), int64_t(v.size())); };
     s.lhs = dot(x.result.data(), g.grad_output.data(), int64_t(x.result.size()));
-    if (p_.bias) s.lhs -= dot(x.bias.data(), a.result.data() + p_.weight_elems(), p_.fo);
-    a.result.resize(std::size_t(p_.weight_elems()));  // gradBias is accounted for in lhs
+    if (p.bias) s.lhs -= dot(x.bias.data(), a.result.data() + p.weight_elems(), p.fo);
+    a.result.resize(std::size_t(p.weight_elems()));  // gradBias is accounted for in lhs
     s.mid = dot(x.input.data(), g.result.data(), int64_t(x.input.size()));
     s.rhs = dot(x.weight.data(), a.result.data(), int64_t(x.weight.size()));
     s.scale = std::sqrt(std::max({sq(x.result) * sq(g.grad_output), sq(x.input) * sq(g.result),
@@ -173,8 +174,9 @@ class DeviceSweepData final : public SweepData {
     s.nonfinite = d.counts[0], s.ref_nonfinite = d.counts[1];
     return judge_stats(p_, pass_, error_stats(s), rms_.first, rms_.second, basis_elems, products);
   }
-  AdjointSums adjoint(const Backend&, const std::array<const Plan*, 3>& plans, uint64_t seed) override {
-    const int64_t nx = p_.input_elems(), nw = p_.weight_elems(), ng = p_.output_elems();
+  AdjointSums adjoint(const Backend&, const ConvProblem& p, const std::array<const Plan*, 3>& plans,
+                      uint64_t seed) override {
+    const int64_t nx = p.input_elems(), nw = p.weight_elems(), ng = p.output_elems();
     float* x = xs_.get<float>(nx);
     float* w = ws_.get<float>(nw);
     float* g = gs_.get<float>(ng);
@@ -185,9 +187,9 @@ class DeviceSweepData final : public SweepData {
     fill_normal_device(g, ng, adjoint_grad_seed(seed));
     float* y = outs_.get<float>(ng);
     float* gx = gxs_.get<float>(nx);
-    const int64_t nb = p_.bias ? p_.fo : 0;
+    const int64_t nb = p.bias ? p.fo : 0;
     float* gw = gws_.get<float>(nw + nb);  // gradWeight, then gradBias
-    float* bias = p_.bias ? bs_.get<float>(nb) : nullptr;
+    float* bias = p.bias ? bs_.get<float>(nb) : nullptr;
     if (bias) fill_normal_device(bias, nb, adjoint_bias_seed(seed));
     fill_nan_device(y, ng), fill_nan_device(gx, nx), fill_nan_device(gw, nw + nb);
     Args fa = args(x, w, nullptr, y), aa = args(x, nullptr, g, gw);

@@ -47,9 +47,11 @@ class SweepData {
   virtual double run(const Backend& b, const Plan& plan) = 0;
   // The last run's result against the reference.
   virtual Verdict judge(int64_t basis_elems, ProductMath products = ProductMath::fp32) = 0;
-  // Runs plans[0..2] (fprop, bprop, accgrad of the current problem, made by `b`) on fresh x, w, g
-  // drawn from `seed` and returns the adjoint sums.
-  virtual AdjointSums adjoint(const Backend& b, const std::array<const Plan*, 3>& plans, uint64_t seed) = 0;
+  // Runs plans[0..2] (fprop, bprop, accgrad of p, made by `b`) on fresh x, w, g drawn from `seed`
+  // and returns the adjoint sums. Sized from p alone: it needs no make() first (a resumed sweep
+  // whose pass records of p are all present goes straight to the adjoint check).
+  virtual AdjointSums adjoint(const Backend& b, const ConvProblem& p, const std::array<const Plan*, 3>& plans,
+                              uint64_t seed) = 0;
 };
 
 std::unique_ptr<SweepData> make_host_sweep_data();

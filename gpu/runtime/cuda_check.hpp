@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -45,18 +46,27 @@ inline const char* cufft_result_name(cufftResult r) {
 inline void check_cuda(cudaError_t e, const char* expr, const char* file, int line) {
   if (e == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so the next call starts clean
+  if (e == cudaErrorMemoryAllocation)
+    throw OutOfMemory(std::string("CUDA call `") + expr + "` failed with cudaErrorMemoryAllocation (out of device "
+                      "memory) at " + file + ":" + std::to_string(line), 0);
   throw_cuda_error("CUDA", std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")", expr, file,
                    line);
 }
 
 inline void check_cufft(cufftResult r, const char* expr, const char* file, int line) {
   if (r == CUFFT_SUCCESS) return;
+  if (r == CUFFT_ALLOC_FAILED)
+    throw OutOfMemory(std::string("cuFFT call `") + expr + "` failed with CUFFT_ALLOC_FAILED (out of device memory) at " +
+                      file + ":" + std::to_string(line), 0);
   throw_cuda_error("cuFFT", std::string(cufft_result_name(r)) + " (" + std::to_string(int(r)) + ")", expr, file,
                    line);
 }
 
 inline void check_cublas(cublasStatus_t s, const char* expr, const char* file, int line) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
+  if (s == CUBLAS_STATUS_ALLOC_FAILED)
+    throw OutOfMemory(std::string("cuBLAS call `") + expr + "` failed with CUBLAS_STATUS_ALLOC_FAILED (out of device "
+                      "memory) at " + file + ":" + std::to_string(line), 0);
   throw_cuda_error("cuBLAS", std::string(cublasGetStatusName(s)) + " (" + cublasGetStatusString(s) + ")", expr,
                    file, line);
 }
@@ -78,16 +88,27 @@ inline unsigned grid_stride_blocks(int64_t n, int threads, int64_t max_blocks = 
 
 namespace fftconv {
 
-// Is a CUDA device usable here? The reason says why not: "no CUDA device (<runtime error>)" or
-// "no CUDA device (0 devices)". Clears the runtime's error state when the query fails.
+// Does this host expose an NVIDIA GPU device node (/dev/nvidia0, /dev/nvidia1, ...)?
+inline bool nvidia_device_node_present() {
+  for (int i = 0; i < 64; ++i)
+    if (access(("/dev/nvidia" + std::to_string(i)).c_str(), F_OK) == 0) return true;
+  return false;
+}
+
+// Is a CUDA device usable here? The reason says why not. Without a GPU the runtime answers
+// cudaErrorNoDevice, or cudaErrorInsufficientDriver when no driver is installed at all: both read
+// "no CUDA device". With a device node present, the runtime's own error is given (e.g. a driver
+// older than the runtime). Clears the runtime's error state when the query fails.
 inline Support cuda_device_support() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return {false, std::string("no CUDA device (") + cudaGetErrorString(e) + ")"};
+    if (e == cudaErrorNoDevice || (e == cudaErrorInsufficientDriver && !nvidia_device_node_present()))
+      return {false, "no CUDA device"};
+    return {false, std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")"};
   }
-  if (n == 0) return {false, "no CUDA device (0 devices)"};
+  if (n == 0) return {false, "no CUDA device"};
   return {};
 }
 

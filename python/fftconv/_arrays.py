@@ -20,6 +20,7 @@ class ArrayInfo:
     device: int            # CUDA device ordinal (0 on the host)
     shape: tuple
     framework: str         # 'numpy' | 'torch' | 'cupy' | module name of the tensor type
+    contiguous: bool = True  # C-contiguous (False: contiguous() makes a copy)
 
 
 def _type_name(x) -> str:
@@ -34,7 +35,8 @@ def _dtype_name(x) -> str:
 
 
 def inspect(x, name: str) -> ArrayInfo:
-    """Checks one array argument: 4-D, float32/float64, C-contiguous (NumPy), positive sizes."""
+    """Checks one array argument: 4-D, float32/float64, positive sizes; notes whether it is
+    C-contiguous (other layouts are copied by contiguous())."""
     if isinstance(x, np.ndarray):
         framework, location, device = "numpy", "host", 0
     elif hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
@@ -61,12 +63,61 @@ def inspect(x, name: str) -> ArrayInfo:
         raise ValueError(f"{name}: every dimension must be >= 1, got shape {shape}")
     if framework == "numpy" and not x.dtype.isnative:
         raise TypeError(f"{name}: expected native byte order, got dtype {x.dtype.str} (use x.astype({dtype!r}))")
-    if framework == "numpy" and not x.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (use numpy.ascontiguousarray), got strides "
-                         f"{x.strides}")
-    if framework == "torch" and not x.is_contiguous():
-        raise ValueError(f"{name}: expected a contiguous tensor (use .contiguous())")
-    return ArrayInfo(location, dtype, device, shape, framework)
+    contiguous = True
+    if framework == "numpy":
+        contiguous = bool(x.flags.c_contiguous)
+    elif framework == "torch":
+        contiguous = bool(x.is_contiguous())
+    elif framework == "cupy":
+        contiguous = bool(x.flags.c_contiguous)
+    return ArrayInfo(location, dtype, device, shape, framework, contiguous)
+
+
+def contiguous(x, info: ArrayInfo, name: str):
+    """x itself when C-contiguous, else a C-contiguous copy (Fortran order, NHWC views, slices): NumPy,
+    PyTorch and CuPy; other tensor types (whose layout this module cannot read) go through unchanged
+    and the C++ check names them."""
+    if info.contiguous:
+        return x
+    if info.framework == "numpy":
+        return np.ascontiguousarray(x)
+    if info.framework == "torch":
+        return x.contiguous()
+    if info.framework == "cupy":
+        import cupy
+        with cupy.cuda.Device(info.device):
+            return cupy.ascontiguousarray(x)
+    raise ValueError(f"{name}: expected a C-contiguous tensor, got a {info.framework} tensor with other strides")
+
+
+def strided_out(out, shape: tuple, dtype: str):
+    """The ArrayInfo of `out` when it is a writable NumPy, PyTorch or CuPy array of this shape and
+    dtype that is not C-contiguous (the result is then computed apart and copied in); None otherwise
+    (contiguous, or wrong in a way the C++ check reports)."""
+    try:
+        info = inspect(out, "out")
+    except (TypeError, ValueError):
+        return None
+    if info.contiguous or info.shape != tuple(shape) or info.dtype != dtype:
+        return None
+    if info.framework not in ("numpy", "torch", "cupy"):
+        return None
+    if info.framework == "numpy" and not out.flags.writeable:
+        return None
+    return info
+
+
+def copy_into(out, result, info: ArrayInfo, name: str):
+    """Copies `result` into the non-contiguous `out` (NumPy, PyTorch, CuPy) and returns out."""
+    if info.framework == "numpy":
+        np.copyto(out, result)
+    elif info.framework == "torch":
+        out.copy_(result)
+    elif info.framework == "cupy":
+        out[...] = result
+    else:
+        raise ValueError(f"{name}: expected a C-contiguous tensor, got a {info.framework} tensor with other strides")
+    return out
 
 
 def same_kind(infos: dict) -> ArrayInfo:

@@ -111,9 +111,12 @@ class Plan:
         if info.location != self.location:
             raise ValueError(f"{reads[0]}: is in {info.location} memory but the plan ({self.backend}) runs on "
                              f"{self.location}")
+        # Other layouts (Fortran order, NHWC views, slices) run on C-contiguous copies.
+        for name in reads:
+            given[name] = _arrays.contiguous(given[name], infos[name], name)
+        handle = _arrays.stream_handle(stream, info)
         if out is None:
             out = _arrays.empty_like_framework(info, given[reads[0]], self.result_shape)
-        handle = _arrays.stream_handle(stream, info)
         fo = self.problem.fo
         if self.problem.bias and self.pass_ == "fprop":
             if bias is None:
@@ -123,9 +126,19 @@ class Plan:
             if grad_bias is None:
                 raise TypeError("accgrad: grad_bias is required (the problem has bias)")
             grad_bias = _arrays.as_row(grad_bias, "grad_bias", fo, info, writable=True)
-        return self._impl.execute(input, weight, grad_output, out, handle,
-                                  bias if self.problem.bias else None, grad_bias if self.problem.bias else None,
-                                  prepared)
+        if not self.problem.bias:
+            bias = grad_bias = None
+
+        def run(result):
+            return self._impl.execute(given["input"], given["weight"], given["grad_output"], result, handle,
+                                      bias, grad_bias, prepared)
+
+        out_info = _arrays.strided_out(out, self.result_shape, info.dtype)
+        if out_info is not None:
+            result = _arrays.empty_like_framework(info, given[reads[0]], self.result_shape)
+            run(result)
+            return _arrays.copy_into(out, result, out_info, "out")
+        return run(out)
 
     def __repr__(self) -> str:
         return (f"fftconv.Plan({self.problem.spec!r}, {self.pass_!r}, backend={self.backend!r}, "
@@ -143,7 +156,10 @@ def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = 
     math: precision of the GPU backends' frequency-domain products: 'auto' (the faster of 'fp32' and
     '3xtf32', both fp32-accurate), 'fp32', '3xtf32' (tensor cores, split operands) or 'tf32' (one TF32
     product, about 1e-3 relative error: only when asked for).
-    Raises ValueError (UnsupportedError) when the backend cannot serve the request."""
+    threads: the OpenMP team of a CPU plan, 0 (OpenMP's default) or 1 up to the machine's hardware
+    threads; a larger count raises ValueError (it only slows the plan down).
+    Raises ValueError (UnsupportedError) when the backend cannot serve the request, MemoryError when
+    memory runs out (planning or execute())."""
     if not isinstance(math, str):
         raise TypeError(f"math: expected 'auto', 'fp32', '3xtf32' or 'tf32', got {math!r}")
     if not isinstance(backend, str):

@@ -86,7 +86,7 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
   out.dtype = parse_dtype(dtype);
   out.location = parse_location(location);
   out.device = device;
-  if (threads < 0) throw InvalidArgument("threads: must be >= 0, got " + std::to_string(threads));
+  check_threads(threads);
   p.validate();
   PlanOptions o;
   o.dtype = out.dtype;

@@ -33,14 +33,6 @@ def test_non_native_byte_order(xw):
         fftconv.conv2d(x.astype(">f4"), w)
 
 
-def test_non_contiguous(xw):
-    x, w, _ = xw
-    with pytest.raises(ValueError, match="input: expected a C-contiguous"):
-        fftconv.conv2d(np.asfortranarray(x), w)
-    with pytest.raises(ValueError, match="weight: expected a C-contiguous"):
-        fftconv.conv2d(x, np.ones((4, 3, 6, 6), np.float32)[:, :, ::2, ::2])
-
-
 @pytest.mark.parametrize("shape", [(3, 10, 10), (1, 2, 3, 10, 10), (10,)])
 def test_wrong_ndim(xw, shape):
     _, w, _ = xw
@@ -101,6 +93,24 @@ def test_unknown_backend(xw):
         fftconv.conv2d(x, w, backend="cudnn")
     with pytest.raises(TypeError, match="backend: expected a str"):
         fftconv.conv2d(x, w, backend=3)
+
+
+@pytest.mark.skipif(fftconv.cuda_built, reason="a CUDA build has the CUDA backends")
+@pytest.mark.parametrize("name", ["cufft", "fbfft"])
+def test_cuda_backend_in_a_cpu_build(xw, name):
+    x, w, _ = xw
+    with pytest.raises(fftconv.UnsupportedError, match=f"backend: '{name}' is not built with CUDA"):
+        fftconv.conv2d(x, w, backend=name)
+    with pytest.raises(fftconv.UnsupportedError, match="not built with CUDA"):
+        fftconv.plan("n=8,k=3", "fprop", backend=name)
+
+
+@pytest.mark.parametrize("threads", [100000, 1 << 20])
+def test_threads_above_the_hardware(threads):
+    with pytest.raises(ValueError, match=f"threads: {threads} exceeds the .* hardware threads"):
+        fftconv.plan("n=16,k=3", "fprop", backend="fftw", threads=threads)
+    with pytest.raises(ValueError, match="threads: .* exceeds"):
+        fftconv.plan("n=16,k=3", "fprop", backend="im2col", threads=threads)
 
 
 @pytest.mark.parametrize("tile,err", [("banana", ValueError), (1, ValueError), (5000, ValueError),

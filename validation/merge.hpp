@@ -1,0 +1,24 @@
+// Merging the record files of a sharded sweep (`fftconv validate merge`): every shard i/n present
+// exactly once, or the merge fails naming what is missing or duplicated.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "validation/report.hpp"
+
+namespace fftconv {
+
+struct MergedShards {
+  std::vector<Record> records;  // every file's records; a key seen again replaces the earlier one
+  int64_t shard_count = 0;      // n of the shards merged (0 when every file is empty)
+  int64_t empty_files = 0;      // files without records (a shard that selected no problem)
+  std::string shards;           // "0/2, 1/2"
+};
+
+// Reads the files in order. Throws InvalidArgument when a file is missing or malformed, when a
+// record's shard is not i/n, when the files mix shard counts, when shard i/n appears in two files
+// ("shard 1/2 is duplicated: a.jsonl and b.jsonl"), or when a shard is missing and no empty file
+// can stand for it ("shard 1/2 is missing").
+MergedShards merge_shard_files(const std::vector<std::string>& paths);
+
+}  // namespace fftconv
