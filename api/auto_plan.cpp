@@ -154,11 +154,13 @@ class PlanCache {
 class Bench {
  public:
   Bench(const ConvProblem& p, Pass pass, Location where) : where_(where) {
-    const int64_t n[4] = {pass == Pass::bprop ? 0 : p.input_elems(), pass == Pass::accgrad ? 0 : p.weight_elems(),
-                          pass == Pass::fprop ? 0 : p.output_elems(), p.result_elems(pass)};
-    for (int i = 0; i < 4; ++i) bytes_[i] = std::size_t(n[i]) * sizeof(float);
+    // input, weight, grad_output, result, bias (fprop), grad_bias (accgrad)
+    const int64_t n[kSlots] = {pass == Pass::bprop ? 0 : p.input_elems(), pass == Pass::accgrad ? 0 : p.weight_elems(),
+                               pass == Pass::fprop ? 0 : p.output_elems(), p.result_elems(pass),
+                               p.bias && pass == Pass::fprop ? p.fo : 0, p.bias && pass == Pass::accgrad ? p.fo : 0};
+    for (int i = 0; i < kSlots; ++i) bytes_[i] = std::size_t(n[i]) * sizeof(float);
     if (where == Location::host) {
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < kSlots; ++i) {
         host_[i].resize(std::size_t(n[i]));
         uint64_t z = 0x9E3779B97F4A7C15ull * uint64_t(i + 1);
         for (float& v : host_[i]) {
@@ -168,17 +170,21 @@ class Bench {
       }
       args_.input = host_[0].data(), args_.weight = host_[1].data(), args_.grad_output = host_[2].data();
       args_.result = host_[3].data();
+      if (n[4]) args_.bias = host_[4].data();
+      if (n[5]) args_.grad_bias = host_[5].data();
       return;
     }
 #if HAVE_FFTCONV_GPU
     stream_.emplace();
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kSlots; ++i) {
       if (!bytes_[i]) continue;
       dev_[i].allocate(bytes_[i]);
       gpu_kernels::fill_uniform(dev_[i].as<float>(), n[i], 0x5eedull + uint64_t(i), stream_->get());
     }
     args_.input = dev_[0].get(), args_.weight = dev_[1].get(), args_.grad_output = dev_[2].get();
     args_.result = dev_[3].get();
+    if (n[4]) args_.bias = dev_[4].get();
+    if (n[5]) args_.grad_bias = dev_[5].get();
     args_.stream = stream_->get();
 #endif
   }
@@ -203,12 +209,13 @@ class Bench {
   }
 
  private:
+  static constexpr int kSlots = 6;
   Location where_;
-  std::size_t bytes_[4] = {};
-  std::vector<float> host_[4];
+  std::size_t bytes_[kSlots] = {};
+  std::vector<float> host_[kSlots];
   Args args_;
 #if HAVE_FFTCONV_GPU
-  DeviceBuffer dev_[4];
+  DeviceBuffer dev_[kSlots];
   std::optional<CudaStream> stream_;  // destroyed first: its work is synchronized by the timer
 #endif
 };
@@ -356,6 +363,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   p.validate();
   // The backends' own tuners persist beside the plan cache (cufft's winners: cufft-tune.json).
   PlanOptions opts = user_opts;
+  if (opts.tune_cache == "none") opts.tune_cache.clear();  // no file: every tuner keeps its winners in memory
   if (const std::string dir = plan_cache_dir(user_opts); opts.tune_cache.empty() && dir != "none") {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);

@@ -117,6 +117,10 @@ int run(const StepFlags& f) {
       },
       d, where, f.repeat);
   d.download(where);
+  // Repeated inference: fprop on weights prepared once, against fprop computing them every call.
+  const double fprop_ms = median_ms([&] { fprop->execute(d.fa); }, d, where, f.repeat);
+  const auto once = fprop->prepare_weights(d.fa.weight, stream);
+  const double fprop_prepared_ms = median_ms([&] { fprop->execute_with(d.fa, *once); }, d, where, f.repeat);
   const double same_y = compare(d.f.result.data(), y0.data(), int64_t(y0.size())).rel_l2;
   const double same_gx = compare(d.b.result.data(), gx0.data(), int64_t(gx0.size())).rel_l2;
   const auto ref_kind = resolve_ref(RefKind::automatic, p);
@@ -129,12 +133,15 @@ int run(const StepFlags& f) {
               fprop->describe().c_str(), bprop->describe().c_str());
   std::printf("step      independent %.3f ms, shared weight spectra %.3f ms: %.2fx\n", independent, shared,
               independent / shared);
+  std::printf("inference fprop %.3f ms, on weights prepared once %.3f ms: %.2fx\n", fprop_ms, fprop_prepared_ms,
+              fprop_ms / fprop_prepared_ms);
   std::printf("check     fprop rel_l2 %.2e, bprop %.2e (vs %s); shared vs independent %.1e / %.1e -> %s\n",
               vf.error.rel_l2, vb.error.rel_l2, std::string(to_string(ref_kind)).c_str(), same_y, same_gx,
               ok ? "ok" : "FAILED");
   if (!f.json.empty()) {
     nlohmann::json j = {{"benchmark", "step"}, {"problem", p.to_string()}, {"backend", be.name()},
                         {"independent_ms", independent}, {"shared_ms", shared}, {"speedup", independent / shared},
+                        {"fprop_ms", fprop_ms}, {"fprop_prepared_ms", fprop_prepared_ms},
                         {"fprop_rel_l2", vf.error.rel_l2}, {"bprop_rel_l2", vb.error.rel_l2}, {"ok", ok},
                         {"fprop_plan", fprop->describe()}, {"bprop_plan", bprop->describe()}, {"repeat", f.repeat}};
     std::ofstream out(f.json);

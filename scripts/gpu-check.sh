@@ -93,7 +93,9 @@ stage_sanitize() {
 stage_validate() {
   log "validate smoke at full speed, then a paper-grid sample"
   local rc=0
-  $FC validate --set smoke --backends cufft,fbfft --out "$OUT/smoke.jsonl" --no-progress | tail -12 | tee -a "$summary" || rc=1
+  $FC validate --set smoke --backends auto,cufft,fbfft --out "$OUT/smoke.jsonl" --no-progress | tail -12 | tee -a "$summary" || rc=1
+  $FC validate --set torch-parity --backends auto,cufft,fbfft --out "$OUT/torch-parity.jsonl" --no-progress | tail -12 |
+    tee -a "$summary" || rc=1
   $FC validate --set paper-grid --sample "${GRID_SAMPLE:-200}" --seed 7 --backends cufft,fbfft --check gpu64 \
     --out "$OUT/grid-sample.jsonl" --no-progress | tail -12 | tee -a "$summary" || rc=1
   [ $rc = 0 ] || echo "validate: FAILURES (see above)" | tee -a "$summary"
@@ -114,9 +116,16 @@ print(m.group(1).lower() if m else re.sub(r"[^a-z0-9]+", "_", sys.argv[1].lower(
   mkdir -p "$R"
   # stamp FILE COMMAND: the date, the command and the driver, where the benchmark does not record them.
   stamp() { python3 bench/report.py stamp "$1" --command "$2" --set "driver_version=$driver"; }
-  log "bench layers (Table 4: L1-L5 at S=128 vs cuDNN) -> $R"
-  $FC bench layers --backends cufft,fbfft --json "$R/layers.json" 2>&1 | tee "$OUT/layers.log" | tail -30
-  stamp "$R/layers.json" "fftconv bench layers --backends cufft,fbfft"
+  local set file
+  for set in L modern depthwise large; do
+    file=layers; [ "$set" = L ] || file=layers_$set
+    log "bench layers --set $set (auto, fbfft, cufft vs cuDNN FMA and tensor-op math) -> $R/$file.json"
+    $FC bench layers --set $set --backends auto,fbfft,cufft --json "$R/$file.json" 2>&1 | tee "$OUT/$file.log" | tail -40
+    stamp "$R/$file.json" "fftconv bench layers --set $set --backends auto,fbfft,cufft"
+  done
+  log "bench step (fprop + bprop of L5 at S=2: weight spectra shared vs computed twice)"
+  $FC bench step --problem L5,S=2 --backend fbfft --repeat 20 --json "$R/step.json" 2>&1 | tail -4
+  stamp "$R/step.json" "fftconv bench step --problem L5,S=2 --backend fbfft --repeat 20"
   log "bench conv (the paper's fbfft experiment), against the default cufft and the paper's cuFFT pipeline"
   $FC bench conv --json "$R/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
   stamp "$R/conv.json" "fftconv bench conv"
