@@ -117,23 +117,47 @@ def provenance(results, names):
 # ----- tables ---------------------------------------------------------------------------------------
 
 def layers_table(doc):
+    """One row per (layer, pass): cuDNN's best with FMA and with tensor-op math, and each of our backends'
+    median with its time over cuDNN's best FMA time; `auto`'s choice in the last column."""
+    ours = [k for k in ("auto", "fbfft", "cufft") if k in doc["summary"]]
     rows = []
     for r in doc["rows"]:
         by = {b["label"]: b for b in r["backends"]}
-        best = r["cudnn"]["best"]
-        row = [r["layer"], r["pass"], f"{best['median_ms']:.3f} ({best['algo']})"]
-        for label in ("cufft", "fbfft"):
+        best = r["cudnn"].get("best") or {}
+        tc = (r.get("cudnn_tensor_op") or {}).get("best") or {}
+        ref = best.get("median_ms")
+        row = [r["layer"], r["pass"], f"{ref:.3f} ({best['algo']})" if ref else "–",
+               f"{tc['median_ms']:.3f}" if tc.get("median_ms") else "–"]
+        for label in ours:
             b = by.get(label)
-            row += [f"{b['median_ms']:.3f}", f"{b['median_ms'] / best['median_ms']:.2f}"] if b else ["–", "–"]
+            if b and "median_ms" in b:
+                row += [f"{b['median_ms']:.3f}" + (f" ({b['median_ms'] / ref:.2f})" if ref else "")]
+            else:
+                row += ["unsupported" if b and "unsupported" in str(b.get("status", b.get("error", ""))) else "–"]
+        if "auto" in ours:
+            plan = (by.get("auto") or {}).get("plan", "")
+            row.append(plan.split("->", 1)[1].split("(", 1)[0].strip() if "->" in plan else "–")
         rows.append(row)
-    out = table(["layer", "pass", "cuDNN best, ms (algorithm)", "cufft ms", "cufft / cuDNN", "fbfft ms",
-                 "fbfft / cuDNN"], rows)
+    out = table(["layer", "pass", "cuDNN best, ms (algorithm)", "cuDNN+TC ms"] +
+                [f"{k} ms (/ cuDNN)" for k in ours] + (["auto chose"] if "auto" in ours else []), rows)
     s = doc["summary"]
-    geo = ", ".join(f"{k} **{s[k]['geomean_time_over_cudnn_best']:.3f}**" for k in ("cufft", "fbfft") if k in s)
+    geo = ", ".join(f"{k} **{s[k]['geomean_time_over_cudnn_best']:.3f}** (faster in {s[k]['faster_than_cudnn']} of "
+                    f"{s[k]['rows']}; {s[k]['geomean_time_over_cudnn_tensor_op_best']:.3f} against cuDNN+TC)"
+                    if "faster_than_cudnn" in s[k] else f"{k} **{s[k]['geomean_time_over_cudnn_best']:.3f}**"
+                    for k in ours)
     verified = "every row verified against the reference" if s.get("all_verified") else "NOT every row verified"
-    out += ["", f"Geometric mean of time over cuDNN's best: {geo} (below 1: faster than cuDNN); {verified} "
-                f"at S = {doc.get('verify_batch', '?')}."]
+    out += ["", f"Geometric mean of time over cuDNN's best FMA time: {geo} (below 1: faster than cuDNN); "
+                f"{verified} at S = {doc.get('verify_batch', '?')}."]
     return out
+
+
+def step_lines(doc):
+    return [f"`{doc['problem']}` on {doc['backend']}: fprop + bprop computing the weight spectra in each call "
+            f"{doc['independent_ms']:.3f} ms, sharing one prepared set {doc['shared_ms']:.3f} ms "
+            f"({doc['speedup']:.2f}×); repeated inference (fprop) {doc['fprop_ms']:.3f} ms, on weights prepared "
+            f"once {doc['fprop_prepared_ms']:.3f} ms ({doc['fprop_ms'] / doc['fprop_prepared_ms']:.2f}×); results "
+            f"{'verified' if doc['ok'] else 'NOT verified'} (fprop rel_l2 {doc['fprop_rel_l2']:.1e}, bprop "
+            f"{doc['bprop_rel_l2']:.1e})."]
 
 
 def layers_naive_note(doc):
@@ -348,8 +372,19 @@ def networks_lines(ours, torch_doc, paper=True):
 SECTIONS = [
     ("Paper Table 4 on the H100: L1–L5 against cuDNN", ["h100/layers.json"],
      lambda R: layers_table(R["h100/layers.json"]) + [""] + layers_naive_note(R["h100/layers.json"]),
-     "S = 128, strict fp32, medians in ms; cufft's configuration chosen by its autotuner (the plan strings in the "
-     "file say which); cuDNN's best algorithm of those that run, with `CUDNN_FMA_MATH`."),
+     "S = 128, strict fp32 for our backends (products in fp32 or fp32-accurate 3xTF32, chosen by each plan's "
+     "tuner), medians in ms; cuDNN's best algorithm of those that run, with `CUDNN_FMA_MATH`, and with tensor-op "
+     "math (TF32, about 3e-4 relative error) for reference; `auto` chooses among fbfft and cufft."),
+    ("Modern layers on the H100", ["h100/layers_modern.json"],
+     lambda R: layers_table(R["h100/layers_modern.json"]),
+     "`bench layers --set modern`: common dense layers beyond the paper's, all three passes, strict fp32 for our "
+     "backends; `auto` beside the backends it chooses among."),
+    ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json"],
+     lambda R: layers_table(R["h100/layers_depthwise.json"]),
+     "`bench layers --set depthwise`: ConvNeXt, RepLKNet and SLaK depthwise layers at batch 64 (cufft's native "
+     "depthwise path), ResNet strided and DeepLab dilated layers (through the lowering)."),
+    ("Shared weight spectra on the H100", ["h100/step.json"], lambda R: step_lines(R["h100/step.json"]),
+     "`bench step`: one training step's fprop and bprop with the weight spectra prepared once and read by both."),
     ("The paper's AlexNet / OverFeat-fast table on the H100, and VGG-16",
      ["h100/networks.json", "h100/torch_networks.json"],
      lambda R: networks_lines(R.get("h100/networks.json"), R.get("h100/torch_networks.json")),
