@@ -193,6 +193,19 @@ ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budg
   return c;
 }
 
+template <class T>
+ChunkPlan FreqEngine<T>::chunk_prepared(int64_t M, int64_t R, int64_t N, std::size_t budget) const {
+  const std::size_t cpx = sizeof(std::complex<T>);
+  const std::size_t scratch = workspace_bytes(0, 0, 0);
+  auto bytes = [&](int64_t mc) { return std::size_t(nfreq()) * std::size_t(mc * (R + N)) * cpx + scratch; };
+  ChunkPlan c;
+  c.rc = R, c.nc = N, c.mc = M;
+  while (c.mc > 1 && budget > 0 && bytes(c.mc) > budget) c.mc = (c.mc + 1) / 2;
+  c.workspace = bytes(c.mc);
+  c.b_transforms = 0;
+  return c;
+}
+
 // One run(): the frequency-major buffers (Note [engine buffers]), the row-pruned plans, the steps,
 // and the wall time of each.
 template <class T>
@@ -207,12 +220,19 @@ class FreqEngine<T>::Execution {
   Execution(const FreqEngine& e, const ProductSpec<T>& s, const ChunkPlan& ch)
       : e_(e), s_(s), F_(e.nfreq()), nplane_(e.nh_ * e.nw_), Fs_(block_stride(F_)), mc_max_(ch.mc), nc_max_(ch.nc),
         rc_max_(ch.rc > 0 ? ch.rc : s.R), lock_(e.impl_->buffers_mutex, std::try_to_lock),
-        buf_(lock_.owns_lock() ? e.impl_->buffers : own_) {
+        buf_(lock_.owns_lock() ? e.impl_->buffers : own_), b_prepared_(s.b_spectra != nullptr) {
+    if (b_prepared_ && (rc_max_ < s.R || nc_max_ < s.N))
+      throw Error("fftw: prepared weight spectra need R and N whole, got chunks R " + std::to_string(rc_max_) + "/" +
+                  std::to_string(s.R) + ", N " + std::to_string(nc_max_) + "/" + std::to_string(s.N));
     // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
     // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
     // element a product reads is written first in the same run. Note [engine buffers].
-    buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), std::size_t(F_ * rc_max_ * nc_max_), std::size_t(F_ * mc_max_ * nc_max_));
-    af_ = buf_.af.data(), bf_ = buf_.bf.data(), cf_ = buf_.cf.data();
+    buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), b_prepared_ ? 0 : std::size_t(F_ * rc_max_ * nc_max_),
+             std::size_t(F_ * mc_max_ * nc_max_));
+    af_ = buf_.af.data(), cf_ = buf_.cf.data();
+    // Prepared spectra are only read (products()); transform_b() alone writes through this pointer,
+    // into the buffer it was given.
+    bf_ = b_prepared_ ? const_cast<C*>(s.b_spectra) : buf_.bf.data();
     // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
     auto pruned = [&](int64_t rows) { return rows > 0 && rows < e.nh_; };
     plan_a_ = pruned(s.a_rows) ? row_plan<T>(*e.impl_, true, s.a_rows, e.nh_, e.nw_) : nullptr;
@@ -224,7 +244,7 @@ class FreqEngine<T>::Execution {
     // B whole (one chunk of R and of N, e.g. the kernel spectra of fprop and bprop): transformed once,
     // not once per M chunk of tiles.
     const bool b_whole = rc_max_ >= s_.R && nc_max_ >= s_.N;
-    if (b_whole) forward_b(0, s_.R, 0, s_.N);
+    if (b_whole && !b_prepared_) forward_b(0, s_.R, 0, s_.N);
     for (int64_t m0 = 0; m0 < s_.M; m0 += mc_max_) {
       const int64_t mc = std::min(mc_max_, s_.M - m0);
       if (rc_max_ >= s_.R) forward_a(m0, mc, 0, s_.R);  // A whole: transformed once per M chunk
@@ -244,10 +264,13 @@ class FreqEngine<T>::Execution {
   void report(std::vector<std::pair<std::string, double>>* steps) const {
     if (!steps) return;
     steps->emplace_back("FFT+TRANS A", t_a_);
-    steps->emplace_back("FFT+TRANS B", t_b_);
+    if (!b_prepared_) steps->emplace_back("FFT+TRANS B", t_b_);
     steps->emplace_back("CGEMM", t_gemm_);
     steps->emplace_back("TRANS+IFFT C", t_c_);
   }
+
+  // transform_b(): B whole into the buffer its spec's b_spectra names.
+  void forward_b_only() { forward_b(0, s_.R, 0, s_.N); }
 
  private:
   static auto now() { return std::chrono::steady_clock::now(); }
@@ -313,6 +336,15 @@ class FreqEngine<T>::Execution {
     ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(e_.threads_) schedule(static)
     for (int64_t k = 0; k < F_; ++k) errors.run([&] {
+      if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
+        Map A(af + k * mc * rc, mc, rc), Bt(bf + k * rc * nc, nc, rc), Cm(cf + k * mc * nc, mc, nc);
+        if (!acc) Cm.setZero();
+        if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
+        else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
+        else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
+        else Cm.noalias() += A * Bt.transpose();
+        return;
+      }
       if constexpr (std::is_same_v<T, float>) {
         if (e_.kernel_products_) {  // Note [frequency CGEMM]
           freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
@@ -384,6 +416,7 @@ class FreqEngine<T>::Execution {
   typename Impl::Buffers own_;              // else this run's own
   typename Impl::Buffers& buf_;
   C *af_ = nullptr, *bf_ = nullptr, *cf_ = nullptr;
+  const bool b_prepared_;                   // B read from ProductSpec::b_spectra
   FftwPlan plan_a_ = nullptr, plan_b_ = nullptr, plan_c_ = nullptr;
   double t_a_ = 0, t_b_ = 0, t_gemm_ = 0, t_c_ = 0;
 };
@@ -394,6 +427,17 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   Execution x(*this, s, ch);
   x.run();
   x.report(steps);
+}
+
+template <class T>
+void FreqEngine<T>::transform_b(const ProductSpec<T>& spec, std::complex<T>* dst) const {
+  ProductSpec<T> s = spec;
+  s.M = 0;
+  s.b_spectra = dst;
+  ChunkPlan ch;
+  ch.mc = 0, ch.rc = s.R, ch.nc = s.N;
+  Execution x(*this, s, ch);
+  x.forward_b_only();
 }
 
 template class FreqEngine<float>;

@@ -38,6 +38,11 @@ struct ProductSpec {
   T scale_a = 1, scale_b = 1;
   int c_exp = 0;
   std::atomic<bool>* saw_nonfinite = nullptr;
+  // Note [prepared weight spectra]: when set, B is not loaded or transformed: its frequency-major
+  // spectra are read from here, [freq][R][N] row-major, or [freq][N][R] with b_transposed (op(B)
+  // then reads the transpose of each frequency's matrix). The chunks must keep R and N whole.
+  const std::complex<T>* b_spectra = nullptr;
+  bool b_transposed = false;
 };
 
 // How the engine splits M and N to stay within a workspace budget.
@@ -77,6 +82,12 @@ class FreqEngine {
   // Throws Unsupported naming workspace_limit when even 1×1×1 does not fit.
   ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap = 0, int64_t rc_cap = 0) const;
   std::size_t workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const;
+  // Chunks for a run whose B comes from ProductSpec::b_spectra: R and N whole, M the largest chunk
+  // whose A and C buffers fit `budget` (at least 1 row; B's spectra are not workspace).
+  ChunkPlan chunk_prepared(int64_t M, int64_t R, int64_t N, std::size_t budget) const;
+  // The forward transforms of spec's B (R×N planes by load_b, b_rows, scale_b) into dst, laid out
+  // [freq][R][N]: the spectra a later run reads through ProductSpec::b_spectra.
+  void transform_b(const ProductSpec<T>& spec, std::complex<T>* dst) const;
   // When `steps` is given, adds the wall time (ms) of each pipeline step to it.
   void run(const ProductSpec<T>& spec, const ChunkPlan& chunks,
            std::vector<std::pair<std::string, double>>* steps = nullptr) const;
