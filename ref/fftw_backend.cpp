@@ -106,7 +106,8 @@ class FftwPlan final : public Plan {
     budget_ = default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
     chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, budget_);
     if (pass != Pass::accgrad)  // weights from prepare_weights(): B whole, only M chunked
-      prepared_chunks_ = engine_->chunk_prepared(shape_.M, shape_.R, shape_.N, std::max(budget_, chunks_.workspace));
+      prepared_chunks_ = engine_->chunk_prepared(shape_.M, shape_.R, shape_.N, prepared_weights_chunk<T>(p, engine_->nfreq()),
+                                                 pass == Pass::bprop, std::max(budget_, chunks_.workspace));
   }
   std::size_t workspace_bytes() const override { return std::max(chunks_.workspace, prepared_chunks_.workspace); }
   void execute(const Args& a) const override { run(a, nullptr); }
@@ -141,7 +142,8 @@ class FftwPlan final : public Plan {
       << " threads, products " << engine_->products();
     if (pass_ != Pass::accgrad)
       s << "; with prepared weights (Note [prepared weight spectra]) no weight transforms, chunks M "
-        << prepared_chunks_.mc << "/" << shape_.M << (pass_ == Pass::bprop ? ", spectra read transposed" : "");
+        << prepared_chunks_.mc << "/" << shape_.M << ", R " << prepared_chunks_.rc << ", N " << prepared_chunks_.nc
+        << (pass_ == Pass::bprop ? ", spectra read transposed" : "");
     s << note_;
     return s.str();
   }

@@ -5,10 +5,12 @@
 
 #include <fftw3.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -194,12 +196,14 @@ ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budg
 }
 
 template <class T>
-ChunkPlan FreqEngine<T>::chunk_prepared(int64_t M, int64_t R, int64_t N, std::size_t budget) const {
-  const std::size_t cpx = sizeof(std::complex<T>);
-  const std::size_t scratch = workspace_bytes(0, 0, 0);
-  auto bytes = [&](int64_t mc) { return std::size_t(nfreq()) * std::size_t(mc * (R + N)) * cpx + scratch; };
+ChunkPlan FreqEngine<T>::chunk_prepared(int64_t M, int64_t R, int64_t N, int64_t b_chunk, bool b_transposed,
+                                        std::size_t budget) const {
   ChunkPlan c;
-  c.rc = R, c.nc = N, c.mc = M;
+  c.rc = b_transposed ? b_chunk : R, c.nc = b_transposed ? N : b_chunk, c.mc = M;
+  // The A and C buffers and the scratch: B's chunks are the prepared spectra, not workspace.
+  auto bytes = [&](int64_t mc) {
+    return workspace_bytes(mc, c.rc, c.nc) - workspace_bytes(0, c.rc, c.nc) + workspace_bytes(0, 0, 0);
+  };
   while (c.mc > 1 && budget > 0 && bytes(c.mc) > budget) c.mc = (c.mc + 1) / 2;
   c.workspace = bytes(c.mc);
   c.b_transforms = 0;
@@ -221,18 +225,19 @@ class FreqEngine<T>::Execution {
       : e_(e), s_(s), F_(e.nfreq()), nplane_(e.nh_ * e.nw_), Fs_(block_stride(F_)), mc_max_(ch.mc), nc_max_(ch.nc),
         rc_max_(ch.rc > 0 ? ch.rc : s.R), lock_(e.impl_->buffers_mutex, std::try_to_lock),
         buf_(lock_.owns_lock() ? e.impl_->buffers : own_), b_prepared_(s.b_spectra != nullptr) {
-    if (b_prepared_ && (rc_max_ < s.R || nc_max_ < s.N))
-      throw Error("fftw: prepared weight spectra need R and N whole, got chunks R " + std::to_string(rc_max_) + "/" +
+    // Prepared spectra come in chunks of b_chunk columns of B (rows with b_transposed), the other
+    // side whole (Note [prepared weight spectra]).
+    if (b_prepared_ && (s.b_transposed ? (rc_max_ != s.b_chunk || nc_max_ < s.N) : (nc_max_ != s.b_chunk || rc_max_ < s.R)))
+      throw Error("fftw: prepared weight spectra in chunks of " + std::to_string(s.b_chunk) + " need chunks R " +
+                  (s.b_transposed ? std::to_string(s.b_chunk) : "whole") + ", N " +
+                  (s.b_transposed ? "whole" : std::to_string(s.b_chunk)) + ", got R " + std::to_string(rc_max_) + "/" +
                   std::to_string(s.R) + ", N " + std::to_string(nc_max_) + "/" + std::to_string(s.N));
     // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
     // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
     // element a product reads is written first in the same run. Note [engine buffers].
     buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), b_prepared_ ? 0 : std::size_t(F_ * rc_max_ * nc_max_),
              std::size_t(F_ * mc_max_ * nc_max_));
-    af_ = buf_.af.data(), cf_ = buf_.cf.data();
-    // Prepared spectra are only read (products()); transform_b() alone writes through this pointer,
-    // into the buffer it was given.
-    bf_ = b_prepared_ ? const_cast<C*>(s.b_spectra) : buf_.bf.data();
+    af_ = buf_.af.data(), bf_ = buf_.bf.data(), cf_ = buf_.cf.data();
     // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
     auto pruned = [&](int64_t rows) { return rows > 0 && rows < e.nh_; };
     plan_a_ = pruned(s.a_rows) ? row_plan<T>(*e.impl_, true, s.a_rows, e.nh_, e.nw_) : nullptr;
@@ -253,7 +258,8 @@ class FreqEngine<T>::Execution {
         for (int64_t r0 = 0; r0 < s_.R; r0 += rc_max_) {
           const int64_t rc = std::min(rc_max_, s_.R - r0);
           if (rc_max_ < s_.R) forward_a(m0, mc, r0, rc);
-          if (!b_whole) forward_b(r0, rc, n0, nc);
+          if (b_prepared_) bf_ = prepared_chunk(r0, n0);
+          else if (!b_whole) forward_b(r0, rc, n0, nc);
           products(mc, rc, nc, r0 > 0);  // later R chunks accumulate in the frequency domain
         }
         inverse(m0, mc, n0, nc);
@@ -269,11 +275,24 @@ class FreqEngine<T>::Execution {
     steps->emplace_back("TRANS+IFFT C", t_c_);
   }
 
-  // transform_b(): B whole into the buffer its spec's b_spectra names.
-  void forward_b_only() { forward_b(0, s_.R, 0, s_.N); }
+  // transform_b(): B into the chunks of the buffer its spec's b_spectra names (the one place that
+  // writes through b_spectra).
+  void forward_b_chunks() {
+    for (int64_t n0 = 0; n0 < s_.N; n0 += s_.b_chunk) {
+      bf_ = prepared_chunk(0, n0);
+      forward_b(0, s_.R, n0, std::min(s_.b_chunk, s_.N - n0));
+    }
+  }
 
  private:
   static auto now() { return std::chrono::steady_clock::now(); }
+
+  // The prepared chunk that starts at column n0 of B (row r0 with b_transposed): F·R·n0 (F·N·r0)
+  // elements in, each frequency's R×nc (N×rc) matrix contiguous.
+  C* prepared_chunk(int64_t r0, int64_t n0) const {
+    const int64_t offset = s_.b_transposed ? F_ * s_.N * r0 : F_ * s_.R * n0;
+    return const_cast<C*>(s_.b_spectra) + offset;
+  }
   template <class P>
   static double ms(P a, P b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
@@ -434,12 +453,35 @@ void FreqEngine<T>::transform_b(const ProductSpec<T>& spec, std::complex<T>* dst
   ProductSpec<T> s = spec;
   s.M = 0;
   s.b_spectra = dst;
+  s.b_transposed = false;
   ChunkPlan ch;
-  ch.mc = 0, ch.rc = s.R, ch.nc = s.N;
+  ch.mc = 0, ch.rc = s.R, ch.nc = s.b_chunk;
   Execution x(*this, s, ch);
-  x.forward_b_only();
+  x.forward_b_chunks();
 }
 
+template <class E>
+LargeBuffer<E>::~LargeBuffer() {
+  std::free(p_);
+}
+
+template <class E>
+void LargeBuffer<E>::allocate(std::size_t n, const char* what) {
+  constexpr std::size_t kHuge = std::size_t(2) << 20;
+  std::free(p_);
+  p_ = nullptr, n_ = 0;
+  const std::size_t bytes = std::max<std::size_t>(n * sizeof(E), 1);
+  const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  if (n > std::numeric_limits<std::size_t>::max() / sizeof(E) || !(p_ = static_cast<E*>(std::aligned_alloc(kHuge, rounded))))
+    throw OutOfMemory(std::string(what) + ": " + std::to_string(bytes) + " bytes failed", bytes);
+#ifdef MADV_HUGEPAGE
+  madvise(p_, rounded, MADV_HUGEPAGE);  // advice only: without huge pages the buffer still works
+#endif
+  n_ = n;
+}
+
+template class LargeBuffer<std::complex<float>>;
+template class LargeBuffer<std::complex<double>>;
 template class FreqEngine<float>;
 template class FreqEngine<double>;
 

@@ -206,10 +206,20 @@ template <class T>
 struct FftwWeightSpectra final : PreparedWeights {
   std::string key_;
   int exponent = 0;                     // the spectra are those of weight·2^-exponent (float32)
-  std::vector<std::complex<T>> spectra; // [freq][f][fo]
+  int64_t chunk = 0;                    // output channels per chunk (prepared_weights_chunk())
+  LargeBuffer<std::complex<T>> spectra; // chunks of [freq][f][chunk] (ProductSpec::b_spectra)
   std::string key() const override { return key_; }
   std::size_t bytes() const override { return spectra.size() * sizeof(std::complex<T>); }
 };
+
+// Output channels per chunk of prepared spectra in a basis of nfreq frequencies: chunks of about
+// 8 MiB, so that preparing them transposes into a cache-sized region as a plain run does (one
+// frequency-major buffer over all of L5's 132 MB took longer than its transforms).
+template <class T>
+int64_t prepared_weights_chunk(const ConvProblem& p, int64_t nfreq) {
+  const int64_t per_channel = nfreq * p.f * int64_t(sizeof(std::complex<T>));
+  return std::clamp<int64_t>((int64_t(8) << 20) / per_channel, 1, p.fo);
+}
 
 // The key() of the spectra a plan in basis nh×nw reads for p's weights.
 template <class T>
@@ -235,15 +245,12 @@ std::shared_ptr<FftwWeightSpectra<T>> prepare_fftw_weights(const FreqEngine<T>& 
                                                            const T* weight) {
   auto out = std::make_shared<FftwWeightSpectra<T>>();
   out->key_ = fftw_weights_key<T>(p, eng.nh(), eng.nw());
+  out->chunk = prepared_weights_chunk<T>(p, eng.nfreq());
   const std::size_t n = std::size_t(eng.nfreq()) * std::size_t(p.f * p.fo);
-  try {
-    out->spectra.resize(n);
-  } catch (const std::bad_alloc&) {
-    const std::size_t bytes = n * sizeof(std::complex<T>);
-    throw OutOfMemory("fftw: prepared weight spectra of " + std::to_string(bytes) + " bytes failed", bytes);
-  }
+  out->spectra.allocate(n, "fftw: prepared weight spectra");
   ProductSpec<T> spec;
   weight_spec(p, weight, eng.nw(), spec);
+  spec.b_chunk = out->chunk;
   if constexpr (std::is_same_v<T, float>) {
     out->exponent = magnitude_exponent(weight, p.weight_elems(), eng.threads());
     spec.scale_b = std::ldexp(T(1), -out->exponent);
@@ -293,6 +300,7 @@ void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProble
   if (prepared) {
     spec.b_spectra = prepared->spectra.data();
     spec.b_transposed = pass == Pass::bprop;
+    spec.b_chunk = prepared->chunk;
   }
   run_scaled<T>([&](OperandScaling& scaling) {  // Note [operand scaling]
     scaling.apply(spec);

@@ -40,10 +40,11 @@ std::vector<T> as(const std::vector<float>& v) {
 // fprop and bprop of p in element type T: plain execute() and execute_with() of spectra prepared by
 // `preparer` (fprop or bprop), each compared with the other and with the float64 direct reference.
 template <class T>
-void check_shared(const ConvProblem& p, uint64_t seed, Pass preparer) {
+void check_shared(const ConvProblem& p, uint64_t seed, Pass preparer, std::size_t workspace_limit = 0) {
   const DType dt = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   PlanOptions o;
   o.dtype = dt;
+  o.workspace_limit = workspace_limit;
   o.extra["fftw_planner"] = "estimate";
   const Backend& fftw = builtin_registry().get("fftw");
   const auto fprop = fftw.plan(p, Pass::fprop, o);
@@ -111,6 +112,14 @@ TEST_CASE("fftw: fprop and bprop with one prepared weight spectrum match their p
   check_shared<float>(ConvProblem::parse("S=2,f=3,fo=5,h=13,w=9,kh=3,kw=5,ph=1,pw=2,pad=mirror"), 7, Pass::fprop);
   check_shared<double>(ConvProblem::parse("S=2,f=3,fo=5,h=13,w=9,kh=3,kw=5,ph=1,pw=2,pad=mirror"), 8, Pass::bprop);
   check_shared<float>(ConvProblem::parse("S=1,f=4,fo=2,n=7,k=7"), 9, Pass::fprop);
+  // Spectra in several chunks of output channels (8 MiB each in a 64x63 basis: 8 channels of 1 MiB
+  // in float32, 4 in float64), the last one narrower; M chunked by a workspace limit.
+  const ConvProblem wide = ConvProblem::parse("S=3,f=64,fo=19,n=61,k=4,p=1,pad=mirror");
+  const auto plan = builtin_registry().get("fftw").plan(wide, Pass::fprop, PlanOptions{});
+  CHECK(plan->describe().find("no weight transforms, chunks M 3/3, R 64, N 8") != std::string::npos);
+  check_shared<float>(wide, 10, Pass::fprop);
+  check_shared<double>(wide, 11, Pass::bprop);
+  check_shared<float>(wide, 12, Pass::bprop, std::size_t(2) << 20);
 }
 
 TEST_CASE("fftw: prepared spectra of weights near 1e35 stay finite (Note [operand scaling])") {
