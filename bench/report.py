@@ -299,6 +299,18 @@ def cpu_candidates_table(doc):
             + table(["candidate", "fprop", "bprop", "accGrad"], body))
 
 
+def cpu_auto_table(doc):
+    body = []
+    for r in doc["rows"]:
+        body.append([r["layer"], str(r["S"]), r["pass"], f"{r['fftw']['best_ms']:.1f}",
+                     f"{r['fftw_tiled']['best_ms']:.1f}", f"{r['im2col']['best_ms']:.1f}",
+                     f"{r['auto']['best_ms']:.1f}", r["auto_choice"], f"{r['ratio']:.2f}"])
+    worst = max(r["ratio"] for r in doc["rows"])
+    return (table(["layer", "S", "pass", "fftw ms", "fftw tile=auto ms", "im2col ms", "auto ms", "auto chose",
+                   "auto / faster of fftw, im2col"], body)
+            + ["", f"Worst ratio {worst:.2f} over {len(doc['rows'])} cases."])
+
+
 # ----- the document ---------------------------------------------------------------------------------
 
 def section(results, title, names, body, text=None):
@@ -406,6 +418,11 @@ SECTIONS = [
      "Untiled and tiled plans timed round-robin, median of the round medians."),
     ("CPU: the cost model's predictions against measured times", ["cpu/tiling_candidates.json"],
      lambda R: cpu_candidates_table(R["cpu/tiling_candidates.json"]), None),
+    ("CPU: `auto` against fftw and im2col", ["cpu/auto-cpu.json"],
+     lambda R: cpu_auto_table(R["cpu/auto-cpu.json"]),
+     "`fftconv run` of each backend (weights transformed in every call), the backends of a case run one after "
+     "another in five rounds; the fastest of the round medians (other work on the shared host only slows runs "
+     "down). `auto` chose in the first round (fresh plan cache) and read the cache in the others."),
 ]
 
 def summary_lines(R):
