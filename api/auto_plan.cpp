@@ -254,7 +254,9 @@ bool tiles(const Backend& b) {
 // When the tiling planner keeps the problem untiled that plan is the untiled one and is not timed
 // twice. The timed candidates run interleaved, round after round (a host shared with other work
 // drifts by 2x within a minute: one candidate timed after another compared two different
-// machines), and a candidate 1.5x slower than the best after two rounds is dropped.
+// machines). A candidate's time is its fastest run, since other work only ever slows a run down
+// (with medians of the rounds, auto chose im2col at 2.5x fftw's time on L2, S = 8 during bursts of
+// other work), and a candidate whose fastest run after two rounds is 1.5x the best's is dropped.
 std::vector<Variant> variants(const std::vector<const Backend*>& backends, const PlanOptions& opts, Location where) {
   std::vector<Variant> out;
   for (const Backend* b : backends) {
@@ -505,23 +507,20 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     std::vector<std::size_t> live;
     for (std::size_t i : timed)
       if (attempt(i, [&] { bench.once(*plans[i]); })) live.push_back(i);  // warm-up
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    };
+    auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
     for (int round = 0; round < kRounds && live.size() > 1; ++round) {
       for (std::size_t i : live) runs[i].push_back(bench.once(*plans[i]));
       if (round + 1 < kDropAfter) continue;
       double best = 0;
-      for (std::size_t i : live) best = best == 0 ? median(runs[i]) : std::min(best, median(runs[i]));
+      for (std::size_t i : live) best = best == 0 ? fastest(runs[i]) : std::min(best, fastest(runs[i]));
       std::vector<std::size_t> keep;
       for (std::size_t i : live) {
-        if (median(runs[i]) <= kDropFactor * best) {
+        if (fastest(runs[i]) <= kDropFactor * best) {
           keep.push_back(i);
           continue;
         }
         rep.candidates[i].note = "dropped after " + std::to_string(runs[i].size()) + " rounds: " +
-                                 fmt(median(runs[i]) / best) + "x the best";
+                                 fmt(fastest(runs[i]) / best) + "x the best";
         plans[i].reset();
       }
       live = keep;
@@ -529,7 +528,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     for (std::size_t i : timed)
       if (!runs[i].empty() || (live.size() == 1 && live[0] == i)) {
         if (runs[i].empty()) runs[i].push_back(bench.once(*plans[i]));  // the only one left: one timed run
-        rep.candidates[i].measured_ms = median(runs[i]);
+        rep.candidates[i].measured_ms = fastest(runs[i]);
       }
   } else {
     for (std::size_t i : timed) attempt(i, [&] { rep.candidates[i].measured_ms = bench.time(*plans[i]); });
