@@ -254,9 +254,11 @@ bool tiles(const Backend& b) {
 // When the tiling planner keeps the problem untiled that plan is the untiled one and is not timed
 // twice. The timed candidates run interleaved, round after round (a host shared with other work
 // drifts by 2x within a minute: one candidate timed after another compared two different
-// machines). A candidate's time is its fastest run, since other work only ever slows a run down
-// (with medians of the rounds, auto chose im2col at 2.5x fftw's time on L2, S = 8 during bursts of
-// other work), and a candidate whose fastest run after two rounds is 1.5x the best's is dropped.
+// machines). A candidate's time is its fastest run, since other work only ever slows a run down,
+// and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
+// fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
+// lost fftw on L3, S = 8). A candidate whose fastest run after three rounds is 2x the best's is
+// dropped.
 std::vector<Variant> variants(const std::vector<const Backend*>& backends, const PlanOptions& opts, Location where) {
   std::vector<Variant> out;
   for (const Backend* b : backends) {
@@ -501,8 +503,8 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     return false;
   };
   if (where_ == Location::host) {
-    constexpr int kRounds = 5, kDropAfter = 2;
-    constexpr double kDropFactor = 1.5;
+    constexpr int kRounds = 5, kDropAfter = 3;
+    constexpr double kDropFactor = 2.0;
     std::vector<std::vector<double>> runs(cands.size());
     std::vector<std::size_t> live;
     for (std::size_t i : timed)
