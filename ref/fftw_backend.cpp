@@ -115,7 +115,7 @@ class FftwPlan final : public Plan {
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void*) const override {
     if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
     if (!weight) throw InvalidArgument("prepare_weights: weight is null");
-    return prepare_fftw_weights<T>(*engine_, p_, static_cast<const T*>(weight));
+    return prepare_fftw_weights<T>(*engine_, p_, static_cast<const T*>(weight), pool_);
   }
   void execute_with(const Args& a, const PreparedWeights& prepared) const override {
     if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
@@ -157,6 +157,7 @@ class FftwPlan final : public Plan {
   BasisChoice basis_;
   std::unique_ptr<FreqEngine<T>> engine_;
   ChunkPlan chunks_, prepared_chunks_;
+  std::shared_ptr<SpectraPool<T>> pool_ = std::make_shared<SpectraPool<T>>();  // prepare_weights()' memory
   std::size_t budget_ = 0;  // the chunks' workspace budget (Note [fftw workspace budget])
   mutable std::mutex steps_mutex_;
   mutable StepTimes steps_;

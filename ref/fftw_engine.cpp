@@ -468,6 +468,7 @@ LargeBuffer<E>::~LargeBuffer() {
 template <class E>
 void LargeBuffer<E>::allocate(std::size_t n, const char* what) {
   constexpr std::size_t kHuge = std::size_t(2) << 20;
+  if (p_ && n == n_) return;
   std::free(p_);
   p_ = nullptr, n_ = 0;
   const std::size_t bytes = std::max<std::size_t>(n * sizeof(E), 1);

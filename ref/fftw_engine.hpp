@@ -59,7 +59,17 @@ class LargeBuffer {
   ~LargeBuffer();
   LargeBuffer(const LargeBuffer&) = delete;
   LargeBuffer& operator=(const LargeBuffer&) = delete;
-  // n elements (their old contents lost); throws OutOfMemory naming `what` and the bytes.
+  LargeBuffer(LargeBuffer&& o) noexcept { swap(o); }
+  LargeBuffer& operator=(LargeBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  void swap(LargeBuffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+  }
+  // n elements, contents unspecified (the memory already held when it has n elements); throws
+  // OutOfMemory naming `what` and the bytes.
   void allocate(std::size_t n, const char* what);
   E* data() const { return p_; }
   std::size_t size() const { return n_; }
