@@ -141,9 +141,8 @@ class FftwPlan final : public Plan {
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
       << " threads, products " << engine_->products();
     if (pass_ != Pass::accgrad)
-      s << "; with prepared weights (Note [prepared weight spectra]) no weight transforms, chunks M "
-        << prepared_chunks_.mc << "/" << shape_.M << ", R " << prepared_chunks_.rc << ", N " << prepared_chunks_.nc
-        << (pass_ == Pass::bprop ? ", spectra read transposed" : "");
+      s << "; prepared weights: chunks M " << prepared_chunks_.mc << "/" << shape_.M << ", R " << prepared_chunks_.rc
+        << ", N " << prepared_chunks_.nc << (pass_ == Pass::bprop ? ", read transposed" : "");
     s << note_;
     return s.str();
   }
