@@ -76,8 +76,8 @@ struct StepData {
 
 // Medians (ms) of the steps a and b, timed alternately after a warm-up of each, so that a host whose
 // speed drifts (other work on a shared CPU) slows both alike.
-std::pair<double, double> median_ms(const std::function<void()>& a, const std::function<void()>& b, const StepData& d,
-                                    Location where, int repeat) {
+std::pair<double, double> alternating_medians_ms(const std::function<void()>& a, const std::function<void()>& b,
+                                                 const StepData& d, Location where, int repeat) {
   std::vector<double> ms[2];
   const std::function<void()>* steps[2] = {&a, &b};
   for (int r = -1; r < repeat; ++r)
@@ -114,7 +114,7 @@ int run(const StepFlags& f) {
   d.sync(where);
   d.download(where);
   const std::vector<double> y0(d.f.result.begin(), d.f.result.end()), gx0(d.b.result.begin(), d.b.result.end());
-  const auto [independent, shared] = median_ms(
+  const auto [independent, shared] = alternating_medians_ms(
       [&] { fprop->execute(d.fa), bprop->execute(d.ba); },
       [&] {
         const auto prepared = fprop->prepare_weights(d.fa.weight, stream);
