@@ -17,23 +17,24 @@ namespace fftconv {
 // model_time_ms() (transform and product work over a rate per backend family, memory traffic over
 // bandwidth); candidates within kAutoModelSpread of the best model time are planned (each with its
 // own tuner: bases, tiles, product precision) and timed on synthetic operands, median of a few
-// runs; with autotune off the model's best is planned alone. The winner is stored in the plan
+// runs (on the host interleaved in rounds, with fftw's tile=auto twin: Note [auto's host
+// candidates] in auto_plan.cpp); with autotune off the model's best is planned alone. The winner is stored in the plan
 // cache under (problem, pass, location, device, tile, math, workspace limit, library version), so
 // a later plan of the same key builds only the winner's plan.
 inline constexpr double kAutoModelSpread = 8.0;
 inline constexpr int kAutoMaxTimed = 3;
 
 struct AutoCandidate {
-  std::string backend;
+  std::string backend;         // the backend's name, "fftw tile=auto" for its tiled twin
   double model_ms = 0;         // the cost model's estimate
-  double measured_ms = -1;     // median of the timed runs, -1 when not timed
+  double measured_ms = -1;     // median of the timed runs (host: the fastest), -1 when not timed
   double plan_ms = -1;         // time to build its plan (its own tuning included), -1 when not built
   std::string note;            // why it was not timed, or what failed
 };
 
 struct AutoReport {
   std::vector<AutoCandidate> candidates;
-  std::string chosen;          // backend name
+  std::string chosen;          // the winning candidate's backend label
   std::string reason;          // one line: how the winner was chosen
   bool from_cache = false;
   double tune_ms = 0;          // wall time of the whole choice (planning and timing included)

@@ -323,6 +323,25 @@ def cpu_candidates_table(doc):
             + table(["candidate", "fprop", "bprop", "accGrad"], body))
 
 
+def cpu_auto_table(doc):
+    body = []
+    for r in doc["rows"]:
+        body.append([r["layer"], str(r["S"]), r["pass"], f"{r['fftw']['best_ms']:.1f}",
+                     f"{r['fftw_tiled']['best_ms']:.1f}", f"{r['im2col']['best_ms']:.1f}",
+                     f"{r['auto']['best_ms']:.1f}", r["auto_choice"], f"{r['ratio']:.2f}"])
+    rows = doc["rows"]
+    # The backend whose plans were faster (fftw: untiled or tiled) against the backend auto chose.
+    faster = ["fftw" if min(r["fftw"]["best_ms"], r["fftw_tiled"]["best_ms"]) < r["im2col"]["best_ms"] else "im2col"
+              for r in rows]
+    same = sum(f == r["auto_choice"].split()[0] for f, r in zip(faster, rows))
+    within = sum(r["ratio"] <= 1.10 for r in rows)
+    return (table(["layer", "S", "pass", "fftw ms", "fftw tile=auto ms", "im2col ms", "auto ms", "auto chose",
+                   "auto / faster of fftw, im2col"], body)
+            + ["", f"auto within 10% of the faster of fftw and im2col in {within} of {len(rows)} cases (worst "
+               f"{max(r['ratio'] for r in rows):.2f}); it chose the faster backend in {same}. "
+               "Each column is a separate process: where auto chose a backend, it ran that backend's plan."])
+
+
 # ----- the document ---------------------------------------------------------------------------------
 
 def section(results, title, names, body, text=None):
@@ -441,6 +460,12 @@ SECTIONS = [
      "Untiled and tiled plans timed round-robin, median of the round medians."),
     ("CPU: the cost model's predictions against measured times", ["cpu/tiling_candidates.json"],
      lambda R: cpu_candidates_table(R["cpu/tiling_candidates.json"]), None),
+    ("CPU: `auto` against fftw and im2col", ["cpu/auto-cpu.json"],
+     lambda R: cpu_auto_table(R["cpu/auto-cpu.json"]),
+     "`fftconv run` of each backend (median of 5 calls, weights transformed in every call), the backends of a "
+     "case one after another and the whole sweep five times; the fastest of the five medians (other work on the "
+     "shared host only slows runs down). `auto` chose in the first sweep (fresh plan cache) and read the cache in "
+     "the others."),
 ]
 
 def summary_lines(R):

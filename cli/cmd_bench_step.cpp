@@ -1,6 +1,7 @@
 // `fftconv bench step`: fprop + bprop of one training step, with the weight spectra computed by each
-// pass (two independent calls) against computed once and shared (Plan::prepare_weights), timed in
-// the same run; both results checked against each other and against the float64 reference.
+// pass (two independent calls) against computed once and shared (Plan::prepare_weights), timed
+// alternately in the same run; both results checked against each other and against the float64
+// reference.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -73,18 +74,21 @@ struct StepData {
   }
 };
 
-double median_ms(const std::function<void()>& step, const StepData& d, Location where, int repeat) {
-  step();  // warm-up
-  d.sync(where);
-  std::vector<double> ms;
-  for (int r = 0; r < repeat; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    step();
-    d.sync(where);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+// Medians (ms) of the steps a and b, timed alternately after a warm-up of each, so that a host whose
+// speed drifts (other work on a shared CPU) slows both alike.
+std::pair<double, double> alternating_medians_ms(const std::function<void()>& a, const std::function<void()>& b,
+                                                 const StepData& d, Location where, int repeat) {
+  std::vector<double> ms[2];
+  const std::function<void()>* steps[2] = {&a, &b};
+  for (int r = -1; r < repeat; ++r)
+    for (int k = 0; k < 2; ++k) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (*steps[k])();
+      d.sync(where);
+      if (r >= 0) ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  for (auto& v : ms) std::sort(v.begin(), v.end());
+  return {ms[0][ms[0].size() / 2], ms[1][ms[1].size() / 2]};
 }
 
 int run(const StepFlags& f) {
@@ -106,10 +110,12 @@ int run(const StepFlags& f) {
   StepData d(p, where);
   void* stream = nullptr;
 
-  const double independent = median_ms([&] { fprop->execute(d.fa), bprop->execute(d.ba); }, d, where, f.repeat);
+  fprop->execute(d.fa), bprop->execute(d.ba);
+  d.sync(where);
   d.download(where);
   const std::vector<double> y0(d.f.result.begin(), d.f.result.end()), gx0(d.b.result.begin(), d.b.result.end());
-  const double shared = median_ms(
+  const auto [independent, shared] = alternating_medians_ms(
+      [&] { fprop->execute(d.fa), bprop->execute(d.ba); },
       [&] {
         const auto prepared = fprop->prepare_weights(d.fa.weight, stream);
         fprop->execute_with(d.fa, *prepared);

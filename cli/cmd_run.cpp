@@ -22,7 +22,7 @@ struct RunFlags {
   int repeat = 5;
   std::string timer = "calls";
   uint64_t seed = 1;
-  bool json = false, progress = true;
+  bool json = false, progress = true, prepared = true;
   PlanFlags plan;
 };
 
@@ -43,7 +43,7 @@ int run(const RunFlags& f) {
   progress.phase("drawing the inputs");
   PassData d = make_pass_data(p, pass, f.seed);
   progress.phase("timing " + std::to_string(f.repeat) + " runs after a warm-up");
-  const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer);
+  const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer, f.prepared && pass != Pass::accgrad);
   if (ref_kind != RefKind::none) progress.phase("computing the " + std::string(to_string(ref_kind)) + " reference");
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   progress.stop();
@@ -79,6 +79,8 @@ int run(const RunFlags& f) {
     else
       j["error"] = nullptr;
     j["tolerance"] = {{"rel_l2", tol.rel_l2}, {"max_abs_rel", tol.max_abs_rel}};
+    if (!rr.weights.empty())
+      j["weights"] = {{"how", rr.weights}, {"prepare_ms", rr.prepare_ms >= 0 ? nlohmann::json(rr.prepare_ms) : nlohmann::json()}};
     if (!rr.breakdown.empty()) {
       nlohmann::json steps = nlohmann::json::object();
       for (const auto& [name, ms] : rr.breakdown) steps[name] = ms;
@@ -98,6 +100,11 @@ int run(const RunFlags& f) {
     std::printf("time      min %.3f ms, median %.3f ms over %d runs (%.3g TRED/s; timer %s)\n", rr.time.min_ms,
                 rr.time.median_ms, rr.time.repeats, tred, rr.timer.c_str());
     std::printf("workspace %zu bytes\n", plan->workspace_bytes());
+    if (!rr.weights.empty()) {
+      std::printf("weights   %s", rr.weights.c_str());
+      if (rr.prepare_ms >= 0) std::printf(" (prepared in %.3f ms, not in the times above)", rr.prepare_ms);
+      std::printf("\n");
+    }
     for (const auto& [name, ms] : rr.breakdown) {
       std::printf("  step %-10s %.3f ms", name.c_str(), ms);
       if (name == "CGEMM" && gemm_ms > 0 && !products.math.empty())
@@ -135,6 +142,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--seed", f->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_flag("--json", f->json, "Print one JSON object");
+  cmd->add_flag("!--no-prepared-weights", f->prepared,
+                "fprop/bprop: transform the weights in every run; by default a backend that prepares weight "
+                "spectra (Plan::prepare_weights: fbfft, fftw) prepares them once, untimed, and every run reuses them");
   cmd->add_flag("!--no-progress", f->progress, "No progress line on stderr (printed when a run takes over a second)");
   f->plan.add_to(cmd);
   cmd->callback([f, exit_code] { *exit_code = run(*f); });

@@ -105,15 +105,27 @@ class FftwPlan final : public Plan {
     engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
     budget_ = default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
     chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, budget_);
+    if (pass != Pass::accgrad)  // weights from prepare_weights(): B whole, only M chunked
+      prepared_chunks_ = engine_->chunk_prepared(shape_.M, shape_.R, shape_.N, prepared_weights_chunk<T>(p, engine_->nfreq()),
+                                                 pass == Pass::bprop, std::max(budget_, chunks_.workspace));
   }
-  std::size_t workspace_bytes() const override { return chunks_.workspace; }
-  void execute(const Args& a) const override {
-    require_operands(a, pass_, "fftw");
-    if (a.dtype != opts_.dtype)
-      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
-                            std::string(to_string(opts_.dtype)));
-    run_untiled<T>(*engine_, chunks_, p_, pass_, static_cast<const T*>(a.input), static_cast<const T*>(a.weight),
-                   static_cast<const T*>(a.grad_output), static_cast<T*>(a.result), steps_ptr());
+  std::size_t workspace_bytes() const override { return std::max(chunks_.workspace, prepared_chunks_.workspace); }
+  void execute(const Args& a) const override { run(a, nullptr); }
+  std::pair<int64_t, int64_t> fourier_basis() const override { return {basis_.nh, basis_.nw}; }
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void*) const override {
+    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
+    if (!weight) throw InvalidArgument("prepare_weights: weight is null");
+    return prepare_fftw_weights<T>(*engine_, p_, static_cast<const T*>(weight), pool_);
+  }
+  void execute_with(const Args& a, const PreparedWeights& prepared) const override {
+    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
+    const auto* w = dynamic_cast<const FftwWeightSpectra<T>*>(&prepared);
+    const std::string want = fftw_weights_key<T>(p_, basis_.nh, basis_.nw);
+    if (!w || w->key() != want)
+      throw InvalidArgument("prepared: weights prepared as '" + prepared.key() + "', this plan reads '" + want + "'");
+    Args args = a;
+    if (!args.weight) args.weight = w->spectra.data();  // not read: the operand checks want a pointer there
+    run(args, w);
   }
   StepTimes last_breakdown() const override {
     std::lock_guard<std::mutex> lock(steps_mutex_);
@@ -127,7 +139,11 @@ class FftwPlan final : public Plan {
       << basis_.candidates << " candidate bases (" << basis_.range << "); per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
-      << " threads, products " << engine_->products() << note_;
+      << " threads, products " << engine_->products();
+    if (pass_ != Pass::accgrad)
+      s << "; prepared weights: chunks M " << prepared_chunks_.mc << "/" << shape_.M << ", R " << prepared_chunks_.rc
+        << ", N " << prepared_chunks_.nc << (pass_ == Pass::bprop ? ", read transposed" : "");
+    s << note_;
     return s.str();
   }
 
@@ -139,10 +155,20 @@ class FftwPlan final : public Plan {
   PassShape shape_;
   BasisChoice basis_;
   std::unique_ptr<FreqEngine<T>> engine_;
-  ChunkPlan chunks_;
+  ChunkPlan chunks_, prepared_chunks_;
+  std::shared_ptr<SpectraPool<T>> pool_ = std::make_shared<SpectraPool<T>>();  // prepare_weights()' memory
   std::size_t budget_ = 0;  // the chunks' workspace budget (Note [fftw workspace budget])
   mutable std::mutex steps_mutex_;
   mutable StepTimes steps_;
+  void run(const Args& a, const FftwWeightSpectra<T>* prepared) const {
+    require_operands(a, pass_, "fftw");
+    if (a.dtype != opts_.dtype)
+      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
+                            std::string(to_string(opts_.dtype)));
+    run_untiled<T>(*engine_, prepared ? prepared_chunks_ : chunks_, p_, pass_, static_cast<const T*>(a.input),
+                   static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output), static_cast<T*>(a.result),
+                   steps_ptr(), prepared);
+  }
   // The step timings of the last execute(), when PlanOptions::breakdown asked for them.
   StepTimes* steps_ptr() const {
     if (!opts_.breakdown) return nullptr;

@@ -5,10 +5,12 @@
 
 #include <fftw3.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -193,6 +195,21 @@ ChunkPlan FreqEngine<T>::chunk(int64_t M, int64_t R, int64_t N, std::size_t budg
   return c;
 }
 
+template <class T>
+ChunkPlan FreqEngine<T>::chunk_prepared(int64_t M, int64_t R, int64_t N, int64_t b_chunk, bool b_transposed,
+                                        std::size_t budget) const {
+  ChunkPlan c;
+  c.rc = b_transposed ? b_chunk : R, c.nc = b_transposed ? N : b_chunk, c.mc = M;
+  // The A and C buffers and the scratch: B's chunks are the prepared spectra, not workspace.
+  auto bytes = [&](int64_t mc) {
+    return workspace_bytes(mc, c.rc, c.nc) - workspace_bytes(0, c.rc, c.nc) + workspace_bytes(0, 0, 0);
+  };
+  while (c.mc > 1 && budget > 0 && bytes(c.mc) > budget) c.mc = (c.mc + 1) / 2;
+  c.workspace = bytes(c.mc);
+  c.b_transforms = 0;
+  return c;
+}
+
 // One run(): the frequency-major buffers (Note [engine buffers]), the row-pruned plans, the steps,
 // and the wall time of each.
 template <class T>
@@ -207,11 +224,19 @@ class FreqEngine<T>::Execution {
   Execution(const FreqEngine& e, const ProductSpec<T>& s, const ChunkPlan& ch)
       : e_(e), s_(s), F_(e.nfreq()), nplane_(e.nh_ * e.nw_), Fs_(block_stride(F_)), mc_max_(ch.mc), nc_max_(ch.nc),
         rc_max_(ch.rc > 0 ? ch.rc : s.R), lock_(e.impl_->buffers_mutex, std::try_to_lock),
-        buf_(lock_.owns_lock() ? e.impl_->buffers : own_) {
+        buf_(lock_.owns_lock() ? e.impl_->buffers : own_), b_prepared_(s.b_spectra != nullptr) {
+    // Prepared spectra come in chunks of b_chunk columns of B (rows with b_transposed), the other
+    // side whole (Note [prepared weight spectra]).
+    if (b_prepared_ && (s.b_transposed ? (rc_max_ != s.b_chunk || nc_max_ < s.N) : (nc_max_ != s.b_chunk || rc_max_ < s.R)))
+      throw Error("fftw: prepared weight spectra in chunks of " + std::to_string(s.b_chunk) + " need chunks R " +
+                  (s.b_transposed ? std::to_string(s.b_chunk) : "whole") + ", N " +
+                  (s.b_transposed ? "whole" : std::to_string(s.b_chunk)) + ", got R " + std::to_string(rc_max_) + "/" +
+                  std::to_string(s.R) + ", N " + std::to_string(nc_max_) + "/" + std::to_string(s.N));
     // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
     // alignment-dependent peeling, so a fixed alignment keeps results bitwise repeatable. Every
     // element a product reads is written first in the same run. Note [engine buffers].
-    buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), std::size_t(F_ * rc_max_ * nc_max_), std::size_t(F_ * mc_max_ * nc_max_));
+    buf_.fit(std::size_t(F_ * mc_max_ * rc_max_), b_prepared_ ? 0 : std::size_t(F_ * rc_max_ * nc_max_),
+             std::size_t(F_ * mc_max_ * nc_max_));
     af_ = buf_.af.data(), bf_ = buf_.bf.data(), cf_ = buf_.cf.data();
     // Row plans for operands/results that occupy fewer rows than the basis (Note [row-pruned transforms]).
     auto pruned = [&](int64_t rows) { return rows > 0 && rows < e.nh_; };
@@ -224,7 +249,7 @@ class FreqEngine<T>::Execution {
     // B whole (one chunk of R and of N, e.g. the kernel spectra of fprop and bprop): transformed once,
     // not once per M chunk of tiles.
     const bool b_whole = rc_max_ >= s_.R && nc_max_ >= s_.N;
-    if (b_whole) forward_b(0, s_.R, 0, s_.N);
+    if (b_whole && !b_prepared_) forward_b(0, s_.R, 0, s_.N);
     for (int64_t m0 = 0; m0 < s_.M; m0 += mc_max_) {
       const int64_t mc = std::min(mc_max_, s_.M - m0);
       if (rc_max_ >= s_.R) forward_a(m0, mc, 0, s_.R);  // A whole: transformed once per M chunk
@@ -233,7 +258,8 @@ class FreqEngine<T>::Execution {
         for (int64_t r0 = 0; r0 < s_.R; r0 += rc_max_) {
           const int64_t rc = std::min(rc_max_, s_.R - r0);
           if (rc_max_ < s_.R) forward_a(m0, mc, r0, rc);
-          if (!b_whole) forward_b(r0, rc, n0, nc);
+          if (b_prepared_) bf_ = prepared_chunk(r0, n0);
+          else if (!b_whole) forward_b(r0, rc, n0, nc);
           products(mc, rc, nc, r0 > 0);  // later R chunks accumulate in the frequency domain
         }
         inverse(m0, mc, n0, nc);
@@ -244,13 +270,29 @@ class FreqEngine<T>::Execution {
   void report(std::vector<std::pair<std::string, double>>* steps) const {
     if (!steps) return;
     steps->emplace_back("FFT+TRANS A", t_a_);
-    steps->emplace_back("FFT+TRANS B", t_b_);
+    if (!b_prepared_) steps->emplace_back("FFT+TRANS B", t_b_);
     steps->emplace_back("CGEMM", t_gemm_);
     steps->emplace_back("TRANS+IFFT C", t_c_);
   }
 
+  // transform_b(): B into the chunks of the buffer its spec's b_spectra names (the one place that
+  // writes through b_spectra).
+  void forward_b_chunks() {
+    for (int64_t n0 = 0; n0 < s_.N; n0 += s_.b_chunk) {
+      bf_ = prepared_chunk(0, n0);
+      forward_b(0, s_.R, n0, std::min(s_.b_chunk, s_.N - n0));
+    }
+  }
+
  private:
   static auto now() { return std::chrono::steady_clock::now(); }
+
+  // The prepared chunk that starts at column n0 of B (row r0 with b_transposed): F·R·n0 (F·N·r0)
+  // elements in, each frequency's R×nc (N×rc) matrix contiguous.
+  C* prepared_chunk(int64_t r0, int64_t n0) const {
+    const int64_t offset = s_.b_transposed ? F_ * s_.N * r0 : F_ * s_.R * n0;
+    return const_cast<C*>(s_.b_spectra) + offset;
+  }
   template <class P>
   static double ms(P a, P b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
@@ -313,6 +355,15 @@ class FreqEngine<T>::Execution {
     ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(e_.threads_) schedule(static)
     for (int64_t k = 0; k < F_; ++k) errors.run([&] {
+      if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
+        Map A(af + k * mc * rc, mc, rc), Bt(bf + k * rc * nc, nc, rc), Cm(cf + k * mc * nc, mc, nc);
+        if (!acc) Cm.setZero();
+        if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
+        else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
+        else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
+        else Cm.noalias() += A * Bt.transpose();
+        return;
+      }
       if constexpr (std::is_same_v<T, float>) {
         if (e_.kernel_products_) {  // Note [frequency CGEMM]
           freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
@@ -384,6 +435,7 @@ class FreqEngine<T>::Execution {
   typename Impl::Buffers own_;              // else this run's own
   typename Impl::Buffers& buf_;
   C *af_ = nullptr, *bf_ = nullptr, *cf_ = nullptr;
+  const bool b_prepared_;                   // B read from ProductSpec::b_spectra
   FftwPlan plan_a_ = nullptr, plan_b_ = nullptr, plan_c_ = nullptr;
   double t_a_ = 0, t_b_ = 0, t_gemm_ = 0, t_c_ = 0;
 };
@@ -396,6 +448,41 @@ void FreqEngine<T>::run(const ProductSpec<T>& s, const ChunkPlan& ch,
   x.report(steps);
 }
 
+template <class T>
+void FreqEngine<T>::transform_b(const ProductSpec<T>& spec, std::complex<T>* dst) const {
+  ProductSpec<T> s = spec;
+  s.M = 0;
+  s.b_spectra = dst;
+  s.b_transposed = false;
+  ChunkPlan ch;
+  ch.mc = 0, ch.rc = s.R, ch.nc = s.b_chunk;
+  Execution x(*this, s, ch);
+  x.forward_b_chunks();
+}
+
+template <class E>
+LargeBuffer<E>::~LargeBuffer() {
+  std::free(p_);
+}
+
+template <class E>
+void LargeBuffer<E>::allocate(std::size_t n, const char* what) {
+  constexpr std::size_t kHuge = std::size_t(2) << 20;
+  if (p_ && n == n_) return;
+  std::free(p_);
+  p_ = nullptr, n_ = 0;
+  const std::size_t bytes = std::max<std::size_t>(n * sizeof(E), 1);
+  const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  if (n > std::numeric_limits<std::size_t>::max() / sizeof(E) || !(p_ = static_cast<E*>(std::aligned_alloc(kHuge, rounded))))
+    throw OutOfMemory(std::string(what) + ": " + std::to_string(bytes) + " bytes failed", bytes);
+#ifdef MADV_HUGEPAGE
+  madvise(p_, rounded, MADV_HUGEPAGE);  // advice only: without huge pages the buffer still works
+#endif
+  n_ = n;
+}
+
+template class LargeBuffer<std::complex<float>>;
+template class LargeBuffer<std::complex<double>>;
 template class FreqEngine<float>;
 template class FreqEngine<double>;
 

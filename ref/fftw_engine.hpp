@@ -38,7 +38,48 @@ struct ProductSpec {
   T scale_a = 1, scale_b = 1;
   int c_exp = 0;
   std::atomic<bool>* saw_nonfinite = nullptr;
+  // Note [prepared weight spectra]: when set, B is not loaded or transformed: its spectra are read
+  // from here, in chunks of b_chunk columns, chunk [n0, n0 + nc) at F·R·n0 laid out [freq][R][nc];
+  // with b_transposed, chunks of b_chunk rows, chunk [r0, r0 + rc) at F·N·r0 laid out [freq][N][rc]
+  // (op(B) reads each frequency's matrix transposed). The run's ChunkPlan must match
+  // (chunk_prepared()). transform_b() writes the first layout.
+  const std::complex<T>* b_spectra = nullptr;
+  bool b_transposed = false;
+  int64_t b_chunk = 0;
 };
+
+// Uninitialised memory for large frequency buffers (prepared weight spectra: 132 MB for L5),
+// 2 MiB-aligned and, where the kernel offers them, on transparent huge pages: the frequency-major
+// stores touch one page per frequency, and with 4 KiB pages preparing L5's spectra at S=2 spent
+// more time in page faults and TLB misses than in its transforms.
+template <class E>
+class LargeBuffer {
+ public:
+  LargeBuffer() = default;
+  ~LargeBuffer();
+  LargeBuffer(const LargeBuffer&) = delete;
+  LargeBuffer& operator=(const LargeBuffer&) = delete;
+  LargeBuffer(LargeBuffer&& o) noexcept { swap(o); }
+  LargeBuffer& operator=(LargeBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  void swap(LargeBuffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+  }
+  // n elements, contents unspecified (the memory already held when it has n elements); throws
+  // OutOfMemory naming `what` and the bytes.
+  void allocate(std::size_t n, const char* what);
+  E* data() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  E* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+extern template class LargeBuffer<std::complex<float>>;
+extern template class LargeBuffer<std::complex<double>>;
 
 // How the engine splits M and N to stay within a workspace budget.
 struct ChunkPlan {
@@ -77,6 +118,14 @@ class FreqEngine {
   // Throws Unsupported naming workspace_limit when even 1×1×1 does not fit.
   ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap = 0, int64_t rc_cap = 0) const;
   std::size_t workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const;
+  // Chunks for a run whose B comes from ProductSpec::b_spectra in chunks of b_chunk (columns, or
+  // rows when b_transposed): M the largest chunk whose A and C buffers fit `budget` (at least 1; B's
+  // spectra are not workspace).
+  ChunkPlan chunk_prepared(int64_t M, int64_t R, int64_t N, int64_t b_chunk, bool b_transposed,
+                           std::size_t budget) const;
+  // The forward transforms of spec's B (R×N planes by load_b, b_rows, scale_b) into dst in chunks of
+  // spec.b_chunk columns: the spectra a later run reads through ProductSpec::b_spectra.
+  void transform_b(const ProductSpec<T>& spec, std::complex<T>* dst) const;
   // When `steps` is given, adds the wall time (ms) of each pipeline step to it.
   void run(const ProductSpec<T>& spec, const ChunkPlan& chunks,
            std::vector<std::pair<std::string, double>>* steps = nullptr) const;

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -62,11 +63,36 @@ std::vector<float> download(const float* p, std::size_t n) {
 }  // namespace
 #endif
 
-RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms, GpuTimer timer) {
+namespace {
+// Plan::prepare_weights() of `weight` when asked for and offered (nullptr, with r.weights saying
+// why not, otherwise).
+std::shared_ptr<const PreparedWeights> prepare(const Plan& plan, const void* weight, void* stream, bool asked,
+                                               RunResult& r) {
+  if (!asked) return nullptr;
+  if (!weight) {
+    r.weights = "per call: the pass reads no weights";
+    return nullptr;
+  }
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto w = plan.prepare_weights(weight, stream);
+    r.prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.weights = "prepared once (" + std::to_string(w->bytes()) + " bytes), reused by every run";
+    return w;
+  } catch (const Unsupported& e) {
+    r.weights = std::string("per call: ") + e.what();
+    return nullptr;
+  }
+}
+}  // namespace
+
+RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms, GpuTimer timer,
+                   bool prepared_weights) {
   RunResult r;
   if (b.location() == Location::host) {
     Args a = d.args();
-    r.time = time_host([&] { plan.execute(a); }, repeat, 1);
+    const auto w = prepare(plan, a.weight, nullptr, prepared_weights, r);
+    r.time = time_host([&] { w ? plan.execute_with(a, *w) : plan.execute(a); }, repeat, 1);
     r.breakdown = plan.last_breakdown();
     r.timer = "host";
     return r;
@@ -77,12 +103,14 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
   std::unique_ptr<CudaGraph> graph;  // after st: destroyed before the stream
   Args a = d.args_at(x.p, w.p, g.p, bias.p, out.p);
   a.stream = st.stream;
-  plan.execute(a);  // warm-up (autotuning happens at plan time or here)
+  const auto prepared = prepare(plan, a.weight, st.stream, prepared_weights, r);
+  auto call = [&] { prepared ? plan.execute_with(a, *prepared) : plan.execute(a); };
+  call();  // warm-up (autotuning happens at plan time or here)
   check(cudaStreamSynchronize(st.stream), "warm-up");
   r.timer = to_string(timer);
   if (timer == GpuTimer::graph) {
     const std::vector<float> plain = download(out.p, out.n);
-    graph = std::make_unique<CudaGraph>([&] { plan.execute(a); }, st.stream);
+    graph = std::make_unique<CudaGraph>(call, st.stream);
     if (!graph->ok()) {
       timer = GpuTimer::stream;
       r.timer = "stream (no graph: " + graph->why() + ")";
@@ -102,7 +130,7 @@ RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, 
     if (timer == GpuTimer::graph)
       graph->launch(st.stream);
     else
-      plan.execute(a);
+      call();
   };
   // Runs k timed executions (k = 1 and synchronized for `calls`, else back to back) and appends
   // their times; returns their sum.

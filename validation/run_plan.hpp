@@ -14,6 +14,10 @@ struct RunResult {
   Timing time;
   StepTimes breakdown;  // per-step timings of the last repetition, when the plan records them
   std::string timer;    // how it was timed: "host", "calls", "stream", "graph" or "stream (no graph: <why>)"
+  // With prepared weights asked for: how the weights were read ("prepared once: ..." when every
+  // timed run reused one Plan::prepare_weights() object, else "per call: <why not>"); "" otherwise.
+  std::string weights;
+  double prepare_ms = -1;  // the one prepare_weights() call (wall clock), -1 when none
 };
 
 // Executes `plan` repeat times (after one warm-up) on d's operands and leaves the result in
@@ -22,9 +26,11 @@ struct RunResult {
 // plans) and then repeat until both `repeat` executions and min_ms of measured time are reached (at
 // most 100,000). A graph's result is checked against the plain execute()'s (rel_l2 <= 1e-6, all
 // finite; CudaError otherwise). Throws Unsupported for a CUDA backend when the library was built
-// without CUDA.
+// without CUDA. With prepared_weights, a pass that reads weights (fprop, bprop) of a plan that
+// prepares them (Plan::prepare_weights) prepares them once, untimed, and every run (warm-up, timed,
+// graph) calls execute_with() on that one object, as repeated inference calls would.
 RunResult run_plan(const Backend& b, const Plan& plan, PassData& d, int repeat, double min_ms = 0,
-                   GpuTimer timer = GpuTimer::calls);
+                   GpuTimer timer = GpuTimer::calls, bool prepared_weights = false);
 
 // "host CPU (N OpenMP threads)" or the CUDA device name. threads: PlanOptions::threads of the
 // plans run (0 = OpenMP's default), so that N is the team the CPU backends actually use.

@@ -145,3 +145,22 @@ def test_prepare_weights_is_refused_where_a_plan_has_no_weight_spectra():
     w = np.ones((4, 3, 3, 3), np.float32)
     with pytest.raises(ValueError, match="prepare_weights"):
         p.prepare_weights(w)
+
+
+def test_fftw_fprop_and_bprop_share_prepared_weight_spectra(rng):
+    # Untiled fftw plans of fprop and bprop of one problem pick the same basis (their estimated costs
+    # are equal), so spectra prepared by one serve both.
+    spec = "S=2,f=3,fo=5,h=13,w=9,kh=3,kw=5,ph=1,pw=2,pad=mirror"
+    fp = fftconv.plan(spec, "fprop", backend="fftw", tile="none")
+    bp = fftconv.plan(spec, "bprop", backend="fftw", tile="none")
+    p = fp.problem
+    x = rng.standard_normal(p.input_shape).astype(np.float32)
+    w = rng.standard_normal(p.weight_shape).astype(np.float32)
+    g = rng.standard_normal(p.output_shape).astype(np.float32)
+    prepared = fp.prepare_weights(w)
+    y, y_shared = fp.execute(x, w), fp.execute(x, prepared=prepared)
+    gx, gx_shared = bp.execute(grad_output=g, weight=w), bp.execute(grad_output=g, prepared=prepared)
+    assert rel_l2(y_shared, y) <= TOL["float32"] and rel_l2(gx_shared, gx) <= TOL["float32"]
+    other = fftconv.plan("S=2,f=4,fo=5,h=13,w=9,kh=3,kw=5,ph=1,pw=2,pad=mirror", "fprop", backend="fftw", tile="none")
+    with pytest.raises(ValueError, match="prepared: weights prepared as"):
+        other.execute(rng.standard_normal(other.problem.input_shape).astype(np.float32), prepared=prepared)

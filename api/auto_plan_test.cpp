@@ -1,0 +1,131 @@
+// Tests of the `auto` backend on the host (api/auto_plan.hpp): its candidates (the tile=auto twin of
+// a backend that tiles, Note [auto's host candidates]), interleaved timing, dropping and the cache.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "api/auto_plan.hpp"
+#include "api/fftconv.hpp"
+#include "common/errors.hpp"
+#include "validation/data.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+// A plan that sleeps `ms` per execute() and reports whether it is tiled.
+class SleepPlan final : public Plan {
+ public:
+  SleepPlan(double ms, bool tiled) : ms_(ms), tiled_(tiled) {}
+  std::size_t workspace_bytes() const override { return 0; }
+  void execute(const Args&) const override {
+    std::this_thread::sleep_for(std::chrono::microseconds(int64_t(ms_ * 1000)));
+  }
+  std::string describe() const override { return tiled_ ? "tiled" : "untiled"; }
+  std::string tile_json() const override { return tiled_ ? "{\"fft_h\":8}" : "null"; }
+
+ private:
+  double ms_;
+  bool tiled_;
+};
+
+// A host backend whose untiled plans take `untiled_ms`; with tile_ms > 0 it tiles (the planner's
+// option keys), tiled plans taking tile_ms, except for problems with f == 1, which its planner keeps
+// untiled.
+class SleepBackend final : public Backend {
+ public:
+  SleepBackend(std::string name, double untiled_ms, double tile_ms)
+      : name_(std::move(name)), untiled_ms_(untiled_ms), tile_ms_(tile_ms) {}
+  std::string_view name() const override { return name_; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
+  std::vector<std::string_view> option_keys() const override {
+    if (tile_ms_ > 0) return {"tiles_in_flight", "accgrad_reduction"};
+    return {};
+  }
+  std::unique_ptr<Plan> plan(const ConvProblem& p, Pass, const PlanOptions& o) const override {
+    ++plans;
+    const bool tiled = tile_ms_ > 0 && o.tile.kind != TileSpec::Kind::none && p.f > 1;
+    return std::make_unique<SleepPlan>(tiled ? tile_ms_ : untiled_ms_, tiled);
+  }
+  std::string_view summary() const override { return "sleeps"; }
+  mutable int plans = 0;
+
+ private:
+  std::string name_;
+  double untiled_ms_, tile_ms_;
+};
+
+const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
+  for (const AutoCandidate& c : r.candidates)
+    if (c.backend == label) return c;
+  FAIL("no candidate " << label);
+  throw Error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("auto on the host: the tile=auto twin, interleaved timing, dropping and the plan cache") {
+  Registry reg;
+  auto tiler = std::make_shared<SleepBackend>("tiler", 12.0, 3.0);
+  auto slow = std::make_shared<SleepBackend>("slowpoke", 40.0, 0.0);
+  reg.add(tiler);
+  reg.add(slow);
+  const AutoBackend host(reg, Location::host);
+  PlanOptions o;
+  o.tune_cache = "none";  // the plan cache in memory only
+  const ConvProblem p = ConvProblem::parse("S=3,f=5,fo=7,n=11,k=3");
+
+  AutoReport rep;
+  auto plan = host.plan(p, Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(rep.chosen == "tiler tile=auto");
+  CHECK(plan->describe().find("auto -> tiler tile=auto") == 0);
+  CHECK(plan->tile_json() != "null");
+  REQUIRE(rep.candidates.size() == 3);
+  CHECK(candidate(rep, "tiler tile=auto").measured_ms >= 3.0);
+  CHECK(candidate(rep, "tiler").measured_ms >= 12.0);
+  // 40 ms against 3 ms: dropped after three rounds, not timed five times.
+  CHECK(candidate(rep, "slowpoke").note.find("dropped after 3 rounds") == 0);
+
+  // The cache replays the variant, planning only the winner.
+  const int before = tiler->plans + slow->plans;
+  AutoReport again;
+  auto cached = host.plan(p, Pass::fprop, o, &again);
+  CHECK(again.from_cache);
+  CHECK(again.chosen == "tiler tile=auto");
+  CHECK(cached->tile_json() != "null");
+  CHECK(tiler->plans + slow->plans == before + 1);
+
+  // A tiling planner that keeps the problem untiled: its twin is the untiled plan, not timed twice.
+  AutoReport kept;
+  host.plan(ConvProblem::parse("S=3,f=1,fo=7,n=11,k=3"), Pass::fprop, o, &kept);
+  CHECK(kept.chosen == "tiler");
+  CHECK(candidate(kept, "tiler tile=auto").measured_ms < 0);
+  CHECK(candidate(kept, "tiler tile=auto").note.find("keeps it untiled") != std::string::npos);
+
+  // An explicit tile request is kept: no twin.
+  PlanOptions fixed = o;
+  fixed.tile = TileSpec::parse("8");
+  AutoReport pinned;
+  host.plan(p, Pass::bprop, fixed, &pinned);
+  CHECK(pinned.candidates.size() == 2);
+}
+
+TEST_CASE("auto on the host forwards prepared weights to the fftw plan it chose") {
+  Registry reg;
+  reg.add(std::shared_ptr<const Backend>(&builtin_registry().get("fftw"), [](const Backend*) {}));
+  const AutoBackend host(reg, Location::host);
+  PlanOptions o;
+  o.tune_cache = "none";
+  o.basis_h = o.basis_w = 12;  // a pinned basis: no tile=auto twin, the untiled fftw plan alone
+  const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=4,n=9,k=3,p=1");
+  AutoReport rep;
+  auto plan = host.plan(p, Pass::fprop, o, &rep);
+  REQUIRE(rep.chosen == "fftw");
+  CHECK(plan->fourier_basis() == std::pair<int64_t, int64_t>{12, 12});
+  PassData d = make_pass_data(p, Pass::fprop, 5);
+  const auto w = plan->prepare_weights(d.weight.data(), nullptr);
+  CHECK_NOTHROW(plan->execute_with(d.args(), *w));
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""`auto` on the CPU against its candidates: `fftconv run` of fftw (untiled and --tile auto), im2col and
+auto on L1-L5 at two batch sizes, all three passes, one JSON (bench/results/cpu/auto-cpu.json). Each
+case runs its backends one after another, the whole sweep --rounds times (each run the median of
+--repeat calls, weights transformed in every call); a backend's time is the fastest of its round
+medians: other work on a shared host only ever slows a run down, and within a minute it moved the
+same plan's median by up to 1.4x, more than the differences compared here. auto tunes into a fresh plan cache in the first round
+(its tuning time is recorded) and reads its choice from the cache in the later rounds."""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+BACKENDS = {"fftw": ["--backend", "fftw"], "fftw_tiled": ["--backend", "fftw", "--tile", "auto"],
+            "im2col": ["--backend", "im2col"], "auto": ["--backend", "auto"]}
+
+
+def run(binary, problem, pass_, backend, repeat, threads, env):
+    cmd = [binary, "run", "--problem", problem, "--pass", pass_, *BACKENDS[backend], "--repeat", str(repeat),
+           "--threads", str(threads), "--check", "none", "--no-prepared-weights", "--no-progress", "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+def choice(plan):
+    """auto's describe() starts 'auto -> <candidate> (<reason>): <the backend's describe()>'."""
+    backend = plan.split(" -> ", 1)[1].split(" ", 1)[0]
+    return backend + (" tile=auto" if plan.split(" -> ", 1)[1].startswith(backend + " tile=auto") else "")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--fftconv", default="build/cli/fftconv")
+    ap.add_argument("--layers", default="L1,L2,L3,L4,L5")
+    ap.add_argument("--batches", default="2,8")
+    ap.add_argument("--passes", default="fprop,bprop,accgrad")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args(argv)
+    cases = [(layer, int(s), p) for layer in a.layers.split(",") for s in a.batches.split(",")
+             for p in a.passes.split(",")]
+    rounds = {(c, b): [] for c in cases for b in BACKENDS}
+    plans = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, FFTCONV_PLAN_CACHE=cache)
+        for k in range(a.rounds):
+            for c in cases:
+                layer, s, p = c
+                for b in BACKENDS:
+                    j = run(a.fftconv, f"{layer},S={s}", p, b, a.repeat, a.threads, env)
+                    rounds[(c, b)].append(j["time_ms"]["median"])
+                    plans.setdefault((c, b), j["plan"])
+            print(f"round {k + 1} of {a.rounds} done", file=sys.stderr, flush=True)
+    rows = []
+    for c in cases:
+        layer, s, p = c
+        r = {"layer": layer, "S": s, "pass": p}
+        for b in BACKENDS:
+            t = rounds[(c, b)]
+            r[b] = {"plan": plans[(c, b)], "round_medians_ms": t, "median_ms": statistics.median(t), "best_ms": min(t)}
+        r["auto_choice"] = choice(r["auto"]["plan"])
+        best = min(r["fftw"]["best_ms"], r["im2col"]["best_ms"])
+        r["ratio"] = r["auto"]["best_ms"] / best
+        r["ratio_all"] = r["auto"]["best_ms"] / min(best, r["fftw_tiled"]["best_ms"])
+        rows.append(r)
+        print(f"{layer} S={s} {p:8s} fftw {r['fftw']['best_ms']:8.2f} tiled {r['fftw_tiled']['best_ms']:8.2f} "
+              f"im2col {r['im2col']['best_ms']:8.2f} auto {r['auto']['best_ms']:8.2f} "
+              f"({r['auto_choice']}) ratio {r['ratio']:.2f} / {r['ratio_all']:.2f}", file=sys.stderr, flush=True)
+    doc = {"benchmark": "auto-cpu", "device": f"host CPU ({a.threads} OpenMP threads)", "versions": "unrecorded",
+           "command": "python3 bench/tools/cpu_auto.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+           "date": datetime.date.today().isoformat(), "rows": rows}
+    text = json.dumps(doc, indent=1) + "\n"
+    if a.out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
