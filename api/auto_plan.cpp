@@ -432,7 +432,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     return std::make_unique<AutoPlan>(std::move(plan), rep);
   };
 
-  const std::string file = PlanCache::path(opts);
+  const std::string file = PlanCache::path(user_opts);
   const std::string key = cache_key(p, pass, opts, where_, device_name(where_));
   if (opts.autotune) {
     const json rec = PlanCache::find(file, key);
