@@ -1,5 +1,6 @@
 // The `auto` backend (see auto_plan.hpp): model, measurement and the persistent plan cache.
 #include "api/auto_plan.hpp"
+#include "common/forwarding_plan.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -280,25 +281,15 @@ std::vector<Variant> variants(const std::vector<const Backend*>& backends, const
 }
 
 // The plan `auto` returns: the winner's plan, described with how it was chosen.
-class AutoPlan final : public Plan {
+class AutoPlan final : public ForwardingPlan {
  public:
-  AutoPlan(std::unique_ptr<Plan> inner, AutoReport report) : inner_(std::move(inner)), report_(std::move(report)) {}
-  std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
-  void execute(const Args& a) const override { inner_->execute(a); }
+  AutoPlan(std::unique_ptr<Plan> inner, AutoReport report)
+      : ForwardingPlan(std::move(inner)), report_(std::move(report)) {}
   std::string describe() const override {
-    return "auto -> " + report_.chosen + " (" + report_.reason + "): " + inner_->describe();
+    return "auto -> " + report_.chosen + " (" + report_.reason + "): " + ForwardingPlan::describe();
   }
-  std::string tile_json() const override { return inner_->tile_json(); }
-  StepTimes last_breakdown() const override { return inner_->last_breakdown(); }
-  ProductInfo last_products() const override { return inner_->last_products(); }
-  std::pair<int64_t, int64_t> fourier_basis() const override { return inner_->fourier_basis(); }
-  std::shared_ptr<const PreparedWeights> prepare_weights(const void* w, void* stream) const override {
-    return inner_->prepare_weights(w, stream);
-  }
-  void execute_with(const Args& a, const PreparedWeights& w) const override { inner_->execute_with(a, w); }
 
  private:
-  std::unique_ptr<Plan> inner_;
   AutoReport report_;
 };
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/forwarding_plan.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/cuda_graph.hpp"
 #include "gpu/runtime/cuda_stream.hpp"
@@ -19,23 +20,13 @@ namespace fftconv {
 namespace {
 
 // The chosen plan with the measurement appended to its description.
-class MeasuredPlan final : public Plan {
+class MeasuredPlan final : public ForwardingPlan {
  public:
-  MeasuredPlan(std::unique_ptr<Plan> inner, std::string note) : inner_(std::move(inner)), note_(std::move(note)) {}
-  std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
-  void execute(const Args& args) const override { inner_->execute(args); }
-  std::string describe() const override { return inner_->describe() + "; " + note_; }
-  std::string tile_json() const override { return inner_->tile_json(); }
-  StepTimes last_breakdown() const override { return inner_->last_breakdown(); }
-  ProductInfo last_products() const override { return inner_->last_products(); }
-  std::pair<int64_t, int64_t> fourier_basis() const override { return inner_->fourier_basis(); }
-  std::shared_ptr<const PreparedWeights> prepare_weights(const void* w, void* stream) const override {
-    return inner_->prepare_weights(w, stream);
-  }
-  void execute_with(const Args& a, const PreparedWeights& w) const override { inner_->execute_with(a, w); }
+  MeasuredPlan(std::unique_ptr<Plan> inner, std::string note)
+      : ForwardingPlan(std::move(inner)), note_(std::move(note)) {}
+  std::string describe() const override { return ForwardingPlan::describe() + "; " + note_; }
 
  private:
-  std::unique_ptr<Plan> inner_;
   std::string note_;
 };
 
