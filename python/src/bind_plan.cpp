@@ -114,6 +114,11 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
     o.tile = TileSpec{};
     out.plan = b.plan(p, out.pass, o);
   }
+  if (out.backend == "auto") {  // the backend auto chose: its plan reads "auto -> NAME (...)"
+    const std::string d = out.plan->describe();
+    const std::string lead = "auto -> ";
+    if (d.rfind(lead, 0) == 0) out.backend = d.substr(lead.size(), d.find_first_of(" (", lead.size()) - lead.size());
+  }
   out.options = o;
   return out;
 }

@@ -62,8 +62,8 @@ def test_backends_listing():
         assert set(b) == {"name", "location", "available", "reason", "summary", "options"}
         assert b["location"] in ("host", "cuda")
     options = {b["name"]: b["options"] for b in bs}
-    assert options["fftw"] == ["fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction"]
-    assert options["direct"] == [] and options["im2col"] == []
+    assert options["fftw"] == ["fftw_planner", "fftw_cgemm", "tiles_in_flight", "accgrad_reduction", "stride"]
+    assert options["direct"] == [] and options["im2col"] == ["stride"]
 
 
 def covered(tiles, key, shape):
@@ -92,7 +92,7 @@ def test_tiles_partition_the_region(pass_, pad):
 
 def test_backend_options_are_checked_by_the_backend():
     p = "S=2,f=3,fo=4,n=12,k=3"
-    accepted = r"\(accepted: fftw_planner, fftw_cgemm, tiles_in_flight, accgrad_reduction\)"
+    accepted = r"\(accepted: fftw_planner, fftw_cgemm, tiles_in_flight, accgrad_reduction, stride\)"
     for tile in (None, "none", 8):  # tile=None falls back to none on Unsupported, never on a bad key
         with pytest.raises(ValueError, match="fftw: unknown option 'bogus' " + accepted):
             fftconv.plan(p, "fprop", backend="fftw", tile=tile, extra={"bogus": "1"})
