@@ -134,7 +134,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ValidateArgs>();
   auto m = std::make_shared<MergeArgs>();
   CLI::App* v = app.add_subcommand("validate", "Check every backend against the reference on a problem set");
-  v->add_option("--set", a->set, "smoke | paper-grid | layers | random | specs joined by ';'");
+  v->add_option("--set", a->set, "smoke | paper-grid | layers | random | torch-parity (PyTorch's conv2d test shapes: stride, dilation, groups, bias, padding modes) | specs joined by ';'");
   v->add_option("--backends", a->backends, "Comma list (default: every backend available here)")->delimiter(',');
   v->add_option("--passes", a->passes, "Comma list of fprop, bprop, accgrad (default: all)")->delimiter(',');
   v->add_option("--tile", a->tile, "none | auto | N | HxW (default none)");
