@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <set>
 #include <ostream>
 
 #include "common/errors.hpp"
@@ -142,9 +143,14 @@ std::vector<Entry> make_entries(const LayersBenchOptions& o) {
     if (naive) e.opts.extra["naive"] = "1";
     out.push_back(std::move(e));
   };
+  const TileSpec tile = TileSpec::parse(o.tile);
   for (const std::string& name : o.backends) {
     if (name == "cufft-naive") add(name, "cufft", true);
     else add(name, name, false);
+    if ((name == "fbfft" || name == "cufft") && tile.kind != TileSpec::Kind::none) {
+      add(name + " tile=" + o.tile, name, false);
+      out.back().opts.tile = tile;
+    }
     if (name == "cufft" && o.naive &&
         std::find(o.backends.begin(), o.backends.end(), "cufft-naive") == o.backends.end())
       add("cufft-naive", "cufft", true);
@@ -251,8 +257,9 @@ json time_cudnn(const RowContext& c, bool tensor_ops, const LayersBenchOptions& 
   return cj;
 }
 
-// One of our backends on the row: verified at the reduced batch, planned twice at the full batch
-// (the second plan shows the cost of a cached choice), timed, with its device memory.
+// One of our backends on the row: verified at the reduced batch, planned at the full batch, dropped
+// and planned again (the cost of a cached choice: the tuners' caches and the pooled cuFFT plans),
+// timed, with its device memory.
 json time_backend(const Entry& e, RowContext& c, const LayersBenchOptions& o, cudaStream_t stream, uint64_t& seed,
                   double cudnn_ms, double cudnn_tc_ms, double* median_ms, bool* verified, std::ostream& out) {
   const ConvProblem& p = c.layer.p;
@@ -277,8 +284,9 @@ json time_backend(const Entry& e, RowContext& c, const LayersBenchOptions& o, cu
   const auto t0 = std::chrono::steady_clock::now();
   auto plan = e.backend->plan(p, c.pass, e.opts);
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  plan.reset();  // planned again as a user planning this problem a second time would: the timed plan
   const auto t1 = std::chrono::steady_clock::now();
-  e.backend->plan(p, c.pass, e.opts).reset();
+  plan = e.backend->plan(p, c.pass, e.opts);
   const double cached_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
   auto sets = make_sets(p, c.pass, stream, seed);
   seed += 16;
@@ -321,6 +329,63 @@ double geomean(const std::vector<double>& r) {
   return std::exp(log_sum / double(r.size()));
 }
 
+// The summary of the rows in `doc`: per label, the geometric mean of its time over cuDNN's best
+// (FMA, and tensor-op math), cases faster than cuDNN, cufft against the naive pipeline, and whether
+// every backend ran and verified; printed to *out when given.
+json summarize(const json& doc, std::ostream* out) {
+  std::map<std::string, std::vector<double>> ratios, ratios_tc;  // label -> ours / cuDNN best, per row
+  int naive_wins = 0, naive_rows = 0;
+  bool verified = true;
+  auto best_ms = [](const json& row, const char* key) {
+    const json& b = row.value(key, json::object()).value("best", json::object());
+    return b.value("median_ms", -1.0);
+  };
+  for (const json& row : doc.at("rows")) {
+    const double cudnn = best_ms(row, "cudnn"), cudnn_tc = best_ms(row, "cudnn_tensor_op");
+    std::map<std::string, double> medians;
+    for (const json& b : row.at("backends")) {
+      const std::string label = b.at("label").get<std::string>();
+      if (b.value("status", "").rfind("error", 0) == 0) verified = false;
+      if (!b.contains("median_ms")) continue;
+      if (!b.at("verify").at("ok").get<bool>()) verified = false;
+      const double ms = b.at("median_ms").get<double>();
+      medians[label] = ms;
+      if (cudnn > 0) ratios[label].push_back(ms / cudnn);
+      if (cudnn_tc > 0) ratios_tc[label].push_back(ms / cudnn_tc);
+    }
+    if (medians.count("cufft") && medians.count("cufft-naive")) {
+      ++naive_rows;
+      if (medians["cufft"] < medians["cufft-naive"]) ++naive_wins;
+    }
+  }
+  json summary = json::object();
+  for (const auto& [label, r] : ratios) {
+    const double gm = geomean(r);
+    summary[label] = {{"geomean_time_over_cudnn_best", gm}, {"rows", r.size()},
+                      {"max_time_over_cudnn_best", *std::max_element(r.begin(), r.end())},
+                      {"faster_than_cudnn", std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0; })}};
+    if (ratios_tc.count(label)) {
+      const auto& t = ratios_tc[label];
+      summary[label]["geomean_time_over_cudnn_tensor_op_best"] = geomean(t);
+      summary[label]["faster_than_cudnn_tensor_op"] = std::count_if(t.begin(), t.end(), [](double x) { return x < 1.0; });
+    }
+    if (!out) continue;
+    *out << "# " << label << ": geometric mean of time / cuDNN best = " << fmt("%.3f", gm) << " over " << r.size()
+         << " cases (faster in " << summary[label]["faster_than_cudnn"].get<long>() << ")";
+    if (ratios_tc.count(label))
+      *out << "; / cuDNN with tensor cores = "
+           << fmt("%.3f", summary[label]["geomean_time_over_cudnn_tensor_op_best"].get<double>()) << " (faster in "
+           << summary[label]["faster_than_cudnn_tensor_op"].get<long>() << ")";
+    *out << "\n";
+  }
+  if (naive_rows) {
+    summary["cufft_faster_than_naive"] = {{"rows", naive_rows}, {"wins", naive_wins}};
+    if (out) *out << "# cufft faster than cufft-naive in " << naive_wins << " of " << naive_rows << " cases\n";
+  }
+  summary["all_verified"] = verified;
+  return summary;
+}
+
 }  // namespace
 
 bool layers_bench_available(std::string* why) {
@@ -344,17 +409,40 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
 
   json doc{{"benchmark", "layers"}, {"set", o.set.empty() ? "custom" : o.set}, {"command", o.command_line},
            {"device", device_json()}, {"verify_batch", o.verify_batch}, {"repeat", o.repeat},
-           {"warmup", o.warmup}, {"tolerance_model", tolerance_formula()}, {"rows", json::array()}};
+           {"warmup", o.warmup}, {"tolerance_model", tolerance_formula()}, {"labels", json::array()},
+           {"rows", json::array()}};
+  for (const Entry& e : entries) doc["labels"].push_back(e.label);
   out << "# " << doc["device"]["name"].get<std::string>() << ", cuDNN " << cudnn_version() << ", set "
       << doc["set"].get<std::string>() << ", verified at S=" << o.verify_batch << "; times are medians of " << o.repeat
       << " (min in brackets)\n";
-  std::map<std::string, std::vector<double>> ratios, ratios_tc;  // label -> ours / cuDNN best, per row
-  int naive_wins = 0, naive_rows = 0;
   uint64_t seed = 1000;
+  // Rows of an earlier run (same set, same backends) are kept as they are.
+  std::set<std::pair<std::string, std::string>> done;
+  if (!o.resume.empty()) {
+    json prev;
+    try {
+      prev = json::parse(o.resume);
+    } catch (const json::exception& ex) {
+      throw InvalidArgument(std::string("--resume: the earlier results are not JSON: ") + ex.what());
+    }
+    if (prev.value("set", "") != doc["set"].get<std::string>())
+      throw InvalidArgument("--resume: the earlier results are of set '" + prev.value("set", "") + "', not '" +
+                            doc["set"].get<std::string>() + "'");
+    if (prev.value("labels", json::array()) != doc["labels"])
+      throw InvalidArgument("--resume: the earlier results time the backends " + prev.value("labels", json::array()).dump() +
+                            ", not " + doc["labels"].dump());
+    for (const json& row : prev.value("rows", json::array())) {
+      done.insert({row.at("layer").get<std::string>(), row.at("pass").get<std::string>()});
+      doc["rows"].push_back(row);
+    }
+    out << "# resuming: " << done.size() << " rows kept from the earlier results\n";
+    seed += 100 * done.size();
+  }
 
   for (const Layer& layer : layers) {
     const ConvProblem& p = layer.p;
     for (Pass pass : passes) {
+      if (done.count({layer.name, std::string(to_string(pass))})) continue;
       RowContext c{layer, pass, p, {}, {}, {}};
       c.pv.S = std::min(o.verify_batch, p.S);
       c.d = make_pass_data(c.pv, pass, seed++);
@@ -368,15 +456,12 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
       row["cudnn"] = time_cudnn(c, false, o, stream, seed, &cudnn_ms, out);
       if (o.cudnn_tensor_ops) row["cudnn_tensor_op"] = time_cudnn(c, true, o, stream, seed, &cudnn_tc_ms, out);
       row["backends"] = json::array();
-      std::map<std::string, double> medians;
       for (const Entry& e : entries) {
         json bj;
+        bool ignored = true;
         try {
           double ms = 0;
-          bj = time_backend(e, c, o, stream, seed, cudnn_ms, cudnn_tc_ms, &ms, all_verified, out);
-          medians[e.label] = ms;
-          if (cudnn_ms > 0) ratios[e.label].push_back(ms / cudnn_ms);
-          if (cudnn_tc_ms > 0) ratios_tc[e.label].push_back(ms / cudnn_tc_ms);
+          bj = time_backend(e, c, o, stream, seed, cudnn_ms, cudnn_tc_ms, &ms, &ignored, out);
         } catch (const Unsupported& ex) {
           bj = {{"label", e.label}, {"backend", std::string(e.backend->name())},
                 {"status", std::string("unsupported: ") + ex.what()}};
@@ -384,44 +469,22 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
         } catch (const Error& ex) {  // keep the other rows of a precious GPU run
           bj = {{"label", e.label}, {"backend", std::string(e.backend->name())},
                 {"status", std::string("error: ") + ex.what()}};
-          *all_verified = false;
           out << "    " << e.label << "  ERROR: " << ex.what() << "\n";
         }
         out.flush();
         row["backends"].push_back(bj);
       }
-      if (medians.count("cufft") && medians.count("cufft-naive")) {
-        ++naive_rows;
-        if (medians["cufft"] < medians["cufft-naive"]) ++naive_wins;
-      }
       doc["rows"].push_back(row);
+      if (o.checkpoint) {
+        json partial = doc;
+        partial["summary"] = summarize(doc, nullptr);
+        o.checkpoint(partial.dump(2));
+      }
     }
   }
 
-  json summary = json::object();
-  for (const auto& [label, r] : ratios) {
-    const double gm = geomean(r);
-    summary[label] = {{"geomean_time_over_cudnn_best", gm}, {"rows", r.size()},
-                      {"max_time_over_cudnn_best", *std::max_element(r.begin(), r.end())},
-                      {"faster_than_cudnn", std::count_if(r.begin(), r.end(), [](double x) { return x < 1.0; })}};
-    if (ratios_tc.count(label)) {
-      const auto& t = ratios_tc[label];
-      summary[label]["geomean_time_over_cudnn_tensor_op_best"] = geomean(t);
-      summary[label]["faster_than_cudnn_tensor_op"] = std::count_if(t.begin(), t.end(), [](double x) { return x < 1.0; });
-    }
-    out << "# " << label << ": geometric mean of time / cuDNN best = " << fmt("%.3f", gm) << " over " << r.size()
-        << " cases (faster in " << summary[label]["faster_than_cudnn"].get<long>() << ")";
-    if (ratios_tc.count(label))
-      out << "; / cuDNN with tensor cores = " << fmt("%.3f", summary[label]["geomean_time_over_cudnn_tensor_op_best"].get<double>())
-          << " (faster in " << summary[label]["faster_than_cudnn_tensor_op"].get<long>() << ")";
-    out << "\n";
-  }
-  if (naive_rows) {
-    summary["cufft_faster_than_naive"] = {{"rows", naive_rows}, {"wins", naive_wins}};
-    out << "# cufft faster than cufft-naive in " << naive_wins << " of " << naive_rows << " cases\n";
-  }
-  summary["all_verified"] = *all_verified;
-  doc["summary"] = summary;
+  doc["summary"] = summarize(doc, &out);
+  *all_verified = doc["summary"]["all_verified"].get<bool>();
   return doc.dump(2);
 }
 

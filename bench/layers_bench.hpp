@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <iosfwd>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct LayersBenchOptions {
   bool autotune = true;
   std::string tune_cache;       // PlanOptions::tune_cache
   std::string command_line;     // recorded in the JSON
+  // Besides each fbfft / cufft entry, the same backend planned with this tile spec ("auto", "32",
+  // ...; "none" adds nothing), labelled "fbfft tile=auto" etc.
+  std::string tile = "none";
+  // Called with the whole document after every row, so a run stopped midway keeps what it measured.
+  std::function<void(const std::string&)> checkpoint;
+  // A document of an earlier run of the same set and backends: its rows are kept and not timed again.
+  std::string resume;
 };
 
 // True when this build has CUDA and a device is present; else *why says which.

@@ -2,6 +2,7 @@
 // our CUDA backends and the naive cufft pipeline; exit 2 without a CUDA build or device, 1 when a
 // backend fails verification.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,26 +12,53 @@
 #include "bench/layers_bench.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 
 namespace fftconv::cli {
 namespace {
 
-int run(const bench::LayersBenchOptions& o, const std::string& json_path) {
+// Writes the document whole: to a temporary file beside `path`, then renamed over it, so that a run
+// stopped while writing leaves the previous checkpoint.
+void write_json(const std::string& path, const std::string& doc) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw InvalidArgument("--json: cannot open '" + tmp + "' for writing");
+    f << doc << "\n";
+    if (!f) throw InvalidArgument("--json: write to '" + tmp + "' failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InvalidArgument("--json: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+}
+
+int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) {
+  (void)TileSpec::parse(o.tile);  // a bad spec fails before the device is asked for
+  if (resume) {
+    if (json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
+    if (std::ifstream f(json_path); f) {
+      std::ostringstream text;
+      text << f.rdbuf();
+      o.resume = text.str();
+    }
+  }
+  if (!json_path.empty()) {  // before any measurement: a path that cannot be written fails now
+    std::ofstream probe(json_path + ".partial");
+    if (!probe) throw InvalidArgument("--json: cannot open '" + json_path + ".partial' for writing");
+    probe.close();
+    std::filesystem::remove(json_path + ".partial");
+  }
   if (arguments_only()) return kExitOk;
   std::string why;
   if (!bench::layers_bench_available(&why)) {
     std::fprintf(stderr, "fftconv bench layers: %s\n", why.c_str());
     return kExitBadInput;
   }
+  if (!json_path.empty()) o.checkpoint = [&](const std::string& doc) { write_json(json_path, doc); };
   bool verified = true;
   const std::string doc = bench::run_layers_bench(o, std::cout, &verified);
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    if (!f) throw InvalidArgument("--json: cannot open '" + json_path + "' for writing");
-    f << doc << "\n";
-    if (!f) throw InvalidArgument("--json: write to '" + json_path + "' failed");
-  }
+  if (!json_path.empty()) write_json(json_path, doc);
   if (!verified) {
     std::fprintf(stderr, "fftconv bench layers: at least one backend failed verification or errored\n");
     return kExitCheckFailed;
@@ -67,12 +95,19 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--warmup", o->warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-autotune", *no_autotune, "heuristic configuration instead of timing candidates");
   cmd->add_option("--tune-cache", o->tune_cache, "JSON file caching the autotuner's winners");
-  cmd->add_option("--json", *json_path, "write the results (device, versions, command, rows) as JSON here");
-  cmd->callback([o, json_path, no_tc, no_autotune, exit_code]() {
+  cmd->add_option("--tile", o->tile,
+                  "also plan fbfft and cufft with this tile spec (auto, N or HxW), labelled e.g. 'fbfft tile=auto'")
+      ->capture_default_str();
+  cmd->add_option("--json", *json_path,
+                  "write the results (device, versions, command, rows) as JSON here, rewritten after every row");
+  auto resume = std::make_shared<bool>(false);
+  cmd->add_flag("--resume", *resume, "keep the rows already in --json (an earlier run of the same set and backends) "
+                                     "and time only the others");
+  cmd->callback([o, json_path, no_tc, no_autotune, resume, exit_code]() {
     o->cudnn_tensor_ops = !*no_tc;
     o->autotune = !*no_autotune;
     o->command_line = command_line();
-    *exit_code = run(*o, *json_path);
+    *exit_code = run(*o, *json_path, *resume);
   });
 }
 

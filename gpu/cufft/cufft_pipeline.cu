@@ -25,8 +25,8 @@
 // Callbacks see element offsets into the plan's logical arrays; the pipeline requires them < 2^32 and
 // divides them by the plane and row sizes with precomputed multipliers (cufft_callbacks.hpp, whose index
 // maps the host tests compare with the copy kernels). cuFFT takes each callback's parameter address at
-// plan time, so the pipeline owns one device block of cufft_cb::Params per plan role and rewrites it
-// with a one-thread kernel on the run's stream (tensor pointers change between runs and chunks).
+// plan time, so every plan with callbacks owns one device block of cufft_cb::Params, which a one-thread
+// kernel rewrites on the run's stream (tensor pointers change between runs and chunks).
 // Linking the callbacks makes plan creation slower (tens to hundreds of ms per plan), so the untuned
 // heuristic keeps copies and the autotuner times callbacks only on pipelines that take long enough.
 
@@ -279,7 +279,6 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
     return !tiled_ && o.h == cfg_.nh && o.w == cfg_.nw && o.ph == 0 && o.pw == 0;
   };
   in_place_a_ = fills_basis(r.a), in_place_b_ = fills_basis(r.b);
-  if (edge_callbacks_ || gather_callback_) callback_params_.allocate(3 * sizeof(cufft_cb::Params));
   std::vector<int64_t> chunk_sizes{cfg_.chunk};
   if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
   int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
@@ -309,9 +308,8 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
 }
 
 CufftPipeline::~CufftPipeline() {
-  for (auto& [key, h] : fft_plans_) cufftDestroy(h);
   if (blas_) cublasDestroy(blas_);
-}
+}  // (the cuFFT plans go back to the pool: Note [cuFFT plan pool])
 
 void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   if (fft_plans_.count({batch, role})) return;
@@ -327,19 +325,6 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
                         " elements of one transform batch; the limit is 2^32 (use edges=copy, another layout or a "
                         "smaller chunk)");
   }
-  cufftHandle h;
-  FFTCONV_CUFFT_CHECK(cufftCreate(&h));
-  fft_plans_[{batch, role}] = h;  // owned from here on (destroyed by the destructor)
-  FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(h, 0));
-  // cuFFT keeps the address of this role's parameter block (written by write_callback_params).
-  void* info = static_cast<char*>(callback_params_.get()) + std::size_t(role) * sizeof(cufft_cb::Params);
-  auto attach = [&](const char* symbol, cufftXtCallbackType type) {
-    FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(h, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin), type,
-                                              &info));
-  };
-  if (load_cb && !inverse) attach("fftconv_cb_load_padded", CUFFT_CB_LD_REAL);
-  if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
-  if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
   long long n[2] = {cfg_.nh, cfg_.nw};
   long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_}, dense_embed[2] = {cfg_.nh, cfg_.nw};
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
@@ -347,22 +332,76 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
   const bool direct = cfg_.layout == SpectrumLayout::direct;
   const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
+  cufft_pool::Key key;
+  FFTCONV_CUDA_CHECK(cudaGetDevice(&key.device));
+  key.role = role, key.load_callback = load_cb ? (inverse ? 2 : 1) : 0, key.store_callback = store_cb;
+  key.inverse = inverse, key.nh = cfg_.nh, key.nw = cfg_.nw, key.batch = batch;
+  if (!inverse) {
+    key.in_embed_w = in_place ? cfg_.nw : ld_, key.in_stride = 1, key.in_dist = in_place ? cfg_.nh * cfg_.nw : real_dist;
+    key.out_embed_w = fw_, key.out_stride = cstride, key.out_dist = cdist;
+  } else {
+    key.in_embed_w = fw_, key.in_stride = cstride, key.in_dist = cdist;
+    key.out_embed_w = ld_, key.out_stride = 1, key.out_dist = real_dist;
+  }
+  if (auto pooled = cufft_pool::take(key)) {
+    fft_work_bytes_ = std::max(fft_work_bytes_, pooled->work_bytes());
+    fft_plans_.emplace(std::pair<int64_t, int>{batch, role}, std::move(*pooled));
+    return;
+  }
+  // A new plan; until it is whole, the guard destroys what exists.
+  struct Parts {
+    cufftHandle h = 0;
+    bool created = false;
+    void* params = nullptr;
+    ~Parts() {
+      if (created) cufftDestroy(h);
+      if (params) cudaFree(params);
+    }
+  } parts;
+  FFTCONV_CUFFT_CHECK(cufftCreate(&parts.h));
+  parts.created = true;
+  FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(parts.h, 0));
+  // cuFFT keeps the address of the plan's parameter block (written by write_callback_params).
+  void* info = nullptr;
+  if (load_cb || store_cb) {
+    if (const cudaError_t e = cudaMalloc(&parts.params, sizeof(cufft_cb::Params)); e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw OutOfMemory(std::string("cufft: callback parameters: ") + cudaGetErrorString(e), sizeof(cufft_cb::Params));
+    }
+    info = parts.params;
+  }
+  auto attach = [&](const char* symbol, cufftXtCallbackType type) {
+    FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(parts.h, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin),
+                                              type, &info));
+  };
+  if (load_cb && !inverse) attach("fftconv_cb_load_padded", CUFFT_CB_LD_REAL);
+  if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
+  if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
   std::size_t work = 0;
   if (!inverse)
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, in_place ? dense_embed : real_embed, 1,
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(parts.h, 2, n, in_place ? dense_embed : real_embed, 1,
                                             in_place ? cfg_.nh * cfg_.nw : real_dist, complex_embed, cstride, cdist,
                                             CUFFT_R2C, batch, &work));
   else
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
+    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(parts.h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
                                             CUFFT_C2R, batch, &work));
   fft_work_bytes_ = std::max(fft_work_bytes_, work);
+  // The lease owns the handle and the parameter block from here on.
+  cufft_pool::Lease lease(key, parts.h, work, parts.params);
+  parts.created = false, parts.params = nullptr;
+  fft_plans_.emplace(std::pair<int64_t, int>{batch, role}, std::move(lease));
 }
 
 cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
   auto it = fft_plans_.find({batch, role});
   if (it == fft_plans_.end())
     throw Error("cufft: internal: no cuFFT plan for batch " + std::to_string(batch));  // planned in the ctor
-  return it->second;
+  return it->second.handle();
+}
+
+void* CufftPipeline::params_block(int64_t batch, Role role) const {
+  auto it = fft_plans_.find({batch, role});
+  return it == fft_plans_.end() ? nullptr : it->second.params();
 }
 
 std::string CufftPipeline::edges_summary() const {
@@ -399,11 +438,12 @@ std::string CufftPipeline::workspace_summary() const {
 // Callback parameters (Note [cufft callbacks])
 
 namespace {
-__global__ void write_params_kernel(cufft_cb::Params* dst, cufft_cb::Params a, cufft_cb::Params b,
-                                    cufft_cb::Params c) {
-  dst[CufftPipeline::kOperandA] = a;
-  dst[CufftPipeline::kOperandB] = b;
-  dst[CufftPipeline::kResult] = c;
+// Each plan's block (null: that transform has no plan or no callbacks).
+__global__ void write_params_kernel(cufft_cb::Params* dst_a, cufft_cb::Params a, cufft_cb::Params* dst_b,
+                                    cufft_cb::Params b, cufft_cb::Params* dst_c, cufft_cb::Params c) {
+  if (dst_a) *dst_a = a;
+  if (dst_b) *dst_b = b;
+  if (dst_c) *dst_c = c;
 }
 }  // namespace
 
@@ -427,7 +467,11 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
   c.dst = chunk_result(args.result, r, pass_, s0);
   c.out_h = int32_t(k.out_h), c.out_w = int32_t(k.out_w), c.off_h = int32_t(k.off_h), c.off_w = int32_t(k.off_w);
   c.scale = inverse_scale();
-  write_params_kernel<<<1, 1, 0, stream>>>(callback_params_.as<cufft_cb::Params>(), operand(r.a), operand(r.b), c);
+  auto* da = static_cast<cufft_cb::Params*>(params_block(planes_of(r.a, sc), kOperandA));
+  auto* db = static_cast<cufft_cb::Params*>(params_block(planes_of(r.b, sc), kOperandB));
+  auto* dc = static_cast<cufft_cb::Params*>(params_block(c.planes, kResult));
+  if (!da && !db && !dc) return;
+  write_params_kernel<<<1, 1, 0, stream>>>(da, operand(r.a), db, operand(r.b), dc, c);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -450,9 +494,9 @@ class CufftPipeline::Execution {
     void* fft_work = cur.take(pl.fft_work_bytes_);
     void* blas_work = cur.take(cfg_.cublas_workspace);
     scratch_real_ = reinterpret_cast<float*>(scratch_);
-    for (auto& [key, h] : pl.fft_plans_) {
-      FFTCONV_CUFFT_CHECK(cufftSetStream(h, stream));
-      FFTCONV_CUFFT_CHECK(cufftSetWorkArea(h, fft_work));
+    for (auto& [key, plan] : pl.fft_plans_) {
+      FFTCONV_CUFFT_CHECK(cufftSetStream(plan.handle(), stream));
+      FFTCONV_CUFFT_CHECK(cufftSetWorkArea(plan.handle(), fft_work));
     }
     FFTCONV_CUBLAS_CHECK(cublasSetStream(pl.blas_, stream));  // resets the workspace: set it after
     FFTCONV_CUBLAS_CHECK(cublasSetWorkspace(pl.blas_, blas_work, cfg_.cublas_workspace));

@@ -21,6 +21,7 @@
 
 #include "common/backend.hpp"
 #include "common/problem.hpp"
+#include "gpu/cufft/cufft_plan_pool.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/step_timer.hpp"
 #include "gpu/runtime/stream_fork.hpp"
@@ -120,6 +121,8 @@ class CufftPipeline {
  private:
   class Execution;  // one run(): its buffers and steps (cufft_pipeline.cu)
   cufftHandle fft_plan(int64_t batch, Role role) const;
+  // The callback parameter block of that plan (null without the plan or its callbacks).
+  void* params_block(int64_t batch, Role role) const;
   void make_fft_plan(int64_t batch, Role role);
   // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.
   bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }
@@ -135,14 +138,13 @@ class CufftPipeline {
   TilePlan tiles_;
   int64_t units_ = 0;
   int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
-  std::map<std::pair<int64_t, int>, cufftHandle> fft_plans_;  // (batch, role) -> plan
+  std::map<std::pair<int64_t, int>, cufft_pool::Lease> fft_plans_;  // (batch, role) -> plan (pooled)
   bool edge_callbacks_ = false;    // R2C pads through a load callback
   bool in_place_a_ = false, in_place_b_ = false;  // R2C reads the operand's tensor itself
   bool clip_callback_ = false;     // C2R clips through a store callback
   bool gather_callback_ = false;   // C2R reads [freq][plane] through a load callback
   bool weight_dft_ = false;        // WeightTransform::dft: no cuFFT plan for the weight side
   std::unique_ptr<StreamFork> fork_;  // fprop/bprop with weights=dft: the DFT's stream (Note [forked transforms])
-  DeviceBuffer callback_params_;   // device: cufft_cb::Params[3], one per Role
   std::size_t fft_work_bytes_ = 0;
   std::size_t scratch_bytes_ = 0, a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, ptr_bytes_ = 0;
   std::size_t workspace_bytes_ = 0;

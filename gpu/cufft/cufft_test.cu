@@ -18,6 +18,7 @@
 #include "gpu/backends.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
+#include "gpu/cufft/cufft_plan_pool.hpp"
 #include "gpu/cufft/cufft_tune_cache.hpp"
 #include "gpu/runtime/device_arena.hpp"
 #include "validation/data.hpp"
@@ -334,6 +335,38 @@ TEST_CASE("cufft callbacks pad, clip and gather inside cuFFT: every pass, mirror
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
   tiled.extra = {{"edges", "sideways"}};
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
+}
+
+TEST_CASE("cufft plans made again take their transforms from the pool, one owner at a time") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  // Callbacks on every transform (Note [cuFFT plan pool]): each pooled plan carries its own
+  // parameter block, which the next owner rewrites.
+  const ConvProblem p = ConvProblem::parse("S=3,f=2,fo=3,h=13,w=11,kh=3,kw=4,ph=1,pw=2");
+  for (Pass pass : kPasses) {
+    PlanOptions opts;
+    opts.autotune = false;
+    opts.extra = {{"edges", "callback"}, {"layout", "gather"}};
+    auto first = backend().plan(p, pass, opts);
+    const std::size_t reused = cufft_pool::reuse_count();
+    auto second = backend().plan(p, pass, opts);  // the first still owns its plans: new ones
+    CHECK(cufft_pool::reuse_count() == reused);
+    first.reset();
+    second.reset();
+    const std::size_t idle = cufft_pool::idle_count();
+    CHECK(idle >= 2);
+    auto third = backend().plan(p, pass, opts);  // from the pool
+    CHECK(cufft_pool::reuse_count() > reused);
+    CHECK(cufft_pool::idle_count() < idle);
+    auto fourth = backend().plan(p, pass, opts);  // from the pool too, not the plans the third holds
+    for (Plan* plan : {third.get(), fourth.get()})
+      for (int rep = 0; rep < 2; ++rep) {
+        const Outcome o = run_and_compare(p, pass, *plan, rng);
+        CHECK(o.non_finite == 0);
+        CHECK(o.rel_l2 <= o.cancellation * tol(p, pass, 0));
+      }
+  }
+  CHECK(cufft_pool::idle_count() <= std::size_t(cufft_pool::kIdleLimit));
 }
 
 TEST_CASE("cufft transforms operands that fill the basis in place, leaves them intact, stages misaligned ones") {

@@ -1,0 +1,75 @@
+// A process-wide pool of idle cuFFT plans, so that a pipeline planned again (a cached auto or tuner
+// choice, the tuner's winner re-made after timing) takes its transforms without re-linking them.
+#pragma once
+#include <cufft.h>
+
+#include <compare>
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+namespace fftconv::cufft_pool {
+
+// Note [cuFFT plan pool]
+// Making a cuFFT plan with LTO callbacks links the callbacks into cuFFT's kernels (nvJitLink), tens
+// to hundreds of ms per plan; a pipeline needs up to three per chunk size. A plan is owned by one
+// pipeline at a time (a Lease); when the pipeline goes, its plans wait in the pool, keyed by every
+// argument that made them, and the next pipeline asking for the same transform takes one instead of
+// making it. Invariants: a pooled plan is never used by two pipelines at once (so its stream, work
+// area and callback parameter block need no locking), a plan that failed to build never enters the
+// pool, and returning a plan first waits for the device, so the next owner cannot rewrite the
+// callback parameter block under a transform still reading it. At most kIdleLimit idle plans are
+// kept (least recently returned dropped first). The pool is never destroyed: plans still in it at
+// exit go with the process (cufftDestroy after the CUDA runtime has shut down is not safe).
+
+// Everything that makes a plan (cufftMakePlanMany64's arguments, the callbacks, the device) and the
+// pipeline role whose callback parameter block it carries.
+struct Key {
+  int device = 0;
+  int role = 0;             // the pipeline's role (its callbacks read that role's parameters)
+  int load_callback = 0;    // 0 none, 1 padded real load, 2 frequency-major complex load
+  bool store_callback = false;
+  bool inverse = false;     // C2R (else R2C)
+  long long nh = 0, nw = 0;
+  long long in_embed_w = 0, in_stride = 0, in_dist = 0;
+  long long out_embed_w = 0, out_stride = 0, out_dist = 0;
+  long long batch = 0;
+  auto operator<=>(const Key&) const = default;
+};
+
+inline constexpr int kIdleLimit = 48;
+
+// One owned plan: the handle, its work area size and, when it has callbacks, the device block of
+// their parameters (whose address cuFFT took at plan time). Move-only; returns the plan to the pool.
+class Lease {
+ public:
+  Lease() = default;
+  Lease(const Key& key, cufftHandle h, std::size_t work_bytes, void* params)
+      : key_(key), handle_(h), work_bytes_(work_bytes), params_(params), owned_(true) {}
+  ~Lease();
+  Lease(Lease&& o) noexcept { *this = std::move(o); }
+  Lease& operator=(Lease&& o) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  cufftHandle handle() const { return handle_; }
+  std::size_t work_bytes() const { return work_bytes_; }
+  void* params() const { return params_; }  // null without callbacks
+
+ private:
+  void release() noexcept;  // back to the pool (or destroyed)
+  Key key_;
+  cufftHandle handle_ = 0;
+  std::size_t work_bytes_ = 0;
+  void* params_ = nullptr;
+  bool owned_ = false;
+};
+
+// An idle plan made with `key`, or none.
+std::optional<Lease> take(const Key& key);
+
+// Idle plans in the pool now, and plans taken from it since the process started (for tests).
+std::size_t idle_count();
+std::size_t reuse_count();
+
+}  // namespace fftconv::cufft_pool
