@@ -73,7 +73,8 @@ nlohmann::json layer_list_json(const std::string& set, const std::vector<std::st
     if (layers.size() == 1) common_batch = l.p.S;
     else if (common_batch != l.p.S) common_batch = nullptr;
   }
-  return {{"batch", common_batch}, {"networks", json::array({{{"name", set.empty() ? "custom" : set}, {"layers", layers}}})}};
+  const std::string name = set.empty() ? "custom" : set;
+  return {{"batch", common_batch}, {"set", name}, {"networks", json::array({{{"name", name}, {"layers", layers}}})}};
 }
 
 }  // namespace fftconv::bench

@@ -35,9 +35,9 @@ std::vector<LayerProblem> resolve_layers(const std::string& set, const std::vect
                                          int64_t batch);
 
 // The layers of resolve_layers() in the shape of `fftconv bench networks --list`, one network named
-// after the set ("custom" for specs): {"batch", "networks": [{"name", "layers": [{"name", "spec",
-// "stride", "same_as"}]}]}. "batch" is the layers' common S (null when they differ), "stride" the
-// height stride (the spec carries every option), "same_as" an earlier layer of the same spec.
+// after the set ("custom" for specs): {"batch", "set", "networks": [{"name", "layers": [{"name",
+// "spec", "stride", "same_as"}]}]}. "batch" is the layers' common S (null when they differ), "stride"
+// the height stride (the spec carries every option), "same_as" an earlier layer of the same spec.
 nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch);
 
 }  // namespace fftconv::bench

@@ -12,6 +12,7 @@ using nlohmann::json;
 TEST_CASE("layer list: the depthwise set in the shape of bench networks --list") {
   const json j = layer_list_json("depthwise", {}, 0);
   CHECK(j["batch"].is_null());  // batch 64, the DeepLab rows 16
+  CHECK(j["set"] == "depthwise");
   REQUIRE(j["networks"].size() == 1);
   CHECK(j["networks"][0]["name"] == "depthwise");
   const json& layers = j["networks"][0]["layers"];
@@ -37,6 +38,7 @@ TEST_CASE("layer list: specs named by themselves, repeats marked, bad input refu
   const json j = layer_list_json("", {"L5", "S=4,f=2,fo=3,n=9,k=3,g=1", "L5,S=128", "L5,S=2"}, 0);
   CHECK(j["batch"].is_null());
   const json& layers = j["networks"][0]["layers"];
+  CHECK(j["set"] == "custom");
   CHECK(j["networks"][0]["name"] == "custom");
   CHECK(layers[0]["name"] == "L5");
   CHECK(layers[2]["same_as"] == "L5");  // the preset at its own batch, 128
