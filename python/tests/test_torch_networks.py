@@ -93,55 +93,49 @@ def test_depthwise_set_list_from_the_fftconv_binary():
     assert {m.parse_spec(lay["spec"])["S"] for lay in m.load_layers(args)["networks"][0]["layers"]} == {2}
 
 
-def test_a_cpu_run_on_a_tiny_list(tmp_path):
+def cpu_run(tmp_path, layers, *options):
+    """Runs the script on the CPU on the layer list `layers`: its stdout and its JSON document, every
+    cell of which is checked (positive times, float32 against float64)."""
     pytest.importorskip("torch")
-    layers = {"batch": 2, "networks": [{"name": "tiny", "layers": [
-        {"name": "conv1", "spec": "S=2,f=3,fo=4,n=15,k=5,s=2", "stride": 2, "same_as": ""},
-        {"name": "conv2", "spec": "S=2,f=4,fo=5,h=6,w=6,kh=3,kw=3,ph=1,pw=1,pad=zero", "stride": 1, "same_as": ""},
-        {"name": "conv3", "spec": "S=2,f=4,fo=5,h=6,w=6,kh=3,kw=3,ph=1,pw=1,pad=zero", "stride": 1, "same_as": "conv2"}]}]}
     (tmp_path / "layers.json").write_text(json.dumps(layers))
     out = tmp_path / "torch.json"
-    r = subprocess.run([sys.executable, str(SCRIPT), "--layers", str(tmp_path / "layers.json"), "--networks", "tiny",
-                        "--device", "cpu", "--repeat", "2", "--warmup", "1", "--json", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(SCRIPT), "--layers", str(tmp_path / "layers.json"), "--device", "cpu",
+                        "--repeat", "2", "--warmup", "1", "--json", str(out), *options], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
-    net = doc["networks"][0]
-    assert [lay["name"] for lay in net["layers"]] == ["conv1", "conv2", "conv3"]
-    assert net["layers"][2]["same_as"] == "conv2"
-    for layer in net["layers"]:
+    for layer in doc["networks"][0]["layers"]:
+        assert "error" not in layer
         for p in ("fprop", "bprop", "accgrad"):
             for mode in ("tf32_off", "tf32_on"):
                 c = layer["passes"][p][mode]
                 assert c["median_ms"] > 0 and c["min_ms"] <= c["median_ms"]
                 assert c["rel_l2"] < 1e-5          # float32 on the CPU against float64
+    return r.stdout, doc
+
+
+def test_a_cpu_run_on_a_tiny_list(tmp_path):
+    layers = {"batch": 2, "networks": [{"name": "tiny", "layers": [
+        {"name": "conv1", "spec": "S=2,f=3,fo=4,n=15,k=5,s=2", "stride": 2, "same_as": ""},
+        {"name": "conv2", "spec": "S=2,f=4,fo=5,h=6,w=6,kh=3,kw=3,ph=1,pw=1,pad=zero", "stride": 1, "same_as": ""},
+        {"name": "conv3", "spec": "S=2,f=4,fo=5,h=6,w=6,kh=3,kw=3,ph=1,pw=1,pad=zero", "stride": 1, "same_as": "conv2"}]}]}
+    stdout, doc = cpu_run(tmp_path, layers, "--networks", "tiny")
+    net = doc["networks"][0]
+    assert doc["benchmark"] == "torch_networks"
+    assert [lay["name"] for lay in net["layers"]] == ["conv1", "conv2", "conv3"]
+    assert net["layers"][2]["same_as"] == "conv2"
     assert net["totals"]["tf32_off"]["complete"]
-    assert "PyTorch tf32_off" in r.stdout
+    assert "PyTorch tf32_off" in stdout
 
 
 def test_a_cpu_run_on_a_tiny_layer_set(tmp_path):
     """Depthwise, grouped and dilated, and strided layers in the shape of `fftconv bench layers --list`."""
-    pytest.importorskip("torch")
     specs = {"dw_k5": "S=2,f=4,fo=4,h=12,w=12,kh=5,kw=5,ph=2,pw=2,pad=zero,g=4",
              "grouped_d2": "S=2,f=4,fo=6,h=11,w=11,kh=3,kw=3,ph=2,pw=2,pad=zero,dh=2,dw=2,g=2",
              "strided": "S=3,f=3,fo=5,h=9,w=9,kh=3,kw=3,ph=1,pw=1,pad=zero,sh=2,sw=2"}
     doc = {"batch": None, "set": "tiny", "networks": [{"name": "tiny", "layers": [
         {"name": n, "spec": s, "stride": 1, "same_as": ""} for n, s in specs.items()]}]}
-    (tmp_path / "layers.json").write_text(json.dumps(doc))
-    out = tmp_path / "torch.json"
-    r = subprocess.run([sys.executable, str(SCRIPT), "--layers", str(tmp_path / "layers.json"), "--device", "cpu",
-                        "--repeat", "2", "--warmup", "1", "--verify-batch", "0", "--json", str(out)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    res = json.loads(out.read_text())
+    stdout, res = cpu_run(tmp_path, doc, "--verify-batch", "0")
     assert res["benchmark"] == "torch_layers" and res["set"] == "tiny" and res["batch"] is None
-    layers = res["networks"][0]["layers"]
-    assert [lay["spec"] for lay in layers] == list(specs.values())
-    for layer in layers:
-        assert "error" not in layer
-        for p in ("fprop", "bprop", "accgrad"):
-            for mode in ("tf32_off", "tf32_on"):
-                c = layer["passes"][p][mode]
-                assert c["median_ms"] > 0 and c["rel_l2"] < 1e-5
-    assert "each layer's batch" in r.stdout and "grouped_d2" in r.stdout
+    assert [lay["spec"] for lay in res["networks"][0]["layers"]] == list(specs.values())
+    assert "each layer's batch" in stdout and "grouped_d2" in stdout
 
