@@ -419,6 +419,8 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   }
   auto finish = [&](std::unique_ptr<Plan> plan) -> std::unique_ptr<Plan> {
     rep.tune_ms = ms_since(t0);
+    for (const Variant& v : cands)
+      if (v.label == rep.chosen) rep.chosen_backend = std::string(v.backend->name());
     if (out) *out = rep;
     return std::make_unique<AutoPlan>(std::move(plan), rep);
   };

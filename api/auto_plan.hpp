@@ -35,6 +35,7 @@ struct AutoCandidate {
 struct AutoReport {
   std::vector<AutoCandidate> candidates;
   std::string chosen;          // the winning candidate's backend label
+  std::string chosen_backend;  // the registry name of its backend ("fftw" for "fftw tile=auto")
   std::string reason;          // one line: how the winner was chosen
   bool from_cache = false;
   double tune_ms = 0;          // wall time of the whole choice (planning and timing included)

@@ -81,6 +81,7 @@ TEST_CASE("auto on the host: the tile=auto twin, interleaved timing, dropping an
   auto plan = host.plan(p, Pass::fprop, o, &rep);
   INFO(rep.explain());
   CHECK(rep.chosen == "tiler tile=auto");
+  CHECK(rep.chosen_backend == "tiler");
   CHECK(plan->describe().find("auto -> tiler tile=auto") == 0);
   CHECK(plan->tile_json() != "null");
   REQUIRE(rep.candidates.size() == 3);
@@ -95,6 +96,7 @@ TEST_CASE("auto on the host: the tile=auto twin, interleaved timing, dropping an
   auto cached = host.plan(p, Pass::fprop, o, &again);
   CHECK(again.from_cache);
   CHECK(again.chosen == "tiler tile=auto");
+  CHECK(again.chosen_backend == "tiler");
   CHECK(cached->tile_json() != "null");
   CHECK(tiler->plans + slow->plans == before + 1);
 
@@ -102,6 +104,7 @@ TEST_CASE("auto on the host: the tile=auto twin, interleaved timing, dropping an
   AutoReport kept;
   host.plan(ConvProblem::parse("S=3,f=1,fo=7,n=11,k=3"), Pass::fprop, o, &kept);
   CHECK(kept.chosen == "tiler");
+  CHECK(kept.chosen_backend == "tiler");
   CHECK(candidate(kept, "tiler tile=auto").measured_ms < 0);
   CHECK(candidate(kept, "tiler tile=auto").note.find("keeps it untiled") != std::string::npos);
 
@@ -124,6 +127,7 @@ TEST_CASE("auto on the host forwards prepared weights to the fftw plan it chose"
   AutoReport rep;
   auto plan = host.plan(p, Pass::fprop, o, &rep);
   REQUIRE(rep.chosen == "fftw");
+  CHECK(rep.chosen_backend == "fftw");
   CHECK(plan->fourier_basis() == std::pair<int64_t, int64_t>{12, 12});
   PassData d = make_pass_data(p, Pass::fprop, 5);
   const auto w = plan->prepare_weights(d.weight.data(), nullptr);

@@ -1,6 +1,8 @@
 // The named layer sets (see layer_sets.hpp).
 #include "bench/layer_sets.hpp"
 
+#include <map>
+
 #include "common/errors.hpp"
 
 namespace fftconv::bench {
@@ -41,6 +43,38 @@ std::vector<NamedLayer> layer_set(const std::string& set) {
   std::string known;
   for (const auto& n : layer_set_names()) known += (known.empty() ? "" : ", ") + n;
   throw InvalidArgument("set: unknown layer set '" + set + "' (known: " + known + ")");
+}
+
+std::vector<LayerProblem> resolve_layers(const std::string& set, const std::vector<std::string>& specs,
+                                         int64_t batch) {
+  if (batch < 0) throw InvalidArgument("batch: must be >= 0 (0 = each layer's own), got " + std::to_string(batch));
+  std::vector<LayerProblem> out;
+  auto add = [&](const std::string& name, const std::string& spec) {
+    ConvProblem p = ConvProblem::parse(spec);
+    if (batch > 0) p.S = batch;
+    p.validate();
+    out.push_back({name, p});
+  };
+  if (!set.empty())
+    for (const NamedLayer& l : layer_set(set)) add(l.name, l.spec);
+  else
+    for (const std::string& spec : specs) add(spec, spec);
+  return out;
+}
+
+nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch) {
+  using nlohmann::json;
+  json layers = json::array(), common_batch;
+  std::map<std::string, std::string> first_of;  // spec -> first layer with it
+  for (const LayerProblem& l : resolve_layers(set, specs, batch)) {
+    const std::string spec = l.p.to_string();
+    const auto [f, fresh] = first_of.emplace(spec, l.name);
+    layers.push_back({{"name", l.name}, {"spec", spec}, {"stride", l.p.sh}, {"same_as", fresh ? "" : f->second}});
+    if (layers.size() == 1) common_batch = l.p.S;
+    else if (common_batch != l.p.S) common_batch = nullptr;
+  }
+  const std::string name = set.empty() ? "custom" : set;
+  return {{"batch", common_batch}, {"set", name}, {"networks", json::array({{{"name", name}, {"layers", layers}}})}};
 }
 
 }  // namespace fftconv::bench

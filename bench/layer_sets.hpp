@@ -1,8 +1,13 @@
 // Named layer sets of `fftconv bench layers --set NAME` (and the grid and network benchmarks): each
 // layer a name and a spec string at its own batch.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/problem.hpp"
 
 namespace fftconv::bench {
 
@@ -17,5 +22,22 @@ struct NamedLayer {
 std::vector<NamedLayer> layer_set(const std::string& set);
 // The names layer_set() takes.
 std::vector<std::string> layer_set_names();
+
+struct LayerProblem {
+  std::string name;
+  ConvProblem p;
+};
+
+// The layers of `set`, or where `set` is empty the spec strings `specs` (presets take overrides), each
+// named by its spec; at batch S = `batch` (0: each layer's own), validated. Throws InvalidArgument for
+// an unknown set or a negative batch, InvalidProblem for a bad spec.
+std::vector<LayerProblem> resolve_layers(const std::string& set, const std::vector<std::string>& specs,
+                                         int64_t batch);
+
+// The layers of resolve_layers() in the shape of `fftconv bench networks --list`, one network named
+// after the set ("custom" for specs): {"batch", "set", "networks": [{"name", "layers": [{"name",
+// "spec", "stride", "same_as"}]}]}. "batch" is the layers' common S (null when they differ), "stride"
+// the height stride (the spec carries every option), "same_as" an earlier layer of the same spec.
+nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch);
 
 }  // namespace fftconv::bench

@@ -166,25 +166,7 @@ std::string fmt(const char* f, double v) {
 
 std::string mib(std::size_t b) { return fmt("%.1f MiB", double(b) / (1024.0 * 1024.0)); }
 
-struct Layer {
-  std::string name;
-  ConvProblem p;
-};
-
-std::vector<Layer> resolve_layers(const LayersBenchOptions& o) {
-  std::vector<Layer> out;
-  auto add = [&](const std::string& name, const std::string& spec) {
-    ConvProblem p = ConvProblem::parse(spec);
-    if (o.batch > 0) p.S = o.batch;
-    p.validate();
-    out.push_back({name, p});
-  };
-  if (!o.set.empty())
-    for (const NamedLayer& l : layer_set(o.set)) add(l.name, l.spec);
-  else
-    for (const std::string& spec : o.layers) add(spec, spec);
-  return out;
-}
+using Layer = LayerProblem;
 
 // What one row shares: the problem at both batches, the verification data and reference.
 struct RowContext {
@@ -400,7 +382,7 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
   if (o.repeat < 1) throw InvalidArgument("--repeat: must be >= 1, got " + std::to_string(o.repeat));
   std::vector<Pass> passes;
   for (const auto& s : o.passes) passes.push_back(parse_pass(s));
-  const std::vector<Layer> layers = resolve_layers(o);
+  const std::vector<Layer> layers = resolve_layers(o.set, o.layers, o.batch);
   const std::vector<Entry> entries = make_entries(o);
   *all_verified = true;
 

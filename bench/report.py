@@ -116,11 +116,25 @@ def provenance(results, names):
 
 # ----- tables ---------------------------------------------------------------------------------------
 
-def layers_table(doc):
+def torch_cells(torch_doc):
+    """(layer, pass) -> {mode: median ms} of a bench/torch_networks.py document, with the layer's spec."""
+    cells = {}
+    for net in (torch_doc or {}).get("networks", []):
+        for layer in net["layers"]:
+            for p, modes in layer.get("passes", {}).items():
+                times = {m: c["median_ms"] for m, c in modes.items() if c.get("median_ms")}
+                cells[(layer["name"], p)] = (layer["spec"], times)
+    return cells
+
+
+def layers_table(doc, torch_doc=None):
     """One row per (layer, pass): cuDNN's best with FMA and with tensor-op math, and each of our backends'
-    median with its time over cuDNN's best FMA time; `auto`'s choice in the last column."""
+    median with its time over cuDNN's best FMA time; `auto`'s choice in the last column. With a
+    bench/torch_networks.py document of the same layers: PyTorch's medians (TF32 off and on) and auto's
+    time over PyTorch's TF32-off time."""
     ours = [k for k in ("auto", "fbfft", "cufft") if k in doc["summary"]]
-    rows = []
+    torch = torch_cells(torch_doc) if torch_doc and "auto" in ours else None
+    rows, over_torch = [], []
     for r in doc["rows"]:
         by = {b["label"]: b for b in r["backends"]}
         best = r["cudnn"].get("best") or {}
@@ -137,9 +151,18 @@ def layers_table(doc):
         if "auto" in ours:
             plan = (by.get("auto") or {}).get("plan", "")
             row.append(plan.split("->", 1)[1].split("(", 1)[0].strip() if "->" in plan else "–")
+        if torch is not None:
+            spec_, times = torch.get((r["layer"], r["pass"]), (None, {}))
+            times = times if spec_ == r["problem"] else {}  # the same problem, batch included
+            off, on, auto = times.get("tf32_off"), times.get("tf32_on"), (by.get("auto") or {}).get("median_ms")
+            row += [f"{off:.3f}" if off else "–", f"{on:.3f}" if on else "–",
+                    f"{auto / off:.2f}" if off and auto else "–"]
+            if off and auto:
+                over_torch.append((auto / off, auto / on if on else None))
         rows.append(row)
     out = table(["layer", "pass", "cuDNN best, ms (algorithm)", "cuDNN+TC ms"] +
-                [f"{k} ms (/ cuDNN)" for k in ours] + (["auto chose"] if "auto" in ours else []), rows)
+                [f"{k} ms (/ cuDNN)" for k in ours] + (["auto chose"] if "auto" in ours else []) +
+                (["PyTorch ms", "PyTorch TF32 ms", "auto / PyTorch"] if torch is not None else []), rows)
     s = doc["summary"]
     geo = ", ".join(f"{k} **{s[k]['geomean_time_over_cudnn_best']:.3f}** (faster in {s[k]['faster_than_cudnn']} of "
                     f"{s[k]['rows']}; {s[k]['geomean_time_over_cudnn_tensor_op_best']:.3f} against cuDNN+TC)"
@@ -148,6 +171,14 @@ def layers_table(doc):
     verified = "every row verified against the reference" if s.get("all_verified") else "NOT every row verified"
     out += ["", f"Geometric mean of time over cuDNN's best FMA time: {geo} (below 1: faster than cuDNN); "
                 f"{verified} at S = {doc.get('verify_batch', '?')}."]
+    if torch is not None and not over_torch:
+        out += ["", "The PyTorch file has none of these layers at these batches."]
+    elif torch is not None:
+        out += ["", "PyTorch: `F.conv2d`, `torch.nn.grad.conv2d_input` and `conv2d_weight` with "
+                    "`cudnn.benchmark = True`, TF32 off (`PyTorch ms`) and on (`PyTorch TF32 ms`). auto's time over "
+                    f"PyTorch's TF32-off time: geometric mean **{geomean([a for a, _ in over_torch]):.3f}** (faster "
+                    f"in {sum(a < 1 for a, _ in over_torch)} of {len(over_torch)}); over its TF32-on time "
+                    f"{geomean([b for _, b in over_torch if b]):.3f}."]
     return out
 
 
@@ -398,8 +429,9 @@ SECTIONS = [
      lambda R: layers_table(R["h100/layers_modern.json"]),
      "`bench layers --set modern`: common dense layers beyond the paper's, all three passes, strict fp32 for our "
      "backends; `auto` beside the backends it chooses among."),
-    ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json"],
-     lambda R: layers_table(R["h100/layers_depthwise.json"]),
+    ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json", "h100/torch_depthwise.json"],
+     lambda R: layers_table(R["h100/layers_depthwise.json"], R.get("h100/torch_depthwise.json"))
+     if "h100/layers_depthwise.json" in R else [],
      "`bench layers --set depthwise`: ConvNeXt, RepLKNet and SLaK depthwise layers at batch 64 (cufft's native "
      "depthwise path), ResNet strided and DeepLab dilated layers (through the lowering)."),
     ("Shared weight spectra on the H100", ["h100/step.json"], lambda R: step_lines(R["h100/step.json"]),

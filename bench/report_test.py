@@ -54,6 +54,33 @@ class CopyOfTree(unittest.TestCase):
         self.assertIn("| L1 | fprop | 1.000 (FWD_FFT) |", (self.tmp / "docs" / "results.md").read_text())
         self.assertIn("| L1 | fprop | 1.000 (FWD_FFT) |", (self.tmp / "README.md").read_text())
 
+    def test_pytorch_times_join_the_depthwise_table(self):
+        layers = json.loads((self.tmp / "bench/results/h100/layers_depthwise.json").read_text())
+        auto = {(r["layer"], r["pass"]): (r["problem"], next(b["median_ms"] for b in r["backends"] if b["label"] == "auto"))
+                for r in layers["rows"]}
+        net = {"name": "depthwise", "layers": []}
+        for (name, p), (spec, ms) in auto.items():
+            if not net["layers"] or net["layers"][-1]["name"] != name:
+                net["layers"].append({"name": name, "spec": spec, "passes": {}})
+            net["layers"][-1]["passes"][p] = {"tf32_off": {"median_ms": 2 * ms}, "tf32_on": {"median_ms": 4 * ms}}
+        net["layers"][0]["spec"] = net["layers"][0]["spec"].replace("S=64,", "S=32,")  # another batch: not compared
+        doc = {"benchmark": "torch_layers", "set": "depthwise", "device": "NVIDIA H100 80GB HBM3, PyTorch 2.9",
+               "command": "bench/torch_networks.py --set depthwise", "date": "2026-11-26T10:00:00Z",
+               "networks": [net]}
+        (self.tmp / "bench/results/h100/torch_depthwise.json").write_text(json.dumps(doc))
+        self.assertEqual(quiet(report.main, ["--root", str(self.tmp)]), 0)
+        text = (self.tmp / "docs" / "results.md").read_text()
+        section = text.split("## Depthwise, strided and dilated layers on the H100")[1].split("\n## ")[0]
+        self.assertIn("- `bench/results/h100/torch_depthwise.json`: command `bench/torch_networks.py --set", section)
+        self.assertIn("| PyTorch ms | PyTorch TF32 ms | auto / PyTorch |", section)
+        self.assertIn("| cufft | – | – | – |", section)                      # convnext_s1: other batch
+        ms = auto[("replk_s1", "bprop")][1]
+        self.assertIn(f"| cufft | {2 * ms:.3f} | {4 * ms:.3f} | 0.50 |", section)
+        rows = len(auto) - 3
+        self.assertIn(f"geometric mean **0.500** (faster in {rows} of {rows}); over its TF32-on time 0.250.", section)
+        other = text.split("## Other result files")[1].split("\n## ")[0] if "## Other result files" in text else ""
+        self.assertNotIn("torch_depthwise", other)
+
     def test_a_file_without_date_is_refused(self):
         self.edit("cpu/tiling.json", lambda d: d.pop("date"))
         with self.assertRaises(SystemExit) as e:

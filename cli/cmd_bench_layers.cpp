@@ -1,6 +1,6 @@
 // `fftconv bench layers`: the paper's Table 4 (L1..L5 at S=128) — cuDNN's best fp32 algorithm against
 // our CUDA backends and the naive cufft pipeline; exit 2 without a CUDA build or device, 1 when a
-// backend fails verification.
+// backend fails verification. `--list` prints the layers as JSON (bench/torch_networks.py reads it).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench/layer_sets.hpp"
 #include "bench/layers_bench.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -73,6 +74,7 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   auto json_path = std::make_shared<std::string>();
   auto no_tc = std::make_shared<bool>(false);
   auto no_autotune = std::make_shared<bool>(false);
+  auto list = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand(
       "layers", "Paper Table 4 and named sets: cuDNN (every algorithm, strict fp32 and with tensor cores) vs our CUDA "
                 "backends, verified at a small batch");
@@ -103,7 +105,14 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   auto resume = std::make_shared<bool>(false);
   cmd->add_flag("--resume", *resume, "keep the rows already in --json (an earlier run of the same set and backends) "
                                      "and time only the others");
-  cmd->callback([o, json_path, no_tc, no_autotune, resume, exit_code]() {
+  cmd->add_flag("--list", *list, "print the layers of --set or --layers at --batch as JSON (the shape of "
+                                 "`bench networks --list`) and exit; needs no CUDA");
+  cmd->callback([o, json_path, no_tc, no_autotune, resume, list, exit_code]() {
+    if (*list) {
+      std::cout << bench::layer_list_json(o->set, o->layers, o->batch).dump(2) << "\n";
+      *exit_code = kExitOk;
+      return;
+    }
     o->cudnn_tensor_ops = !*no_tc;
     o->autotune = !*no_autotune;
     o->command_line = command_line();

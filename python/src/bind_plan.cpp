@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "api/auto_plan.hpp"
 #include "bindings.hpp"
 #include "common/errors.hpp"
 #include "tiling/planner.hpp"
@@ -103,22 +104,21 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
 
   DeviceGuard guard(out.location == Location::cuda, device);
   const Backend& b = pick_backend(p, out.pass, out.dtype, out.location, backend);
-  out.backend = std::string(b.name());
+  // `auto` reports the backend it chose, which Plan.backend names.
+  const auto* automatic = dynamic_cast<const AutoBackend*>(&b);
+  AutoReport report;
+  auto make = [&] { return automatic ? automatic->plan(p, out.pass, o, &report) : b.plan(p, out.pass, o); };
   try {
-    out.plan = b.plan(p, out.pass, o);
+    out.plan = make();
   } catch (const Unsupported& e) {
     // Note [default tile]: tile=None means "auto where the backend tiles": a backend that does
     // not tile (direct, im2col) or cannot tile this request plans untiled instead.
     if (!default_tile) throw;
     out.tile_note = std::string("tile=auto fell back to none: ") + e.what();
     o.tile = TileSpec{};
-    out.plan = b.plan(p, out.pass, o);
+    out.plan = make();
   }
-  if (out.backend == "auto") {  // the backend auto chose: its plan reads "auto -> NAME (...)"
-    const std::string d = out.plan->describe();
-    const std::string lead = "auto -> ";
-    if (d.rfind(lead, 0) == 0) out.backend = d.substr(lead.size(), d.find_first_of(" (", lead.size()) - lead.size());
-  }
+  out.backend = automatic ? report.chosen_backend : std::string(b.name());
   out.options = o;
   return out;
 }

@@ -27,6 +27,7 @@ def test_plan_describes_itself(pass_):
     pl = fftconv.plan("S=2,f=3,fo=4,n=32,k=5,p=2", pass_)
     assert pl.pass_ == pass_ and pl.backend in {b["name"] for b in fftconv.backends()}
     assert isinstance(pl.describe(), str) and pl.describe()
+    assert pl.describe().startswith(f"auto -> {pl.backend}")  # the backend auto chose, not "auto"
     assert pl.workspace_bytes >= 0
     assert pl.tile_plan is None or isinstance(pl.tile_plan, dict)
     assert isinstance(pl.tiling(), dict)

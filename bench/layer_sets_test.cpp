@@ -1,0 +1,50 @@
+// The named layer sets and their JSON list (`fftconv bench layers --list`, the input of
+// bench/torch_networks.py): names, canonical specs with the options of each layer, batch overrides.
+#include <doctest/doctest.h>
+
+#include "bench/layer_sets.hpp"
+#include "common/errors.hpp"
+
+using namespace fftconv;
+using namespace fftconv::bench;
+using nlohmann::json;
+
+TEST_CASE("layer list: the depthwise set in the shape of bench networks --list") {
+  const json j = layer_list_json("depthwise", {}, 0);
+  CHECK(j["batch"].is_null());  // batch 64, the DeepLab rows 16
+  CHECK(j["set"] == "depthwise");
+  REQUIRE(j["networks"].size() == 1);
+  CHECK(j["networks"][0]["name"] == "depthwise");
+  const json& layers = j["networks"][0]["layers"];
+  REQUIRE(layers.size() == layer_set("depthwise").size());
+  CHECK(layers[0]["name"] == "convnext_s1");
+  CHECK(layers[0]["spec"] == "S=64,f=128,fo=128,h=56,w=56,kh=7,kw=7,ph=3,pw=3,pad=zero,g=128");
+  CHECK(layers[0]["same_as"] == "");
+  for (const json& l : layers) {
+    const ConvProblem p = ConvProblem::parse(l["spec"].get<std::string>());
+    CHECK(l["stride"] == p.sh);
+    CHECK(p.to_string() == l["spec"]);  // canonical: what `bench layers --set depthwise` times
+  }
+  CHECK(layers[7]["name"] == "resnet_3x3_s2");
+  CHECK(layers[7]["stride"] == 2);
+  CHECK(ConvProblem::parse(layers[9]["spec"].get<std::string>()).dh == 2);
+
+  const json small = layer_list_json("depthwise", {}, 2);
+  CHECK(small["batch"] == 2);
+  for (const json& l : small["networks"][0]["layers"]) CHECK(l["spec"].get<std::string>().rfind("S=2,", 0) == 0);
+}
+
+TEST_CASE("layer list: specs named by themselves, repeats marked, bad input refused") {
+  const json j = layer_list_json("", {"L5", "S=4,f=2,fo=3,n=9,k=3,g=1", "L5,S=128", "L5,S=2"}, 0);
+  CHECK(j["batch"].is_null());
+  const json& layers = j["networks"][0]["layers"];
+  CHECK(j["set"] == "custom");
+  CHECK(j["networks"][0]["name"] == "custom");
+  CHECK(layers[0]["name"] == "L5");
+  CHECK(layers[2]["same_as"] == "L5");  // the preset at its own batch, 128
+  CHECK(layers[3]["same_as"] == "");
+  CHECK(layer_list_json("", {"L5", "L4"}, 0)["batch"] == 128);
+  CHECK_THROWS_AS(layer_list_json("nope", {}, 0), InvalidArgument);
+  CHECK_THROWS_AS(layer_list_json("L", {}, -1), InvalidArgument);
+  CHECK_THROWS_AS(layer_list_json("", {"n=0"}, 0), InvalidProblem);
+}
