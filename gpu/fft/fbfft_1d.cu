@@ -5,6 +5,7 @@
 
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
+#include "gpu/fft/kernel_loop.cuh"
 #include "gpu/fft/warp_fft.cuh"
 
 namespace fftconv::fbfft::detail {
@@ -22,9 +23,7 @@ __global__ void __launch_bounds__(kThreads) forward_1d_kernel(ForwardArgs a) {
   wait_for_prior_grids();  // Note [dependent launch]
   const int64_t pairs = (a.batch + 1) / 2;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  const int64_t warp0 = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
-  const int64_t warp_step = static_cast<int64_t>(gridDim.x) * (kThreads / 32);
-  for (int64_t j0 = warp0 * Fft::kGroupsPerWarp; j0 < pairs; j0 += warp_step * Fft::kGroupsPerWarp) {
+  for (const auto [j0, group_pairs] : warp_groups<kThreads>(pairs, Fft::kGroupsPerWarp)) {
     const int64_t pa = 2 * (j0 + lane / kG);
     const bool has_a = pa < a.batch, has_b = pa + 1 < a.batch;
     float2 v[kR];
@@ -61,9 +60,7 @@ __global__ void __launch_bounds__(kThreads) inverse_1d_kernel(InverseArgs a) {
   wait_for_prior_grids();  // Note [dependent launch]
   const int64_t pairs = (a.batch + 1) / 2;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  const int64_t warp0 = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
-  const int64_t warp_step = static_cast<int64_t>(gridDim.x) * (kThreads / 32);
-  for (int64_t j0 = warp0 * Fft::kGroupsPerWarp; j0 < pairs; j0 += warp_step * Fft::kGroupsPerWarp) {
+  for (const auto [j0, group_pairs] : warp_groups<kThreads>(pairs, Fft::kGroupsPerWarp)) {
     const int64_t pa = 2 * (j0 + lane / kG);
     const bool has_a = pa < a.batch, has_b = pa + 1 < a.batch;
     float2 v[kR];

@@ -264,6 +264,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) forward_1d_reg_ker
     load_real<T>(a, reinterpret_cast<float*>(dst), group_at(first, a.batch, pairs), pairs, whole);
   };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
+  // the block's groups of 2 * pairs planes, in a loop of its own (Note [uniform plane loops])
   first_group<T>(load, smem, static_cast<int64_t>(blockIdx.x) * 2 * pairs, a.batch);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {
@@ -349,6 +350,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks) inverse_1d_reg_ker
   wait_for_prior_grids();  // Note [dependent launch]
   auto load = [&](float2* dst, int64_t first) { load_spectra<T>(a, dst, group_at(first, a.batch, pairs), pairs); };
   int cur = 0;  // the buffer of the group being computed (Pipe: the other one is loading)
+  // the block's groups of 2 * pairs planes, in a loop of its own (Note [uniform plane loops])
   first_group<T>(load, smem, static_cast<int64_t>(blockIdx.x) * 2 * pairs, a.batch);
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * 2 * pairs; first < a.batch;
        first += static_cast<int64_t>(gridDim.x) * 2 * pairs) {

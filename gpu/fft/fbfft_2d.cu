@@ -6,6 +6,7 @@
 
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
+#include "gpu/fft/kernel_loop.cuh"
 #include "gpu/fft/warp_fft.cuh"
 
 namespace fftconv::fbfft::detail {
@@ -70,8 +71,7 @@ __global__ void __launch_bounds__(kThreads) forward_2d_kernel(ForwardArgs a) {
   col.init(lane % ColFft::kG);
   wait_for_prior_grids();  // Note [dependent launch]
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * T::kPlanes; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * T::kPlanes) {
+  for (const auto [first, planes] : block_groups(a.batch, T::kPlanes)) {  // Note [uniform plane loops]
     // (1) rows
     for (int j0 = warp * RowFft::kGroupsPerWarp; j0 < T::kRowJobs; j0 += T::kWarps * RowFft::kGroupsPerWarp) {
       const int job = j0 + lane / RowFft::kG;
@@ -166,8 +166,7 @@ __global__ void __launch_bounds__(kThreads) inverse_2d_kernel(InverseArgs a) {
   col.init(lane % ColFft::kG);
   wait_for_prior_grids();  // Note [dependent launch]
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * T::kPlanes; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * T::kPlanes) {
+  for (const auto [first, planes] : block_groups(a.batch, T::kPlanes)) {  // Note [uniform plane loops]
     // (1) load the block's half spectra
     for (int e = threadIdx.x; e < T::kPlanes * T::kPlaneElems; e += kThreads) {
       int q, kh, kw;

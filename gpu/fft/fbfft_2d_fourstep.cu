@@ -13,6 +13,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
 #include "gpu/fft/fourstep.cuh"
+#include "gpu/fft/kernel_loop.cuh"
 
 namespace fftconv::fbfft::detail {
 namespace {
@@ -291,7 +292,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const FsSmem<T> sm(smem, 1);
   wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_input<T>(a);
-  for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
+  for (const auto [plane, planes] : block_groups(a.batch, 1)) {  // Note [uniform plane loops]
     issue_input<LH, LW>(a, plane, whole, sm.real());
     cp_async_wait_all();
     __syncthreads();
@@ -456,7 +457,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const FsSmem<T> sm(smem, 1);
   wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_output<T>(a);
-  for (int64_t plane = blockIdx.x; plane < a.batch; plane += gridDim.x) {
+  for (const auto [plane, planes] : block_groups(a.batch, 1)) {  // Note [uniform plane loops]
     load_plane<LH, LW>(a, plane, sm.data());
     inverse_plane<LH, LW>(a, plane, whole, sm.data(), sm.tw_w, sm.tw_h);
   }
@@ -535,7 +536,7 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // frequency stride
-  for (int64_t g = int64_t(blockIdx.x / C) * G; g < a.batch; g += int64_t(gridDim.x / C) * G) {
+  for (const auto [g, group_planes] : cluster_groups<C>(a.batch, G)) {  // the cluster's G planes from g on
     const int64_t first = g + rank * PB;  // this block's planes: first .. first + PB - 1
     static_for<PB>([&](auto i) {
       if (first + i < a.batch) issue_input<LH, LW>(a, first + i, whole, sm.real(i));
@@ -547,7 +548,9 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
       if (first + i < a.batch) transform_plane<LH, LW>(sm.data(i), sm.tw_w, sm.tw_h);
     });
     cluster.sync();  // every plane of the group is in its block's shared memory
-    const int planes = a.batch - g < G ? static_cast<int>(a.batch - g) : G;
+    // the group's planes in the batch, computed here: taken from the loop head, the value cost the
+    // 4-block instances 8 more registers
+    const int planes = plane_group(g, a.batch, G).planes;
     float2* out = a.output + g;
     exchange<T, C, G>(
         rank, planes,
@@ -574,9 +577,8 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;  // frequency stride
-  for (int64_t g = int64_t(blockIdx.x / C) * G; g < a.batch; g += int64_t(gridDim.x / C) * G) {
+  for (const auto [g, planes] : cluster_groups<C>(a.batch, G)) {  // the cluster's G planes from g on
     cluster.sync();  // every block of the cluster is running and done with its previous planes
-    const int planes = a.batch - g < G ? static_cast<int>(a.batch - g) : G;
     const float2* in = a.input + g;
     exchange<T, C, G>(
         rank, planes,

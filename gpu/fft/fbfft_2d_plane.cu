@@ -7,6 +7,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
 #include "gpu/fft/fourstep.cuh"
+#include "gpu/fft/kernel_loop.cuh"
 
 namespace fftconv::fbfft::detail {
 namespace {
@@ -127,8 +128,7 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) forward_plane_
   const bool whole = a.off_h == 0 && a.off_w == 0 && a.in_h >= kNh && a.in_w >= kNw && a.in_ld == kNw &&
                      a.in_plane_stride == kNh * kNw && (reinterpret_cast<uintptr_t>(a.input) & 15) == 0;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
-    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     // (0) inputs into the regions (zero outside the windows)
     if (whole && planes == kP) {
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kNh * kNw));
@@ -209,8 +209,7 @@ __global__ void __launch_bounds__(PlaneTile<LH, LW>::kThreads, 4) inverse_plane_
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   const bool direct = a.layout == Layout::freq_major;
   const bool transposed = a.layout == Layout::transposed;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
-    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     if (!direct) {
       const float2* in = a.input + first * (kNh * kNw2);
       if (planes == kP && (reinterpret_cast<uintptr_t>(in) & 15) == 0) {

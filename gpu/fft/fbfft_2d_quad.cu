@@ -8,6 +8,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
 #include "gpu/fft/fourstep.cuh"
+#include "gpu/fft/kernel_loop.cuh"
 
 namespace fftconv::fbfft::detail {
 namespace {
@@ -152,8 +153,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) forward_quad_kernel(Forward
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
   const bool transposed = a.layout == Layout::transposed;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
-    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     // (0) the input planes (zero outside the windows)
     if (RegisterLoads && planes == kP) {
       const float4* src = reinterpret_cast<const float4*>(a.input + first * (kN * kN));
@@ -240,8 +240,7 @@ __global__ void __launch_bounds__(Quad::kThreads, 4) inverse_quad_kernel(Inverse
   const int t = threadIdx.x, q = t >> 2, l = t & 3;
   wait_for_prior_grids();  // Note [dependent launch]
   const bool transposed = a.layout == Layout::transposed;
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch; first += static_cast<int64_t>(gridDim.x) * kP) {
-    const int planes = a.batch - first < kP ? static_cast<int>(a.batch - first) : kP;
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     // (0) the spectra, in their global order, at the start of each region
     const float2* in = a.input + first * (kN * Quad::kNw2);
     if (RegisterLoads && planes == kP) {
@@ -359,10 +358,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) forward_quad8_kernel(Forwa
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   wait_for_prior_grids();  // Note [dependent launch]
   float4* region = sm4 + warp * kWP * kR;  // this warp's eight planes
-  const int warps_per_block = static_cast<int>(blockDim.x >> 5);
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * warps_per_block * kWP;
-  for (int64_t first = (static_cast<int64_t>(blockIdx.x) * warps_per_block + warp) * kWP; first < a.batch; first += stride) {
-    const int planes = a.batch - first < kWP ? static_cast<int>(a.batch - first) : kWP;
+  for (const auto [first, planes] : warp_groups(a.batch, kWP)) {
     // (0) the warp's input planes (zero outside the windows)
     if constexpr (Contiguous) {
       // lane's 16-byte pieces: plane 2i + lane/16, group lane%16 (one base address, immediate
@@ -440,10 +436,7 @@ __global__ void __launch_bounds__(Quad8::kMaxThreads) inverse_quad8_kernel(Inver
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   wait_for_prior_grids();  // Note [dependent launch]
   float4* region = sm4 + warp * kWP * kR;
-  const int warps_per_block = static_cast<int>(blockDim.x >> 5);
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * warps_per_block * kWP;
-  for (int64_t first = (static_cast<int64_t>(blockIdx.x) * warps_per_block + warp) * kWP; first < a.batch; first += stride) {
-    const int planes = a.batch - first < kWP ? static_cast<int>(a.batch - first) : kWP;
+  for (const auto [first, planes] : warp_groups(a.batch, kWP)) {
     // (0) the warp's spectra, in their global order, at the start of each region
     const float2* in = a.input + first * (kN * Quad8::kNw2);
     if constexpr (Contiguous) {

@@ -10,6 +10,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
 #include "gpu/fft/reg_fft.cuh"
+#include "gpu/fft/kernel_loop.cuh"
 
 namespace fftconv::fbfft::detail {
 namespace {
@@ -198,8 +199,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW,
   wait_for_prior_grids();  // Note [dependent launch]
   const Job<RowFft::kG> rj(t, kNh / 2, log_p);  // rows 2j, 2j+1 of plane q
   const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * kP) {
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     // (0) the input windows, zero-padded
     for (int e = t; e < kP * kNh * kNw; e += nthreads) {
       const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
@@ -306,8 +306,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
   wait_for_prior_grids();  // Note [dependent launch]
   const Job<RowFft::kG> rj(t, kNh / 2, log_p);
   const Job<ColFft::kG> cj(t, kHalf, log_p);
-  for (int64_t first = static_cast<int64_t>(blockIdx.x) * kP; first < a.batch;
-       first += static_cast<int64_t>(gridDim.x) * kP) {
+  for (const auto [first, planes] : block_groups(a.batch, kP)) {  // Note [uniform plane loops]
     // The block's spectra into shared memory first, every copy in flight at once (cp.async): in the
     // freq_major layout consecutive threads on consecutive planes of one frequency. (Reading them
     // straight from global memory in the column pass left the lanes of column 0 with four dependent
