@@ -266,12 +266,19 @@ bool tiles(const Backend& b) {
 // and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
 // fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
 // lost fftw on L3, S = 8). A candidate whose fastest run after three rounds is 2x the best's is
-// dropped.
-std::vector<Variant> variants(const std::vector<const Backend*>& backends, const PlanOptions& opts, Location where) {
+// dropped. On the GPU the tile=auto twins are candidates only where the padded input is larger than
+// kGpuTwinSide per side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat
+// cufft's large untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled
+// 1.9 ms); below it each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
+inline constexpr int64_t kGpuTwinSide = 128;
+
+std::vector<Variant> variants(const std::vector<const Backend*>& backends, const ConvProblem& p,
+                              const PlanOptions& opts, Location where) {
+  const bool twins = where == Location::host || std::max(p.padded_h(), p.padded_w()) > kGpuTwinSide;
   std::vector<Variant> out;
   for (const Backend* b : backends) {
     out.push_back({b, opts, std::string(b->name()), false});
-    if (where == Location::host && opts.tile.kind == TileSpec::Kind::none && opts.basis_h == 0 && tiles(*b)) {
+    if (twins && opts.tile.kind == TileSpec::Kind::none && opts.basis_h == 0 && tiles(*b)) {
       PlanOptions tiled = opts;
       tiled.tile.kind = TileSpec::Kind::automatic;
       out.push_back({b, tiled, std::string(b->name()) + " tile=auto", true});
@@ -410,7 +417,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   AutoReport rep;
   const std::vector<const Backend*> backends = candidates(p, pass, opts.dtype);
   if (backends.empty()) throw Unsupported("auto: " + supports(p, pass, opts.dtype).reason);
-  const std::vector<Variant> cands = variants(backends, opts, where_);
+  const std::vector<Variant> cands = variants(backends, p, opts, where_);
   for (const Variant& v : cands) {
     AutoCandidate c;
     c.backend = v.label;

@@ -35,10 +35,10 @@ class SleepPlan final : public Plan {
 // untiled.
 class SleepBackend final : public Backend {
  public:
-  SleepBackend(std::string name, double untiled_ms, double tile_ms)
-      : name_(std::move(name)), untiled_ms_(untiled_ms), tile_ms_(tile_ms) {}
+  SleepBackend(std::string name, double untiled_ms, double tile_ms, Location where = Location::host)
+      : name_(std::move(name)), untiled_ms_(untiled_ms), tile_ms_(tile_ms), where_(where) {}
   std::string_view name() const override { return name_; }
-  Location location() const override { return Location::host; }
+  Location location() const override { return where_; }
   Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
   std::vector<std::string_view> option_keys() const override {
     if (tile_ms_ > 0) return {"tiles_in_flight", "accgrad_reduction"};
@@ -55,6 +55,7 @@ class SleepBackend final : public Backend {
  private:
   std::string name_;
   double untiled_ms_, tile_ms_;
+  Location where_;
 };
 
 const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
@@ -132,4 +133,23 @@ TEST_CASE("auto on the host forwards prepared weights to the fftw plan it chose"
   PassData d = make_pass_data(p, Pass::fprop, 5);
   const auto w = plan->prepare_weights(d.weight.data(), nullptr);
   CHECK_NOTHROW(plan->execute_with(d.args(), *w));
+}
+
+TEST_CASE("auto on the GPU: tile=auto twins only where the padded input exceeds fbfft's untiled bases") {
+  Registry reg;
+  reg.add(std::make_shared<SleepBackend>("gputiler", 1.0, 1.0, Location::cuda));
+  const AutoBackend gpu(reg, Location::cuda);
+  PlanOptions o;
+  o.tune_cache = "none";
+  o.autotune = false;  // the model's choice: no device needed
+  auto labels = [&](const char* spec) {
+    AutoReport rep;
+    gpu.plan(ConvProblem::parse(spec), Pass::fprop, o, &rep);
+    std::vector<std::string> out;
+    for (const AutoCandidate& c : rep.candidates) out.push_back(c.backend);
+    return out;
+  };
+  CHECK(labels("S=1,f=2,fo=2,n=124,k=5,p=2") == std::vector<std::string>{"gputiler"});  // 128: untiled only
+  CHECK(labels("S=1,f=2,fo=2,h=20,w=130,k=3") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
+  CHECK(labels("S=1,f=2,fo=2,n=300,k=9,p=4") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
 }
