@@ -32,6 +32,8 @@ struct LayersBenchOptions {
   std::string tile = "none";
   // Called with the whole document after every row, so a run stopped midway keeps what it measured.
   std::function<void(const std::string&)> checkpoint;
+  // Layer names to run (in this order), a subset of the set's or --layers'; empty: all of them.
+  std::vector<std::string> only;
   // A document of an earlier run of the same set and backends: its rows are kept and not timed again.
   std::string resume;
 };

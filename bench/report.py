@@ -127,12 +127,12 @@ def torch_cells(torch_doc):
     return cells
 
 
-def layers_table(doc, torch_doc=None):
+def layers_table(doc, torch_doc=None, memory=False):
     """One row per (layer, pass): cuDNN's best with FMA and with tensor-op math, and each of our backends'
     median with its time over cuDNN's best FMA time; `auto`'s choice in the last column. With a
     bench/torch_networks.py document of the same layers: PyTorch's medians (TF32 off and on) and auto's
-    time over PyTorch's TF32-off time."""
-    ours = [k for k in ("auto", "fbfft", "cufft") if k in doc["summary"]]
+    time over PyTorch's TF32-off time. With `memory`: each plan's peak device memory (MiB) beside its time."""
+    ours = [k for k in ("auto", "fbfft", "fbfft tile=auto", "cufft", "cufft tile=auto") if k in doc["summary"]]
     torch = torch_cells(torch_doc) if torch_doc and "auto" in ours else None
     rows, over_torch = [], []
     for r in doc["rows"]:
@@ -145,7 +145,8 @@ def layers_table(doc, torch_doc=None):
         for label in ours:
             b = by.get(label)
             if b and "median_ms" in b:
-                row += [f"{b['median_ms']:.3f}" + (f" ({b['median_ms'] / ref:.2f})" if ref else "")]
+                mem = f" · {b['device_memory_bytes'] / 2**20:.0f} MiB" if memory and "device_memory_bytes" in b else ""
+                row += [f"{b['median_ms']:.3f}" + (f" ({b['median_ms'] / ref:.2f})" if ref else "") + mem]
             else:
                 row += ["unsupported" if b and "unsupported" in str(b.get("status", b.get("error", ""))) else "–"]
         if "auto" in ours:
@@ -429,6 +430,11 @@ SECTIONS = [
      lambda R: layers_table(R["h100/layers_modern.json"]),
      "`bench layers --set modern`: common dense layers beyond the paper's, all three passes, strict fp32 for our "
      "backends; `auto` beside the backends it chooses among."),
+    ("Large images and large kernels on the H100", ["h100/layers_large.json"],
+     lambda R: layers_table(R["h100/layers_large.json"], memory=True),
+     "`bench layers --set large --tile auto`: each backend untiled and with `tile=auto` (the shared tiling planner's "
+     "choice, timed against the untiled plan), time (over cuDNN's best FMA time) · peak device memory of the plan; "
+     "`auto` adds the tile=auto twins where the padded input exceeds 128 per side."),
     ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json", "h100/torch_depthwise.json"],
      lambda R: layers_table(R["h100/layers_depthwise.json"], R.get("h100/torch_depthwise.json"))
      if "h100/layers_depthwise.json" in R else [],

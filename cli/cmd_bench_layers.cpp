@@ -102,6 +102,7 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--json", *json_path,
                   "write the results (device, versions, command, rows) as JSON here, rewritten after every row");
+  cmd->add_option("--only", o->only, "run only these layers of the set (names, comma-separated)")->delimiter(',');
   auto resume = std::make_shared<bool>(false);
   cmd->add_flag("--resume", *resume, "keep the rows already in --json (an earlier run of the same set and backends) "
                                      "and time only the others");

@@ -120,8 +120,11 @@ print(m.group(1).lower() if m else re.sub(r"[^a-z0-9]+", "_", sys.argv[1].lower(
   for set in L modern depthwise large; do
     file=layers; [ "$set" = L ] || file=layers_$set
     log "bench layers --set $set (auto, fbfft, cufft vs cuDNN FMA and tensor-op math) -> $R/$file.json"
-    $FC bench layers --set $set --backends auto,fbfft,cufft --json "$R/$file.json" 2>&1 | tee "$OUT/$file.log" | tail -40
-    stamp "$R/$file.json" "fftconv bench layers --set $set --backends auto,fbfft,cufft"
+    # the large set also plans each backend with tile=auto; --resume continues a run cut by a time limit
+    local extra=(); [ "$set" = large ] && extra=(--tile auto --repeat 3 --resume)
+    $FC bench layers --set $set --backends auto,fbfft,cufft "${extra[@]}" --json "$R/$file.json" 2>&1 |
+      tee "$OUT/$file.log" | tail -40
+    stamp "$R/$file.json" "fftconv bench layers --set $set --backends auto,fbfft,cufft ${extra[*]}"
   done
   log "bench step (fprop + bprop of L5 at S=2: weight spectra shared vs computed twice)"
   $FC bench step --problem L5,S=2 --backend fbfft --repeat 20 --json "$R/step.json" 2>&1 | tail -4
