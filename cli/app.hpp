@@ -5,6 +5,10 @@
 
 namespace fftconv::cli {
 
-int run_cli(int argc, const char* const* argv);
+// Which subcommands run_cli builds before parsing: all of them, or only those the command line can
+// reach (the default; same help, errors and exit statuses, faster: Note [reachable command tree]).
+enum class CommandTree { full, reachable };
+
+int run_cli(int argc, const char* const* argv, CommandTree tree = CommandTree::reachable);
 
 }  // namespace fftconv::cli

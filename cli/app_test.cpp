@@ -1,0 +1,132 @@
+// The `fftconv` command built with only the subcommands a command line can reach gives the same exit
+// status, stdout and stderr as with the full tree (Note [reachable command tree] in app.cpp).
+#include "cli/app.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+
+namespace fftconv::cli {
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_all(std::FILE* f) {
+  std::string s;
+  std::rewind(f);
+  for (int c; (c = std::fgetc(f)) != EOF;) s += char(c);
+  return s;
+}
+
+// Sends stdout and stderr to temporary files until destroyed (also when run_cli throws).
+class Captured {
+ public:
+  Captured() : out_(std::tmpfile()), err_(std::tmpfile()) {
+    REQUIRE((out_ && err_));
+    flush();
+    dup2(fileno(out_), 1);
+    dup2(fileno(err_), 2);
+  }
+  ~Captured() {
+    restore();
+    std::fclose(out_);
+    std::fclose(err_);
+  }
+  Captured(const Captured&) = delete;
+  Captured& operator=(const Captured&) = delete;
+  void restore() {
+    if (saved_out_ < 0) return;
+    flush();
+    dup2(saved_out_, 1);
+    dup2(saved_err_, 2);
+    close(saved_out_);
+    close(saved_err_);
+    saved_out_ = saved_err_ = -1;
+  }
+  std::string out() const { return read_all(out_); }
+  std::string err() const { return read_all(err_); }
+
+ private:
+  static void flush() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+  }
+  std::FILE* out_;
+  std::FILE* err_;
+  int saved_out_ = dup(1), saved_err_ = dup(2);
+};
+
+// Runs `fftconv WORDS...` (arguments only: no work, no files) with stdout and stderr captured.
+Outcome run_captured(const std::vector<std::string>& words, CommandTree tree) {
+  std::vector<const char*> argv{"fftconv"};
+  for (const auto& w : words) argv.push_back(w.c_str());
+  Captured captured;
+  Outcome o;
+  o.status = run_cli(int(argv.size()), argv.data(), tree);
+  captured.restore();
+  o.out = captured.out();
+  o.err = captured.err();
+  return o;
+}
+
+void check_same(const std::vector<std::string>& words) {
+  std::string line = "fftconv";
+  for (const auto& w : words) line += " '" + w + "'";
+  CAPTURE(line);
+  const Outcome full = run_captured(words, CommandTree::full);
+  const Outcome reach = run_captured(words, CommandTree::reachable);
+  CHECK(reach.status == full.status);
+  CHECK(reach.out == full.out);
+  CHECK(reach.err == full.err);
+}
+
+}  // namespace
+
+TEST_CASE("cli: the reachable command tree behaves as the full one") {
+  arguments_only() = true;
+  const std::vector<std::vector<std::string>> lines = {
+      {}, {"--help"}, {"-h"}, {"--version"}, {"nonsense"}, {"--bogus", "run"},
+      {"backends"}, {"backends", "--help"}, {"backends", "extra"}, {"backends", "run"},
+      {"run"}, {"run", "--help"}, {"run", "--version"}, {"run", "plan"}, {"run", "--bogus"},
+      {"run", "--problem", "bench"}, {"run", "--problem", "S=1,n=8,k=3", "--threads", "abc"},
+      {"run", "--problem", "S=1,n=8,k=3", "--help"}, {"run", "merge"}, {"run", "layers"},
+      {"plan", "--help"}, {"plan", "--problem", "S=2,f=3,fo=4,n=16,k=5"}, {"plan", "validate", "--help"},
+      {"validate", "--help"}, {"validate", "--set", "smoke", "--sample", "2"}, {"validate", "--set", "nope"},
+      {"validate", "merge"}, {"validate", "merge", "--help"}, {"validate", "merge", "a.md", "b.jsonl"},
+      {"validate", "merge", "a.md", "run"}, {"validate", "merge", "a.md", "grid"}, {"validate", "--out", "bench"},
+      {"bench"}, {"bench", "--help"}, {"bench", "--version"}, {"bench", "nosuch"}, {"bench", "run"},
+      {"bench", "layers", "--help"}, {"bench", "grid", "--help"}, {"bench", "grid", "merge", "--help"},
+      {"bench", "networks", "--help"}, {"bench", "fft", "--help"}, {"bench", "tiling", "--help"},
+      {"bench", "conv", "--help"}, {"bench", "step", "--help"}, {"bench", "tiling", "conv"},
+      {"bench", "conv", "bench"}, {"bench", "step", "plan"}, {"bench", "tiling", "--bogus"},
+      {"bench", "conv", "--backend", "fftw", "--baseline", "nope"}, {"bench", "--help", "layers"},
+  };
+  for (const auto& words : lines) check_same(words);
+}
+
+TEST_CASE("cli: the reachable command tree behaves as the full one on the fuzz seeds") {
+  arguments_only() = true;
+  int seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FFTCONV_CLI_FUZZ_SEEDS)) {
+    std::ifstream f(entry.path(), std::ios::binary);
+    std::vector<std::string> words;
+    for (std::string w; std::getline(f, w);) words.push_back(w);
+    check_same(words);
+    ++seeds;
+  }
+  CHECK(seeds > 0);
+}
+
+}  // namespace fftconv::cli
