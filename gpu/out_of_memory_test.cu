@@ -53,7 +53,7 @@ TEST_CASE("cufft and fbfft: a problem far beyond device memory throws OutOfMemor
       run_fprop(*plan, x, w, y);
     } catch (const OutOfMemory& e) {
       threw = true;
-      MESSAGE(e.what());
+      MESSAGE(std::string(e.what()));
     }
     CHECK(threw);
     // The context survived: a small problem plans, runs and writes every output.
