@@ -23,7 +23,7 @@ TEST_CASE("layer list: the depthwise set in the shape of bench networks --list")
   for (const json& l : layers) {
     const ConvProblem p = ConvProblem::parse(l["spec"].get<std::string>());
     CHECK(l["stride"] == p.sh);
-    CHECK(p.to_string() == l["spec"]);  // canonical: what `bench layers --set depthwise` times
+    CHECK(p.to_string() == l["spec"].get<std::string>());  // canonical: what `bench layers --set depthwise` times
   }
   CHECK(layers[7]["name"] == "resnet_3x3_s2");
   CHECK(layers[7]["stride"] == 2);
