@@ -7,13 +7,15 @@ bin=${1:?usage: run_progress_test.sh FFTCONV_BINARY}
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 fail() { echo "FAIL: $*"; echo "stdout:"; head -c 600 "$out"; echo; echo "stderr:"; head -c 600 "$err"; exit 1; }
-# direct on L2,S=1: 1e9 multiply-adds in double, a few seconds on two cores
-"$bin" run --problem L2,S=1 --backend direct --check none --repeat 1 --json >"$out" 2>"$err" || fail "long run failed"
+# direct on L2,S=2 on one thread: 2e9 multiply-adds in double, several seconds on any core (on all the
+# cores of a large host it would finish in under the second the progress line waits for)
+long=(run --problem L2,S=2 --backend direct --check none --repeat 1 --threads 1)
+"$bin" "${long[@]}" --json >"$out" 2>"$err" || fail "long run failed"
 grep -q "^fftconv run: .*, [0-9]* s elapsed" "$err" || fail "no progress line on stderr"
 [[ $(head -c 1 "$out") == "{" && $(tail -c 2 "$out") == "}" ]] || fail "stdout is not one JSON object"
 line=$(head -1 "$err")
 grep -q "elapsed" "$out" && fail "progress text in stdout"
-"$bin" run --problem L2,S=1 --backend direct --check none --repeat 1 --no-progress >"$out" 2>"$err" || fail "--no-progress run failed"
+"$bin" "${long[@]}" --no-progress >"$out" 2>"$err" || fail "--no-progress run failed"
 [[ -s $err ]] && fail "--no-progress printed on stderr"
 "$bin" run --problem n=8,k=3 --backend fftw >"$out" 2>"$err" || fail "short run failed"
 [[ -s $err ]] && fail "a short run printed on stderr"

@@ -2,6 +2,7 @@
 // random problems within the tolerance model, the adjoint identity, and non-finite propagation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -250,12 +251,14 @@ TEST_CASE("fftw respects the workspace limit and reports it") {
   // Without a limit the default budget (the tensors touched) still covers one chunk of a pinned
   // basis larger than the default choice: 256x256 for a 198x198 padded input took 9.77 MB where the
   // tensors take 9.16 MB, and planning it used to throw Unsupported.
+  // (The workspace grows with the OpenMP team: the check is of two threads, whatever the environment.)
   const auto q = ConvProblem::parse("S=4,f=8,fo=8,n=192,k=7");
   PlanOptions pinned;
   pinned.basis_h = pinned.basis_w = 256;
+  pinned.threads = std::min(2, hardware_threads());
   for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
     auto big = builtin_registry().get("fftw").plan(q, pass, pinned);
     CHECK(big->describe().find("basis 256x256") != std::string::npos);
-    CHECK(big->workspace_bytes() > touched_bytes(q, DType::f32));
+    if (pinned.threads == 2) CHECK(big->workspace_bytes() > touched_bytes(q, DType::f32));
   }
 }
