@@ -36,8 +36,9 @@ void write_json(const std::string& path, const std::string& doc) {
 
 int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) {
   (void)TileSpec::parse(o.tile);  // a bad spec fails before the device is asked for
+  if (resume && json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
+  if (arguments_only()) return kExitOk;  // no file is read or written when only the arguments are checked
   if (resume) {
-    if (json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
     if (std::ifstream f(json_path); f) {
       std::ostringstream text;
       text << f.rdbuf();
@@ -50,7 +51,6 @@ int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) 
     probe.close();
     std::filesystem::remove(json_path + ".partial");
   }
-  if (arguments_only()) return kExitOk;
   std::string why;
   if (!bench::layers_bench_available(&why)) {
     std::fprintf(stderr, "fftconv bench layers: %s\n", why.c_str());
