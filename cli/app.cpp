@@ -87,8 +87,8 @@ int run_cli(int argc, const char* const* argv, CommandTree tree) {
   if (r.top.empty() || r.top == kBench) {
     CLI::App* bench = app.add_subcommand(
         "bench", "Benchmarks: layers (vs cuDNN), grid (the paper's Table 3 grid vs cuDNN), networks (AlexNet, "
-                 "OverFeat, VGG-16 vs cuDNN), fft (fbfft vs cuFFT), conv (backend vs backend grid), tiling (CPU), "
-                 "step (fprop+bprop with shared weight spectra)");
+                 "OverFeat, VGG-16 vs cuDNN), fft (fbfft vs cuFFT), conv (backend vs backend grid), tiling (tiled "
+                 "vs untiled plans), step (fprop+bprop with shared weight spectra)");
     bench->require_subcommand(1);
     for (const Command& c : kBenchCommands)
       if (r.bench.empty() || r.bench == c.name) c.add(*bench, &exit_code);

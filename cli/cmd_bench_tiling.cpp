@@ -1,7 +1,8 @@
-// `fftconv bench tiling`: the tiled CPU path against the untiled one (time, workspace, check), and
-// per candidate tile size the planner's predicted cost ratio beside the measured time ratio.
+// `fftconv bench tiling`: a backend's tiled plans against its untiled one (time, workspace, check),
+// and per candidate tile size the planner's predicted cost beside the measured time, ranked both ways.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -25,7 +26,8 @@ struct Flags {
   std::vector<std::string> problems{"S=8,f=16,fo=16,n=128,k=5", "S=8,f=16,fo=16,n=256,k=3", "L1,S=4",
                                     "S=8,f=8,fo=8,n=66,k=31", "S=4,f=8,fo=8,n=130,k=63"};
   std::vector<std::string> passes{"fprop", "bprop", "accgrad"};
-  std::string backend = "fftw", json_path;
+  std::vector<std::string> backends{"fftw"};
+  std::string json_path;
   int repeat = 3;
   int rounds = 5;
   bool candidates = false;
@@ -48,11 +50,15 @@ struct Timed {
 // Times each plan `rounds` times, round-robin, `repeat` runs per round, and reports the median of
 // the round medians: on a shared, noisy machine a burst of load then hits every plan alike rather
 // than the one that happened to run during it. Each plan's result is checked once against `ref`.
+// CUDA plans are timed back to back on one stream (no host launch latency in the times).
 void measure_interleaved(const Backend& b, const ConvProblem& p, Pass pass, std::vector<Timed>& plans, PassData& d,
                          const std::vector<double>& ref, int repeat, int rounds) {
+  const GpuTimer timer = b.location() == Location::cuda ? GpuTimer::stream : GpuTimer::calls;
   for (int r = 0; r < rounds; ++r)
-    for (Timed& t : plans) t.round_medians.push_back(run_plan(b, *t.plan, d, repeat).time.median_ms);
+    for (Timed& t : plans)
+      if (t.plan) t.round_medians.push_back(run_plan(b, *t.plan, d, repeat, 0, timer).time.median_ms);
   for (Timed& t : plans) {
+    if (!t.plan) continue;
     std::fill(d.result.begin(), d.result.end(), std::numeric_limits<float>::quiet_NaN());
     run_plan(b, *t.plan, d, 1);
     const Verdict v = judge_result(p, pass, d, ref, pow2_basis_elems(p));
@@ -86,15 +92,63 @@ PlanOptions planner_options(const std::string& backend, const ConvProblem& p, Pa
   return o;
 }
 
+std::string fmt(const char* f, double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// The backend's plan for `o`, or nullptr with the reason when it does not support it.
+std::unique_ptr<Plan> plan_or_reason(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& o,
+                                     std::string& why) {
+  try {
+    return b.plan(p, pass, o);
+  } catch (const Unsupported& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
 int run(const Flags& f) {
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   if (f.rounds < 1) throw InvalidArgument("rounds: must be >= 1, got " + std::to_string(f.rounds));
-  const Backend& b = builtin_registry().get(f.backend);
+  std::vector<const Backend*> backends;
+  for (const std::string& name : f.backends) {
+    backends.push_back(&builtin_registry().get(name));
+    if (backends.back()->location() != backends.front()->location())
+      throw InvalidArgument("backend: '" + name + "' runs on another device than '" + f.backends.front() +
+                            "'; one bench times the backends of one device");
+  }
+  if (backends.empty()) throw InvalidArgument("backend: needs at least one backend");
+  const Location where = backends.front()->location();
   for (const auto& spec : f.problems) ConvProblem::parse(spec);  // every bad input before any work
   for (const auto& ps : f.passes) parse_pass(ps);
   if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
+  std::string command = "fftconv bench tiling --backend ";
+  for (std::size_t i = 0; i < f.backends.size(); ++i) command += (i ? "," : "") + f.backends[i];
+  command += " --repeat " + std::to_string(f.repeat) + " --rounds " + std::to_string(f.rounds) + " --problems '";
+  for (std::size_t i = 0; i < f.problems.size(); ++i) command += (i ? ";" : "") + f.problems[i];
+  command += "' --passes ";
+  for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
+  if (f.candidates) command += " --candidates";
+  // The JSON is rewritten after every row, through a temporary file and a rename: a run cut short
+  // keeps the rows it measured.
+  auto write_json = [&] {
+    if (f.json_path.empty()) return;
+    const std::string tmp = f.json_path + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << nlohmann::json{{"device", device_description(where)}, {"environment", environment_lines()},
+                            {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}.dump(2)
+          << "\n";
+      if (!out) throw InvalidArgument("json: cannot write '" + tmp + "'");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, f.json_path, ec);
+    if (ec) throw InvalidArgument("json: cannot write '" + f.json_path + "': " + ec.message());
+  };
   std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",
               "none ws MiB", "auto ws MiB", "auto tile", "check");
   for (const auto& spec : f.problems) {
@@ -103,78 +157,105 @@ int run(const Flags& f) {
       const Pass pass = parse_pass(ps);
       PassData d = make_pass_data(p, pass, 7);
       const auto ref = reference_result(p, pass, d, RefKind::automatic);
-      PlanOptions none, autop;
-      autop.tile = TileSpec::parse("auto");
-      std::vector<Timed> pair(2);
-      pair[0].plan = b.plan(p, pass, none);
-      pair[1].plan = b.plan(p, pass, autop);
-      measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
-      const Measured &mn = pair[0].m, &ma = pair[1].m;
-      const TilingChoice choice = plan_tiling(p, pass, planner_options(f.backend, p, pass, autop));
-      all_ok = all_ok && mn.ok && ma.ok;
-      std::string tile_label = choice.candidates[choice.chosen].label();
-      std::printf("%-28s %-8s %10.2f %10.2f %6.2fx %12.1f %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),
-                  ps.c_str(), mn.median_ms, ma.median_ms, mn.median_ms / ma.median_ms, mn.workspace / 1048576.0,
-                  ma.workspace / 1048576.0, tile_label.c_str(), mn.ok && ma.ok ? "ok" : "FAILED");
-      if (!choice.plan.tiled) std::printf("    planner chose none: %s\n", choice.reason.c_str());
-      nlohmann::json row = {{"problem", p.to_string()}, {"pass", ps}, {"backend", f.backend},
-                             {"none", {{"median_ms", mn.median_ms}, {"workspace_bytes", mn.workspace}, {"rel_l2", mn.rel_l2}}},
-                             {"auto", {{"median_ms", ma.median_ms}, {"workspace_bytes", ma.workspace}, {"rel_l2", ma.rel_l2},
-                                       {"tile", nlohmann::json::parse(ma.tile)}, {"plan", ma.describe}}},
-                             {"reason", choice.reason}, {"ok", mn.ok && ma.ok}};
-      if (f.candidates) {
-        nlohmann::json cands = nlohmann::json::array();
-        const double base_cost = choice.candidates.front().cost.cost;
-        std::printf("    %-16s %14s %14s %12s %12s\n", "candidate", "pred. ratio", "meas. ratio", "median ms", "ws MiB");
-        std::vector<const Candidate*> feasible;
-        std::vector<Timed> timed(1);  // [0]: the untiled plan again, the baseline of this round robin
-        timed[0].plan = b.plan(p, pass, none);
-        for (const Candidate& c : choice.candidates) {
-          if (!c.feasible) continue;
-          PlanOptions o;
-          if (c.tiled) {
-            o.tile.kind = TileSpec::Kind::fixed;
-            o.tile.fft_h = c.fft_h;
-            o.tile.fft_w = c.fft_w;
-            o.extra["accgrad_reduction"] = std::string(to_string(c.reduction));
-          } else {
-            o.basis_h = c.fft_h;
-            o.basis_w = c.fft_w;
+      for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+        const Backend& b = *backends[bi];
+        const std::string& backend = f.backends[bi];
+        PlanOptions none, autop;
+        autop.tile = TileSpec::parse("auto");
+        std::vector<Timed> pair(2);
+        std::string none_unsupported;  // why the backend has no untiled plan (fbfft above 128 per side)
+        pair[0].plan = plan_or_reason(b, p, pass, none, none_unsupported);
+        pair[1].plan = b.plan(p, pass, autop);
+        measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
+        const Measured &mn = pair[0].m, &ma = pair[1].m;
+        const bool has_none = pair[0].plan != nullptr;
+        const TilingChoice choice = plan_tiling(p, pass, planner_options(backend, p, pass, autop));
+        all_ok = all_ok && (mn.ok || !has_none) && ma.ok;
+        std::string tile_label = choice.candidates[choice.chosen].label();
+        std::printf("%-28s %-8s %10s %10.2f %7s %12s %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),
+                    ps.c_str(),
+                    has_none ? fmt("%.2f", mn.median_ms).c_str() : "-", ma.median_ms,
+                    has_none ? fmt("%.2fx", mn.median_ms / ma.median_ms).c_str() : "-",
+                    has_none ? fmt("%.1f", mn.workspace / 1048576.0).c_str() : "-", ma.workspace / 1048576.0,
+                    tile_label.c_str(), (mn.ok || !has_none) && ma.ok ? "ok" : "FAILED");
+        if (!has_none) std::printf("    no untiled plan: %s\n", none_unsupported.c_str());
+        if (!choice.plan.tiled) std::printf("    planner chose none: %s\n", choice.reason.c_str());
+        const nlohmann::json none_json =
+            has_none ? nlohmann::json{{"median_ms", mn.median_ms}, {"workspace_bytes", mn.workspace},
+                                      {"rel_l2", mn.rel_l2}}
+                     : nlohmann::json{{"unsupported", none_unsupported}};
+        nlohmann::json row = {{"problem", p.to_string()}, {"pass", ps}, {"backend", backend},
+                               {"none", none_json},
+                               {"auto", {{"median_ms", ma.median_ms}, {"workspace_bytes", ma.workspace},
+                                         {"rel_l2", ma.rel_l2},
+                                         {"tile", nlohmann::json::parse(ma.tile)}, {"plan", ma.describe}}},
+                               {"reason", choice.reason}, {"ok", (mn.ok || !has_none) && ma.ok}};
+        if (f.candidates) {
+          nlohmann::json cands = nlohmann::json::array();
+          const double base_cost = choice.candidates.front().cost.cost;
+          std::printf("    %-16s %14s %14s %12s %12s\n", "candidate", "pred. ratio", "meas. ratio", "median ms",
+                      "ws MiB");
+          std::vector<const Candidate*> feasible;
+          std::vector<std::string> unsupported;  // per feasible candidate: why the backend cannot plan it
+          std::vector<Timed> timed(1);  // [0]: the untiled plan again, the baseline of this round robin
+          std::string why_not;
+          timed[0].plan = plan_or_reason(b, p, pass, none, why_not);
+          for (const Candidate& c : choice.candidates) {
+            if (!c.feasible) continue;
+            PlanOptions o;
+            if (c.tiled) {
+              o.tile.kind = TileSpec::Kind::fixed;
+              o.tile.fft_h = c.fft_h;
+              o.tile.fft_w = c.fft_w;
+              o.extra["accgrad_reduction"] = std::string(to_string(c.reduction));
+            } else {
+              o.basis_h = c.fft_h;
+              o.basis_w = c.fft_w;
+            }
+            feasible.push_back(&c);
+            timed.emplace_back().plan = plan_or_reason(b, p, pass, o, unsupported.emplace_back());
           }
-          feasible.push_back(&c);
-          timed.emplace_back().plan = b.plan(p, pass, o);
+          measure_interleaved(b, p, pass, timed, d, ref, f.repeat, f.rounds);
+          // Ranks among the candidates the backend ran: by the model's cost and by the measured time.
+          std::vector<std::size_t> ran;
+          for (std::size_t i = 0; i < feasible.size(); ++i)
+            if (timed[i + 1].plan) ran.push_back(i);
+          auto rank_of = [&](std::size_t i, auto key) {
+            return 1 + std::count_if(ran.begin(), ran.end(), [&](std::size_t j) { return key(j) < key(i); });
+          };
+          const auto cost = [&](std::size_t j) { return feasible[j]->cost.cost; };
+          const auto time = [&](std::size_t j) { return timed[j + 1].m.median_ms; };
+          for (std::size_t i = 0; i < feasible.size(); ++i) {
+            const Candidate& c = *feasible[i];
+            const double pred = c.cost.cost / base_cost;
+            if (!timed[i + 1].plan) {
+              std::printf("    %-16s %14.3f %14s %12s %12s  %s\n", c.label().c_str(), pred, "-", "-", "-",
+                          unsupported[i].c_str());
+              cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"unsupported", unsupported[i]},
+                               {"cost", cost_terms(c.cost)}});
+              continue;
+            }
+            const Measured& mc = timed[i + 1].m;
+            all_ok = all_ok && mc.ok;
+            const nlohmann::json meas =
+                timed[0].plan ? nlohmann::json(mc.median_ms / timed[0].m.median_ms) : nlohmann::json(nullptr);
+            std::printf("    %-16s %14.3f %14s %12.2f %12.1f  rank %lld/%lld%s\n", c.label().c_str(), pred,
+                        meas.is_null() ? "-" : fmt("%.3f", meas.get<double>()).c_str(), mc.median_ms,
+                        mc.workspace / 1048576.0, static_cast<long long>(rank_of(i, cost)),
+                        static_cast<long long>(rank_of(i, time)), mc.ok ? "" : "  FAILED");
+            cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"measured_time_ratio", meas},
+                             {"median_ms", mc.median_ms}, {"workspace_bytes", mc.workspace}, {"ok", mc.ok},
+                             {"predicted_rank", rank_of(i, cost)}, {"measured_rank", rank_of(i, time)},
+                             {"cost", cost_terms(c.cost)}});
+          }
+          row["candidates"] = cands;
+          row["untiled_cost"] = cost_terms(choice.candidates.front().cost);  // the ratios' denominator
         }
-        measure_interleaved(b, p, pass, timed, d, ref, f.repeat, f.rounds);
-        for (std::size_t i = 0; i < feasible.size(); ++i) {
-          const Candidate& c = *feasible[i];
-          const Measured& mc = timed[i + 1].m;
-          all_ok = all_ok && mc.ok;
-          const double pred = c.cost.cost / base_cost, meas = mc.median_ms / timed[0].m.median_ms;
-          std::printf("    %-16s %14.3f %14.3f %12.2f %12.1f%s\n", c.label().c_str(), pred, meas, mc.median_ms,
-                      mc.workspace / 1048576.0, mc.ok ? "" : "  FAILED");
-          cands.push_back({{"label", c.label()}, {"predicted_cost_ratio", pred}, {"measured_time_ratio", meas},
-                           {"median_ms", mc.median_ms}, {"workspace_bytes", mc.workspace}, {"ok", mc.ok},
-                           {"cost", cost_terms(c.cost)}});
-        }
-        row["candidates"] = cands;
-        row["untiled_cost"] = cost_terms(choice.candidates.front().cost);  // the ratios' denominator
+        rows.push_back(row);
+        write_json();
+        std::fflush(stdout);
       }
-      rows.push_back(row);
-      std::fflush(stdout);
     }
-  }
-  if (!f.json_path.empty()) {
-    std::ofstream out(f.json_path);
-    if (!out) throw InvalidArgument("json: cannot write '" + f.json_path + "'");
-    std::string command = "fftconv bench tiling --backend " + f.backend + " --repeat " + std::to_string(f.repeat) +
-                          " --rounds " + std::to_string(f.rounds) + " --problems '";
-    for (std::size_t i = 0; i < f.problems.size(); ++i) command += (i ? ";" : "") + f.problems[i];
-    command += "' --passes ";
-    for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
-    if (f.candidates) command += " --candidates";
-    out << nlohmann::json{{"device", device_description(b.location())}, {"environment", environment_lines()},
-                          {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}.dump(2)
-        << "\n";
   }
   return all_ok ? kExitOk : kExitCheckFailed;
 }
@@ -182,11 +263,14 @@ int run(const Flags& f) {
 
 void add_bench_tiling_command(CLI::App& bench, int* exit_code) {
   auto f = std::make_shared<Flags>();
-  auto* cmd = bench.add_subcommand("tiling", "Tiled (--tile auto) against untiled (--tile none) on the CPU: time, "
-                                             "workspace, and predicted vs measured cost per candidate tile");
+  auto* cmd = bench.add_subcommand("tiling", "Tiled (--tile auto) against untiled (--tile none) with backends of one "
+                                             "device: time, workspace, and predicted vs measured cost per candidate "
+                                             "tile");
   cmd->add_option("--problems", f->problems, "Problem specs")->delimiter(';')->capture_default_str();
   cmd->add_option("--passes", f->passes, "Passes")->delimiter(',')->capture_default_str();
-  cmd->add_option("--backend", f->backend, "Backend that runs the tile plans")->capture_default_str();
+  cmd->add_option("--backend", f->backends, "Backends that run the tile plans (comma-separated, one device)")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--repeat", f->repeat, "Timed repetitions per round")->capture_default_str();
   cmd->add_option("--rounds", f->rounds, "Rounds: the plans compared are timed round-robin, the median of the round "
                                          "medians is reported")->capture_default_str();
