@@ -59,6 +59,16 @@ def pct(v):
     return f"{100 * v:.0f}%"
 
 
+def sig3(v):
+    """Three significant digits: 1.37, 28.3, 124."""
+    return f"{v:.{max(0, 2 - math.floor(math.log10(v)))}f}" if v > 0 else f"{v:g}"
+
+
+def tile_name(t):
+    """A result file's tile ({fft_h, fft_w, ...}, or null: untiled) as 64×64 or none."""
+    return f"{t['fft_h']}×{t['fft_w']}" if t else "none"
+
+
 def cuda_version(v):
     return f"{v // 1000}.{v % 1000 // 10}" if isinstance(v, int) else str(v)
 
@@ -329,10 +339,8 @@ def cgemm_table(doc):
 def cpu_tiling_table(doc):
     body = []
     for r in doc["rows"]:
-        t = r["auto"].get("tile")
-        tile = f"{t['fft_h']}×{t['fft_w']}" if t else "none"
         body.append([f"`{r['problem']}`", r["pass"], f"{r['none']['median_ms']:.1f}", f"{r['auto']['median_ms']:.1f}",
-                     f"{r['none']['median_ms'] / r['auto']['median_ms']:.2f}×", tile,
+                     f"{r['none']['median_ms'] / r['auto']['median_ms']:.2f}×", tile_name(r["auto"].get("tile")),
                      f"{r['none']['workspace_bytes'] / 2**20:.1f} → {r['auto']['workspace_bytes'] / 2**20:.1f}"])
     return table(["problem", "pass", "untiled ms", "`--tile auto` ms", "speedup", "tile", "workspace MiB"], body)
 
@@ -353,6 +361,49 @@ def cpu_candidates_table(doc):
     return ([f"Problem `{', '.join(problems)}`; every ratio is relative to the untiled plan (predicted cost / "
              "measured time); `/time`: accGrad tiles reduced in the time domain.", ""]
             + table(["candidate", "fprop", "bprop", "accGrad"], body))
+
+
+def candidate_name(c):
+    return c["label"].replace("x", "×")
+
+
+def candidate_times(cands):
+    """'64×64 1.37 ms · 32×32 1.75 · none –': each candidate's median, unit after the first; ✗: failed its check."""
+    out, unit = [], " ms"
+    for c in cands:
+        if "median_ms" not in c:
+            out.append(f"{candidate_name(c)} –")
+            continue
+        out.append(f"{candidate_name(c)} {sig3(c['median_ms'])}{unit}" + ("" if c.get("ok") else " ✗"))
+        unit = ""
+    return " · ".join(out)
+
+
+def gpu_candidates_table(doc):
+    """One line per (problem, pass, backend): the candidates in the planner's order (predicted cost), whether the
+    measured medians rank them alike (else the measured order), what `--tile auto` ran and the untiled time."""
+    rows = doc["rows"]
+    passes = len({r["pass"] for r in rows}) > 1
+    body, alike = [], 0
+    for r in rows:
+        cands = sorted(r["candidates"], key=lambda c: c["predicted_cost_ratio"])
+        ran = [c for c in cands if "measured_rank" in c]
+        same = all(c["predicted_rank"] == c["measured_rank"] for c in ran)
+        alike += same
+        measured = " · ".join(candidate_name(c) for c in sorted(ran, key=lambda c: c["measured_rank"]))
+        auto, none = r["auto"], r["none"]
+        body.append([f"`{r['problem']}`"] + ([r["pass"]] if passes else []) + [
+            r["backend"], candidate_times(cands), "yes" if same else measured,
+            tile_name(auto.get("tile")) if "median_ms" in auto else "–",
+            sig3(auto["median_ms"]) if "median_ms" in auto else "–",
+            sig3(none["median_ms"]) if "median_ms" in none else "–"])
+    failed = sum(not r.get("ok") for r in rows) + sum(c.get("ok") is False for r in rows for c in r["candidates"])
+    return (table(["problem"] + (["pass"] if passes else []) +
+                  ["backend", "candidates, predicted order (median ms)", "predicted = measured order?",
+                   "`--tile auto` ran", "`--tile auto` ms", "untiled ms"], body)
+            + ["", f"The predicted order is the measured one on {alike} of {len(rows)} lines; "
+               + ("every plan's result verified against the reference." if not failed else
+                  f"NOT every plan's result verified against the reference ({failed} failed; ✗ marks a candidate).")])
 
 
 def cpu_auto_table(doc):
@@ -485,6 +536,12 @@ SECTIONS = [
     ("Tiled plans on the H100", ["h100/tiling.json"],
      lambda R: gpu_tiling_tables(R["h100/tiling.json"]),
      "Both GPU backends run the shared planner's tile plans; on these layers tiling saves memory but costs time."),
+    ("The tiling planner's ranking against measured times on the H100", ["h100/tiling_large.json"],
+     lambda R: gpu_candidates_table(R["h100/tiling_large.json"]),
+     "`bench tiling --candidates`: every tile the planner considers, in its predicted order (the cost model of "
+     "Note [cost model]), beside its measured time: the median of round-robin rounds, fprop, products in fp32 or "
+     "3xTF32 (fp32-accurate) as each plan timed faster; `–`: the backend cannot run it. `untiled` is the backend's own untiled plan (its bases may "
+     "differ from the planner's `none` candidate)."),
     ("The layers' complex products on the H100", ["h100/cgemm_probe.json"],
      lambda R: cgemm_table(R["h100/cgemm_probe.json"]),
      "The products alone, as cufft runs them (`CgemmStridedBatched`) and with every algorithm cuBLASLt's heuristic "

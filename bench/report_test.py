@@ -103,6 +103,29 @@ class CopyOfTree(unittest.TestCase):
         self.assertEqual(doc["versions"], "unrecorded")
 
 
+class GpuCandidates(unittest.TestCase):
+    def row(self, backend, untiled_ms, ranks):
+        cands = [{"label": "none(512x512)", "predicted_cost_ratio": 1.0, "unsupported": "no kernel"}]
+        for (label, ratio, ms), (pred, meas) in zip((("32x32", 0.2, 2.5), ("64x64", 0.3, 1.25)), ranks):
+            cands.append({"label": label, "predicted_cost_ratio": ratio, "median_ms": ms, "ok": True,
+                          "predicted_rank": pred, "measured_rank": meas})
+        return {"problem": "S=1,f=8,fo=8,n=256,k=9", "pass": "fprop", "backend": backend, "ok": True,
+                "none": {"median_ms": untiled_ms} if untiled_ms else {"unsupported": "no kernel"},
+                "auto": {"median_ms": 1.25, "tile": {"fft_h": 64, "fft_w": 64}}, "candidates": cands[::-1]}
+
+    def test_candidates_in_predicted_order_and_the_measured_order_where_it_differs(self):
+        doc = {"rows": [self.row("fbfft", None, [(1, 2), (2, 1)]), self.row("cufft", 12.5, [(1, 1), (2, 2)])]}
+        lines = report.gpu_candidates_table(doc)
+        self.assertEqual(lines[2], "| `S=1,f=8,fo=8,n=256,k=9` | fbfft | 32×32 2.50 ms · 64×64 1.25 · none(512×512) – "
+                                   "| 64×64 · 32×32 | 64×64 | 1.25 | – |")
+        self.assertTrue(lines[3].endswith("| yes | 64×64 | 1.25 | 12.5 |"), lines[3])
+        self.assertIn("The predicted order is the measured one on 1 of 2 lines; every plan's result verified", lines[-1])
+        doc["rows"][1]["candidates"][0]["ok"] = False
+        lines = report.gpu_candidates_table(doc)
+        self.assertIn("64×64 1.25 ✗", lines[3])
+        self.assertIn("NOT every plan's result verified against the reference (1 failed;", lines[-1])
+
+
 class CgemmProbe(unittest.TestCase):
     def test_parses_a_row(self):
         (row,) = report.parse_cgemm_probe(PROBE_LINE + "\n")
