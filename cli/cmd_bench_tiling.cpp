@@ -115,6 +115,10 @@ int run(const Flags& f) {
   std::vector<const Backend*> backends;
   for (const std::string& name : f.backends) {
     backends.push_back(&builtin_registry().get(name));
+    const auto keys = backends.back()->option_keys();
+    if (std::find(keys.begin(), keys.end(), std::string_view("tiles_in_flight")) == keys.end())
+      throw InvalidArgument("backend: '" + name + "' runs untiled plans only; bench tiling times backends that run "
+                            "the tiling planner's tiles");
     if (backends.back()->location() != backends.front()->location())
       throw InvalidArgument("backend: '" + name + "' runs on another device than '" + f.backends.front() +
                             "'; one bench times the backends of one device");
