@@ -163,7 +163,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   merge->add_option("out", m->md, "Markdown summary to write")->required();
   merge->add_option("inputs", m->inputs, "Shard .jsonl files")->required();
   merge->callback([m, exit_code] { run_merge(*m, exit_code); });
-  v->callback([a, v, merge, exit_code] {
+  v->callback([a, merge, exit_code] {
     if (merge->parsed()) return;
     run_validate(*a, exit_code);
   });
