@@ -18,6 +18,7 @@
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "tiling/planner.hpp"
 
 #if HAVE_FFTCONV_GPU
 #include <cuda_runtime.h>
@@ -249,12 +250,6 @@ struct Variant {
   bool tiled_variant = false;  // the tile=auto twin of an untiled request (Note [auto's host candidates])
 };
 
-// Does b run the shared tiling planner's tiles (its option keys include the planner's)?
-bool tiles(const Backend& b) {
-  const auto keys = b.option_keys();
-  return std::find(keys.begin(), keys.end(), std::string_view("tiles_in_flight")) != keys.end();
-}
-
 // Note [auto's host candidates]
 // On the host each backend is a candidate with the options asked for; a backend that tiles (fftw)
 // asked for untiled plans (the default) is also a candidate with tile=auto, whose tiles win on
@@ -278,7 +273,7 @@ std::vector<Variant> variants(const std::vector<const Backend*>& backends, const
   std::vector<Variant> out;
   for (const Backend* b : backends) {
     out.push_back({b, opts, std::string(b->name()), false});
-    if (twins && opts.tile.kind == TileSpec::Kind::none && opts.basis_h == 0 && tiles(*b)) {
+    if (twins && opts.tile.kind == TileSpec::Kind::none && opts.basis_h == 0 && runs_planner_tiles(*b)) {
       PlanOptions tiled = opts;
       tiled.tile.kind = TileSpec::Kind::automatic;
       out.push_back({b, tiled, std::string(b->name()) + " tile=auto", true});

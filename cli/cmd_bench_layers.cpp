@@ -19,21 +19,6 @@
 namespace fftconv::cli {
 namespace {
 
-// Writes the document whole: to a temporary file beside `path`, then renamed over it, so that a run
-// stopped while writing leaves the previous checkpoint.
-void write_json(const std::string& path, const std::string& doc) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream f(tmp);
-    if (!f) throw InvalidArgument("--json: cannot open '" + tmp + "' for writing");
-    f << doc << "\n";
-    if (!f) throw InvalidArgument("--json: write to '" + tmp + "' failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw InvalidArgument("--json: cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-}
-
 int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) {
   (void)TileSpec::parse(o.tile);  // a bad spec fails before the device is asked for
   if (resume && json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
@@ -56,10 +41,10 @@ int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) 
     std::fprintf(stderr, "fftconv bench layers: %s\n", why.c_str());
     return kExitBadInput;
   }
-  if (!json_path.empty()) o.checkpoint = [&](const std::string& doc) { write_json(json_path, doc); };
+  if (!json_path.empty()) o.checkpoint = [&](const std::string& doc) { write_json_file(json_path, doc, "--json"); };
   bool verified = true;
   const std::string doc = bench::run_layers_bench(o, std::cout, &verified);
-  if (!json_path.empty()) write_json(json_path, doc);
+  if (!json_path.empty()) write_json_file(json_path, doc, "--json");
   if (!verified) {
     std::fprintf(stderr, "fftconv bench layers: at least one backend failed verification or errored\n");
     return kExitCheckFailed;

@@ -2,14 +2,13 @@
 // and per candidate tile size the planner's predicted cost beside the measured time, ranked both ways.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "api/fftconv.hpp"
 #include "validation/run_plan.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "ref/fftw_pass.hpp"
 #include "tiling/planner.hpp"
@@ -115,8 +114,7 @@ int run(const Flags& f) {
   std::vector<const Backend*> backends;
   for (const std::string& name : f.backends) {
     backends.push_back(&builtin_registry().get(name));
-    const auto keys = backends.back()->option_keys();
-    if (std::find(keys.begin(), keys.end(), std::string_view("tiles_in_flight")) == keys.end())
+    if (!runs_planner_tiles(*backends.back()))
       throw InvalidArgument("backend: '" + name + "' runs untiled plans only; bench tiling times backends that run "
                             "the tiling planner's tiles");
     if (backends.back()->location() != backends.front()->location())
@@ -137,21 +135,14 @@ int run(const Flags& f) {
   command += "' --passes ";
   for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
   if (f.candidates) command += " --candidates";
-  // The JSON is rewritten after every row, through a temporary file and a rename: a run cut short
-  // keeps the rows it measured.
+  // The JSON is rewritten after every row: a run cut short keeps the rows it measured.
   auto write_json = [&] {
     if (f.json_path.empty()) return;
-    const std::string tmp = f.json_path + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << nlohmann::json{{"device", device_description(where)}, {"environment", environment_lines()},
-                            {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}.dump(2)
-          << "\n";
-      if (!out) throw InvalidArgument("json: cannot write '" + tmp + "'");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, f.json_path, ec);
-    if (ec) throw InvalidArgument("json: cannot write '" + f.json_path + "': " + ec.message());
+    write_json_file(f.json_path,
+                    nlohmann::json{{"device", device_description(where)}, {"environment", environment_lines()},
+                                   {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}
+                        .dump(2),
+                    "json");
   };
   std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",
               "none ws MiB", "auto ws MiB", "auto tile", "check");
@@ -173,15 +164,16 @@ int run(const Flags& f) {
         measure_interleaved(b, p, pass, pair, d, ref, f.repeat, f.rounds);
         const Measured &mn = pair[0].m, &ma = pair[1].m;
         const bool has_none = pair[0].plan != nullptr;
+        const bool ok = (!has_none || mn.ok) && ma.ok;
         const TilingChoice choice = plan_tiling(p, pass, planner_options(backend, p, pass, autop));
-        all_ok = all_ok && (mn.ok || !has_none) && ma.ok;
+        all_ok = all_ok && ok;
         std::string tile_label = choice.candidates[choice.chosen].label();
         std::printf("%-28s %-8s %10s %10.2f %7s %12s %12.1f %-28s %s\n", p.to_string().substr(0, 28).c_str(),
                     ps.c_str(),
                     has_none ? fmt("%.2f", mn.median_ms).c_str() : "-", ma.median_ms,
                     has_none ? fmt("%.2fx", mn.median_ms / ma.median_ms).c_str() : "-",
                     has_none ? fmt("%.1f", mn.workspace / 1048576.0).c_str() : "-", ma.workspace / 1048576.0,
-                    tile_label.c_str(), (mn.ok || !has_none) && ma.ok ? "ok" : "FAILED");
+                    tile_label.c_str(), ok ? "ok" : "FAILED");
         if (!has_none) std::printf("    no untiled plan: %s\n", none_unsupported.c_str());
         if (!choice.plan.tiled) std::printf("    planner chose none: %s\n", choice.reason.c_str());
         const nlohmann::json none_json =
@@ -193,7 +185,7 @@ int run(const Flags& f) {
                                {"auto", {{"median_ms", ma.median_ms}, {"workspace_bytes", ma.workspace},
                                          {"rel_l2", ma.rel_l2},
                                          {"tile", nlohmann::json::parse(ma.tile)}, {"plan", ma.describe}}},
-                               {"reason", choice.reason}, {"ok", (mn.ok || !has_none) && ma.ok}};
+                               {"reason", choice.reason}, {"ok", ok}};
         if (f.candidates) {
           nlohmann::json cands = nlohmann::json::array();
           const double base_cost = choice.candidates.front().cost.cost;

@@ -1,8 +1,12 @@
-// The command line as typed (see command_line.hpp).
+// The command line as typed and the whole-file write (see command_line.hpp).
 #include "cli/command_line.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
+
+#include "common/errors.hpp"
 
 namespace fftconv::cli {
 
@@ -13,6 +17,19 @@ std::string command_line(const std::string& fallback) {
   for (char c : all) out += c == '\0' ? ' ' : c;
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out.empty() ? fallback : out;
+}
+
+void write_json_file(const std::string& path, const std::string& doc, const std::string& option) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream f(tmp);
+    if (!f) throw InvalidArgument(option + ": cannot open '" + tmp + "' for writing");
+    f << doc << "\n";
+    if (!f) throw InvalidArgument(option + ": write to '" + tmp + "' failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InvalidArgument(option + ": cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
 }
 
 }  // namespace fftconv::cli

@@ -1,4 +1,4 @@
-// The command line as typed, for the result files of the benchmarks.
+// The command line as typed, and the whole-file write, for the result files of the benchmarks.
 #pragma once
 #include <string>
 
@@ -6,5 +6,10 @@ namespace fftconv::cli {
 
 // The process's arguments joined by spaces (from /proc/self/cmdline), or `fallback` where unreadable.
 std::string command_line(const std::string& fallback = "fftconv");
+
+// Writes `doc` and a newline to `path` whole: to `path`.partial, then renamed over it, so that a run
+// stopped while writing leaves the previous file. Throws InvalidArgument naming `option` (the flag
+// that gave the path) when the file cannot be written.
+void write_json_file(const std::string& path, const std::string& doc, const std::string& option);
 
 }  // namespace fftconv::cli

@@ -231,6 +231,11 @@ std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_vi
   return own;
 }
 
+bool runs_planner_tiles(const Backend& b) {
+  const auto keys = b.option_keys();
+  return std::find(keys.begin(), keys.end(), std::string_view("tiles_in_flight")) != keys.end();
+}
+
 TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions& o) {
   require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   TilingChoice out;

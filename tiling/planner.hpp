@@ -37,6 +37,8 @@ TilingOptions tiling_options(const PlanOptions& o);
 const std::vector<std::string_view>& tiling_option_keys();
 // `own` followed by tiling_option_keys(): the option keys of a backend that tiles.
 std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_view> own);
+// Does b run the planner's tiles (its option keys include the planner's, with_tiling_option_keys)?
+bool runs_planner_tiles(const Backend& b);
 
 // The untiled basis side for a padded side: `pinned` when > 0, else the next size of the policy.
 int64_t untiled_side(int64_t padded, int64_t pinned, SizePolicy policy);
