@@ -153,3 +153,20 @@ TEST_CASE("auto on the GPU: tile=auto twins only where the padded input exceeds 
   CHECK(labels("S=1,f=2,fo=2,h=20,w=130,k=3") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
   CHECK(labels("S=1,f=2,fo=2,n=300,k=9,p=4") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
 }
+
+TEST_CASE("auto's cost model: fbfft's basis is its next power of two or smooth register side") {
+  // The model keys on the backend's name; a padded side of 46 takes fbfft's 48x48 (1,200
+  // frequencies), 70 skips to 72 (70 = 2 x 35 has no register kernel), 84 stays 84, and 122 goes
+  // to 128 (126 has no kernel either).
+  const SleepBackend fbfft("fbfft", 1.0, 0.0, Location::cuda);
+  auto model = [&](int64_t padded) {
+    return model_time_ms(fbfft, ConvProblem::parse("S=64,f=64,fo=64,n=" + std::to_string(padded) + ",k=3,p=0"),
+                         Pass::fprop);
+  };
+  CHECK(model(46) == doctest::Approx(model(48)));
+  CHECK(model(46) < 0.7 * model(64));
+  CHECK(model(70) == doctest::Approx(model(72)));
+  CHECK(model(84) < 0.5 * model(128));
+  CHECK(model(122) == doctest::Approx(model(128)));
+  CHECK(model(118) < model(122));  // 120
+}

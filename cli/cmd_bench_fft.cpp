@@ -87,7 +87,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
                                     "(the same-size copy reads and writes half the transform's bytes each; the same-shape copy reads its input "
                                     "bytes and writes its output bytes)");
   cmd->add_option("--dims", args->dims, "1 (n-point) or 2 (n x n)")->check(CLI::IsMember({1, 2}));
-  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two; 2-D also the smooth squares 12, 14, 18, 20, 24, 28, 30)")->delimiter(',');
+  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two; 2-D also the squares of fbfft's smooth sides: every even 7-smooth side 6..120 but 70, 90, 98, 126)")->delimiter(',');
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
   cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);

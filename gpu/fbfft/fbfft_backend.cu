@@ -27,7 +27,7 @@ class FbfftBackend final : public Backend {
   std::string_view name() const override { return "fbfft"; }
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
-    return "CUDA: warp-shuffle and register FFTs of power-of-two sizes (and smooth squares 12..30) with implicit "
+    return "CUDA: warp-shuffle and register FFTs of power-of-two sizes (and smooth squares 6..120) with implicit "
            "padding + cuBLAS CGEMM on their frequency-major output (paper Table 1, no transpositions); untiled up to "
            "128x128 or tiled 8..64";
   }

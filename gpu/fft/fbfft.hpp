@@ -116,9 +116,12 @@ Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout
 // Largest supported side for 2-D transforms (128, square only).
 inline constexpr int kMaxSide2d = 128;
 // The non-power-of-two 2-D sizes: squares of these even 7-smooth sides, by the register family in
-// every layout (Note [smooth register FFT]); a convolution's basis can then hold a 13x13 input in
-// 14x14 (112 frequencies) instead of 16x16 (144).
-inline constexpr int kSmoothSides2d[] = {12, 14, 18, 20, 24, 28, 30};
+// every layout (Note [smooth register FFT]; above 32 with two or four lanes per 1-D transform, Note
+// [lane-split register FFT]): every even 7-smooth side up to 128 whose lanes hold at most 32 points
+// (not 70, 90, 98, 126). A convolution's basis can then hold a 13x13 input in 14x14 (112
+// frequencies) instead of 16x16 (144), a 46x46 one in 48x48 (1,200) instead of 64x64 (2,112).
+inline constexpr int kSmoothSides2d[] = {6,  10, 12, 14, 18, 20, 24, 28, 30, 36, 40,  42,  48,
+                                         50, 54, 56, 60, 72, 80, 84, 96, 100, 108, 112, 120};
 // The index of side n in kSmoothSides2d, or -1 when n is not one of them.
 constexpr int smooth_side_index(int n) {
   for (int i = 0; i < int(sizeof(kSmoothSides2d) / sizeof(kSmoothSides2d[0])); ++i)

@@ -38,9 +38,14 @@ const Launcher* launchers_1d();
 const Launcher* launchers_2d();
 // The register kernels (fbfft_2d_reg.cu), same indexing; entries exist for sides 2..64 and 128×128.
 const Launcher* launchers_2d_registers();
-// The register kernels of the smooth square sides (fbfft_2d_reg.cu, Note [smooth register FFT]):
-// the launcher of n_h × n_w, or null when n_h != n_w or the side is not in fbfft::kSmoothSides2d.
+// The register kernels of the smooth square sides (fbfft_2d_smooth_*.cu, Note [smooth register
+// FFT]): the launcher of n_h × n_w, or null when n_h != n_w or the side is not in
+// fbfft::kSmoothSides2d.
 const Launcher* launcher_2d_smooth(int n_h, int n_w);
+// Their tables, kSmoothSides2d in order from 36 (medium) and from 72 (large): fbfft_2d_smooth_medium.cu
+// and fbfft_2d_smooth_large.cu.
+const Launcher* launchers_2d_smooth_medium();
+const Launcher* launchers_2d_smooth_large();
 // The lanes family (fbfft_2d_reg.cu with four lanes per 1-D transform), same indexing; entries for
 // sides 16 and 32 (square or not), every layout.
 const Launcher* launchers_2d_lanes();

@@ -404,7 +404,7 @@ TEST_SUITE("gpu") {
     // The lanes family halves its planes per block below 66 blocks' worth (16 planes at 16x16, 8 at
     // 32x32: full size from 1,056 planes). (So that both shapes run on any GPU of up to 132 SMs.)
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
-    for (int n : {16, 32, 64, 14, 28})
+    for (int n : {16, 32, 64, 14, 28, 48, 54, 84, 120})  // smooth: one lane, two (24, 27) and four (21, 30)
       for (Kernel k : families(n, n, Layout::freq_major))
         for (auto [lo, hi] : {std::pair{1, 200}, std::pair{1100, 1300}}) {
           INFO(size_name(n, n, Layout::freq_major, k) << " batch " << lo << ".." << hi);

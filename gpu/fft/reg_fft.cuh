@@ -1,11 +1,13 @@
 // RegFft<N>: one complex FFT of power-of-two length N (2..32) held entirely in the registers of one
 // thread, with twiddle factors that are compile-time constants. The register-resident sibling of
 // WarpFft (warp_fft.cuh) with one lane per transform; see Note [register 2-D kernels].
-// SmoothFft<N>: the same for even 7-smooth lengths (12, 14, 28, ...: Note [smooth register FFT]);
-// RegFftFor<N, G> picks the one a register kernel of side N uses.
+// SmoothFft<N>: the same for 7-smooth lengths up to 32 (9, 12, 14, 28, ...: Note [smooth register
+// FFT]); LaneFft<N, G> spreads one transform over G lanes, each running one of them; RegFftFor<N, G>
+// names the one a register kernel of side N uses.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "gpu/fft/warp_fft.cuh"
@@ -109,6 +111,9 @@ struct RegFft {
   static constexpr int kLog = ilog2(N);
 
   static constexpr int freq(int i) { return bitrev(i, kLog); }
+  static constexpr int reg_freq(int i) { return freq(i); }
+  // Register holding frequency k after forward().
+  static constexpr int reg_of(int k) { return bitrev(k, kLog); }
   // Register holding X[(N - freq(i)) mod N] after forward().
   static constexpr int mirror(int i) { return bitrev((N - bitrev(i, kLog)) & (N - 1), kLog); }
 
@@ -151,91 +156,12 @@ struct RegFft {
 
 namespace fftconv::fbfft::detail {
 
-// Lanes per transform of the register kernels: one up to 32 points; 64 and 128 points are spread
-// over 4 lanes of 16 or 32 registers (a whole 64-point transform would need 128 registers of data).
-constexpr int lanes_for(int n) { return n <= 32 ? 1 : 4; }
-
-// Note [lane-split register FFT]
-// LaneFft<N, G>: one length-N transform over G (1, 2 or 4) consecutive lanes, lane p holding the
-// R = N/G elements i = p*R + r in v[r]. forward(): the first log2(G) DIF stages (spans N/2 .. R)
-// pair lanes p and p^m (m = span/R) through one shuffle per register; their twiddles
-// exp(-i pi ((p & (m-1)) R + r) / (m R)) are a compile-time factor times 1 or -i (m <= 2); the
-// remaining spans R/2 .. 1 are RegFft<R>'s, inside the lane. Position (p, r) then holds X[k] with
-// k = bitrev_R(r) * G + bitrev_G(p) = reg_freq(r) + lane_freq(p). inverse() undoes it (RegFft<R>
-// DIT first, then the lane stages with conjugate twiddles); partner<r>() fetches X[(N - k) mod N]
-// for register r (from the lane itself when p = 0, else from lane bitrev_G(G - bitrev_G(p)) at a
-// compile-time register), one register at a time so no second array of partners is live. Every lane of the warp must call forward/inverse/partner (full-mask
-// shuffles); with G = 1 there are no shuffles and this is RegFft<N>.
-template <int N, int G>
-struct LaneFft {
-  static_assert(G == 1 || G == 2 || G == 4, "LaneFft: G must be 1, 2 or 4");
-  static constexpr int kG = G, kR = N / G, kLogR = ilog2(kR), kLogG = ilog2(G);
-  static_assert(kR >= 2, "LaneFft: at least two values per lane");
-  using Inner = RegFft<kR>;
-
-  static constexpr int reg_freq(int r) { return bitrev(r, kLogR) * G; }
-  __host__ __device__ static constexpr int lane_freq(int p) { return bitrev(p, kLogG); }
-
-  __device__ __forceinline__ static void forward(float2 (&v)[kR], int p) {
-    if constexpr (G > 1) {
-      static_for<kLogG>([&](auto s) {
-        constexpr int m = 1 << (kLogG - 1 - s);  // lane distance; span m * R
-        const bool upper = (p & m) != 0;
-        static_for<kR>([&](auto r) {
-          const float2 o = shfl_xor2(v[r], m);
-          float2 d = csub(o, v[r]);
-          if constexpr (m == 2) d = (p & 1) ? make_float2(d.y, -d.x) : d;  // exp(-i pi (p & 1) / 2)
-          d = rotate<r, m * kR, false>(d);
-          v[r] = upper ? d : cadd(v[r], o);
-        });
-      });
-    }
-    Inner::forward(v);
-  }
-
-  __device__ __forceinline__ static void inverse(float2 (&v)[kR], int p) {
-    Inner::inverse(v);
-    if constexpr (G > 1) {
-      static_for<kLogG>([&](auto s) {
-        constexpr int m = 1 << s;
-        const bool upper = (p & m) != 0;
-        static_for<kR>([&](auto r) {
-          float2 x = v[r];
-          if (upper) {
-            x = rotate<r, m * kR, true>(x);
-            if constexpr (m == 2) x = (p & 1) ? make_float2(-x.y, x.x) : x;  // exp(+i pi (p & 1) / 2)
-          }
-          const float2 o = shfl_xor2(x, m);
-          v[r] = upper ? csub(o, x) : cadd(x, o);
-        });
-      });
-    }
-  }
-
-  // X[(N - k) mod N] for the k held in register R (a shuffle when G > 1: every lane must call it).
-  template <int R>
-  __device__ __forceinline__ static float2 partner(const float2 (&v)[kR], int p) {
-    if constexpr (G == 1) {
-      return v[Inner::mirror(R)];
-    } else {
-      constexpr int a = bitrev(R, kLogR);
-      constexpr int r0 = bitrev((kR - a) & (kR - 1), kLogR), r1 = bitrev(kR - 1 - a, kLogR);
-      const int b = lane_freq(p);
-      const float2 x1 = shfl2(v[r1], b == 0 ? 0 : lane_freq(G - b), G);
-      return p == 0 ? v[r0] : x1;
-    }
-  }
-};
-
-}  // namespace fftconv::fbfft::detail
-
-namespace fftconv::fbfft::detail {
-
 // Note [smooth register FFT]
 // The fbfft convolution's power-of-two basis carries up to 1.6x the frequencies (CGEMM work) of the
 // smallest basis that holds the padded input: 16x16 (144 frequencies) for a 13x13 input where 14x14
-// has 112, 32x32 (544) for 27x27 where 28x28 has 420. SmoothFft<N> is a complex FFT of an even
-// length N whose prime factors are 2, 3, 5 and 7, in one thread's registers like RegFft: mixed-radix
+// has 112, 32x32 (544) for 27x27 where 28x28 has 420, 64x64 (2,112) for 46x46 where 48x48 has
+// 1,200. SmoothFft<N> is a complex FFT of a length N <= 32 whose prime factors are 2, 3, 5 and 7, in
+// one thread's registers like RegFft: mixed-radix
 // decimation in frequency, N = r m with r the first of 4, 2, 3, 5, 7 that divides N; each stage
 // does m radix-r DFTs on the stride-m elements j + m l (written out: term by term for r = 2, 4,
 // whose factors 1, -1, -i, +i cost no multiplication; by symmetric pairs for odd r, dft_small), multiplies
@@ -245,7 +171,9 @@ namespace fftconv::fbfft::detail {
 // (the sub-transforms first, then the conjugate twiddles and conjugate r-point DFTs), which gives
 // N times the inverse DFT in natural order from the forward's order. Every index and twiddle is a
 // compile-time constant (the twiddles are immediates, as in RegFft); the 2-D register kernels take
-// it for their non-power-of-two sides with one lane per transform (Note [register 2-D kernels]).
+// it for their non-power-of-two sides up to 32 with one lane per transform (Note [register 2-D
+// kernels]), and for longer sides as the inner transform of two or four lanes (LaneFft: 60 = 2 x 30,
+// 84 = 4 x 21, 120 = 4 x 30; Note [lane-split register FFT]).
 // With autotune the fbfft plan times the smooth and the power-of-two basis and keeps the faster: the
 // smooth transforms run about as fast as the power-of-two register family, so they win by the
 // frequencies they save (S = 128, x = 13 fprop on an H100: 103 -> 85 us with 14x14).
@@ -274,12 +202,13 @@ struct SmoothFft {
   }
   static constexpr int reg_freq(int i) { return freq_of(i, N); }
   __host__ __device__ static constexpr int lane_freq(int) { return 0; }
-  static constexpr int mirror(int i) {
-    const int want = (N - reg_freq(i)) % N;
+  // Register holding frequency k after forward().
+  static constexpr int reg_of(int k) {
     for (int j = 0; j < N; ++j)
-      if (reg_freq(j) == want) return j;
+      if (reg_freq(j) == k) return j;
     return -1;
   }
+  static constexpr int mirror(int i) { return reg_of((N - reg_freq(i)) % N); }
 
   __device__ __forceinline__ static void forward(float2 (&v)[N], int = 0) { dif<0, N>(v); }
   __device__ __forceinline__ static void inverse(float2 (&v)[N], int = 0) { dit<0, N>(v); }
@@ -366,16 +295,96 @@ struct SmoothFft {
   }
 };
 
-// The transform a register kernel runs along a side of n points with g lanes: LaneFft for powers of
-// two, SmoothFft (one lane) otherwise.
-template <int N, int G, bool Pow2 = (N & (N - 1)) == 0>
+}  // namespace fftconv::fbfft::detail
+
+namespace fftconv::fbfft::detail {
+
+// Lanes per transform of the register kernels: one up to 32 points; longer powers of two over 4
+// lanes (64 and 128 points: 16 or 32 registers each; a whole 64-point transform would need 128
+// registers of data); longer smooth sides over 2 lanes where each holds at most 32 points (36..64:
+// 1.05-1.4x faster than 4 lanes on an H100, fewer shuffle stages), else 4 (72..120).
+constexpr int lanes_for(int n) { return n <= 32 ? 1 : ((n & (n - 1)) != 0 && n / 2 <= 32 ? 2 : 4); }
+
+// Note [lane-split register FFT]
+// LaneFft<N, G>: one length-N transform over G (1, 2 or 4) consecutive lanes, lane p holding the
+// R = N/G elements i = p*R + r in v[r]. forward(): the first log2(G) DIF stages (spans N/2 .. R)
+// pair lanes p and p^m (m = span/R) through one shuffle per register; their twiddles
+// exp(-i pi ((p & (m-1)) R + r) / (m R)) are a compile-time factor times 1 or -i (m <= 2); the
+// lane's R points are one length-R transform inside the lane: RegFft<R> when R is a power of two,
+// SmoothFft<R> otherwise (R need not be even: 84 = 4 x 21; Note [smooth register FFT]). Position
+// (p, r) then holds X[k] with k = f_R(r) * G + bitrev_G(p) = reg_freq(r) + lane_freq(p), f_R the
+// inner transform's register order. inverse() undoes it (the inner DIT first, then the lane stages
+// with conjugate twiddles); partner<r>() fetches X[(N - k) mod N] for register r (from the lane
+// itself when p = 0, else from lane bitrev_G(G - bitrev_G(p)) at the compile-time register holding
+// inner frequency R - 1 - f_R(r)), one register at a time so no second array of partners is live.
+// Every lane of the warp must call forward/inverse/partner (full-mask shuffles); with G = 1 there
+// are no shuffles and this is the inner transform.
+template <int N, int G>
+struct LaneFft {
+  static_assert(G == 1 || G == 2 || G == 4, "LaneFft: G must be 1, 2 or 4");
+  static constexpr int kG = G, kR = N / G, kLogG = ilog2(G);
+  static_assert(kR >= 2 && kR * G == N, "LaneFft: at least two values per lane, G divides N");
+  using Inner = std::conditional_t<(kR & (kR - 1)) == 0, RegFft<kR>, SmoothFft<kR>>;
+
+  static constexpr int reg_freq(int r) { return Inner::reg_freq(r) * G; }
+  __host__ __device__ static constexpr int lane_freq(int p) { return bitrev(p, kLogG); }
+
+  __device__ __forceinline__ static void forward(float2 (&v)[kR], int p) {
+    if constexpr (G > 1) {
+      static_for<kLogG>([&](auto s) {
+        constexpr int m = 1 << (kLogG - 1 - s);  // lane distance; span m * R
+        const bool upper = (p & m) != 0;
+        static_for<kR>([&](auto r) {
+          const float2 o = shfl_xor2(v[r], m);
+          float2 d = csub(o, v[r]);
+          if constexpr (m == 2) d = (p & 1) ? make_float2(d.y, -d.x) : d;  // exp(-i pi (p & 1) / 2)
+          d = rotate<r, m * kR, false>(d);
+          v[r] = upper ? d : cadd(v[r], o);
+        });
+      });
+    }
+    Inner::forward(v);
+  }
+
+  __device__ __forceinline__ static void inverse(float2 (&v)[kR], int p) {
+    Inner::inverse(v);
+    if constexpr (G > 1) {
+      static_for<kLogG>([&](auto s) {
+        constexpr int m = 1 << s;
+        const bool upper = (p & m) != 0;
+        static_for<kR>([&](auto r) {
+          float2 x = v[r];
+          if (upper) {
+            x = rotate<r, m * kR, true>(x);
+            if constexpr (m == 2) x = (p & 1) ? make_float2(-x.y, x.x) : x;  // exp(+i pi (p & 1) / 2)
+          }
+          const float2 o = shfl_xor2(x, m);
+          v[r] = upper ? csub(o, x) : cadd(x, o);
+        });
+      });
+    }
+  }
+
+  // X[(N - k) mod N] for the k held in register R (a shuffle when G > 1: every lane must call it).
+  template <int R>
+  __device__ __forceinline__ static float2 partner(const float2 (&v)[kR], int p) {
+    if constexpr (G == 1) {
+      return v[Inner::mirror(R)];
+    } else {
+      constexpr int a = Inner::reg_freq(R);
+      constexpr int r0 = Inner::reg_of((kR - a) % kR), r1 = Inner::reg_of(kR - 1 - a);
+      const int b = lane_freq(p);
+      const float2 x1 = shfl2(v[r1], b == 0 ? 0 : lane_freq(G - b), G);
+      return p == 0 ? v[r0] : x1;
+    }
+  }
+};
+
+// The transform a register kernel runs along a side of n points with g lanes (powers of two and
+// smooth sides alike).
+template <int N, int G>
 struct RegFftFor {
   using type = LaneFft<N, G>;
-};
-template <int N, int G>
-struct RegFftFor<N, G, false> {
-  static_assert(G == 1, "smooth register transforms use one lane");
-  using type = SmoothFft<N>;
 };
 
 }  // namespace fftconv::fbfft::detail

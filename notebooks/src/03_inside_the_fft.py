@@ -258,7 +258,7 @@ print("2-D warp FFT == numpy.fft.rfft2:", np.allclose(spec, ref2, rtol=0, atol=1
 # A convolution only needs a basis at least as large as its padded input. A power of two can waste a lot:
 # a 13×13 input in a 16×16 basis has $16 \cdot 9 = 144$ complex frequencies, where 14×14 has $14 \cdot 8 = 112$,
 # and every frequency is one complex matrix product (the CGEMM) in the convolution pipeline. fbfft's
-# register kernels therefore also run **even 7-smooth** sides (12, 14, 18, 20, 24, 28, 30;
+# register kernels therefore also run **even 7-smooth** sides from 6 to 120 (6, 10, 12, 14, …, 60, 72, …, 120;
 # `SmoothFft` in `gpu/fft/reg_fft.cuh`, Note [smooth register FFT]).
 #
 # The radix-2 split generalizes: for $N = r\,m$, decimation in frequency does $m$ radix-$r$ DFTs on the
@@ -327,21 +327,58 @@ for N in (12, 14, 18, 20, 24, 28, 30):
 
 
 # %% [markdown]
-# What the smaller basis saves in the convolution's complex products, for the paper's inputs (3×3 kernels,
-# valid convolution: the padded input is the input):
+# Above 32 points a transform no longer fits one thread's registers. The kernels then spread it over
+# $G$ = 2 or 4 lanes (Note [lane-split register FFT]): the first $\log_2 G$ radix-2 DIF stages pair lanes
+# (one shuffle per register), and each lane finishes a smooth transform of $R = N/G$ points in its own
+# registers — $60 = 2 \cdot 30$, $84 = 4 \cdot 21$, $120 = 4 \cdot 30$. Lane $p$'s register $r$ then holds
+# $X[\mathrm{freq}_R(r)\,G + \mathrm{bitrev}_G(p)]$:
 
 # %%
-SMOOTH = (12, 14, 18, 20, 24, 28, 30)
+def lane_split(x, G):
+    """The lane stages of a G-lane transform (lane p holds x[p*R:(p+1)*R]), then each lane's smooth DIF."""
+    N = len(x); R = N // G
+    v = np.array(x, dtype=complex).reshape(G, R)
+    span = N // 2
+    while span >= R:                                  # spans N/2 .. R: lanes p and p ^ (span / R)
+        m = span // R
+        out = v.copy()
+        for p in range(G):
+            if p & m:
+                continue
+            j = (p % m) * R + np.arange(R)             # index inside the 2*span-point sub-transform
+            a, b = v[p], v[p ^ m]
+            out[p], out[p ^ m] = a + b, (a - b) * np.exp(-1j * np.pi * j / span)
+        v = out
+        span //= 2
+    return np.array([fft_mixed_dif(v[p]) for p in range(G)])
+
+def bitrev(p, bits):
+    return int(format(p, f"0{bits}b")[::-1], 2) if bits else 0
+
+for N, G in ((60, 2), (84, 4), (120, 4)):
+    x = rng.standard_normal(N) + 1j * rng.standard_normal(N)
+    lanes = lane_split(x, G)
+    R = N // G
+    k = np.array([[freq_of(r, R) * G + bitrev(p, G.bit_length() - 1) for r in range(R)] for p in range(G)])
+    err = np.abs(lanes - np.fft.fft(x)[k]).max() / np.abs(x).sum()
+    print(f"N={N:3d} = {G} lanes x {R:2d} (inner radices {radices(R)}): max error {err:.1e}")
+
+# %% [markdown]
+# What the smaller basis saves in the convolution's complex products, for the paper's inputs (3×3 kernels,
+# valid convolution: the padded input is the input) and a few padded inputs of common layers:
+
+# %%
+SMOOTH = (6, 10, 12, 14, 18, 20, 24, 28, 30, 36, 40, 42, 48, 50, 54, 56, 60, 72, 80, 84, 96, 100, 108, 112, 120)
 def freqs(n):
     return n * (n // 2 + 1)
-print(" x | power of two: side, freqs | smallest smooth side, freqs | ratio")
-for x_in in (13, 16, 27, 32, 57, 64):
+print("  x | power of two: side, freqs | smallest smooth side, freqs | ratio")
+for x_in in (13, 16, 27, 32, 46, 57, 64, 84, 118):
     p2 = 1 << (x_in - 1).bit_length()
     s = next((n for n in SMOOTH if n >= x_in and freqs(n) < freqs(p2)), None)
     if s is None:
-        print(f"{x_in:2d} | {p2:3d} {freqs(p2):5d}            | none (a power of two already, or > 30)")
+        print(f"{x_in:3d} | {p2:3d} {freqs(p2):5d}            | none (a power of two already)")
     else:
-        print(f"{x_in:2d} | {p2:3d} {freqs(p2):5d}            | {s:3d} {freqs(s):5d}                  | {freqs(s) / freqs(p2):.2f}")
+        print(f"{x_in:3d} | {p2:3d} {freqs(p2):5d}            | {s:3d} {freqs(s):5d}                  | {freqs(s) / freqs(p2):.2f}")
 
 
 # %% [markdown]
