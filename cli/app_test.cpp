@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 
 namespace fftconv::cli {
@@ -130,3 +131,17 @@ TEST_CASE("cli: the reachable command tree behaves as the full one on the fuzz s
 }
 
 }  // namespace fftconv::cli
+
+TEST_CASE("cli: recorded commands quote what a shell would split or expand") {
+  using fftconv::cli::shell_quote;
+  CHECK(shell_quote("S=4,f=8,fo=8,n=13,k=3") == "S=4,f=8,fo=8,n=13,k=3");
+  CHECK(shell_quote("/tmp/b/fftconv") == "/tmp/b/fftconv");
+  CHECK(shell_quote("S=4,n=13;S=8,n=27") == "'S=4,n=13;S=8,n=27'");
+  CHECK(shell_quote("two words") == "'two words'");
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_quote("") == "''");
+  CHECK(shell_quote("$HOME") == "'$HOME'");
+  // This test program's own command line: its path first, plain.
+  const std::string self = fftconv::cli::command_line("none");
+  CHECK(self.find("cli_test") != std::string::npos);
+}

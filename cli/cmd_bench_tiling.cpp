@@ -128,13 +128,7 @@ int run(const Flags& f) {
   if (arguments_only()) return kExitOk;
   nlohmann::json rows = nlohmann::json::array();
   bool all_ok = true;
-  std::string command = "fftconv bench tiling --backend ";
-  for (std::size_t i = 0; i < f.backends.size(); ++i) command += (i ? "," : "") + f.backends[i];
-  command += " --repeat " + std::to_string(f.repeat) + " --rounds " + std::to_string(f.rounds) + " --problems '";
-  for (std::size_t i = 0; i < f.problems.size(); ++i) command += (i ? ";" : "") + f.problems[i];
-  command += "' --passes ";
-  for (std::size_t i = 0; i < f.passes.size(); ++i) command += (i ? "," : "") + f.passes[i];
-  if (f.candidates) command += " --candidates";
+  const std::string command = command_line("fftconv bench tiling");
   // The JSON is rewritten after every row: a run cut short keeps the rows it measured.
   auto write_json = [&] {
     if (f.json_path.empty()) return;

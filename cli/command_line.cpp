@@ -1,6 +1,9 @@
 // The command line as typed and the whole-file write (see command_line.hpp).
 #include "cli/command_line.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -10,12 +13,32 @@
 
 namespace fftconv::cli {
 
+std::string shell_quote(const std::string& arg) {
+  const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](unsigned char c) {
+    return std::isalnum(c) || std::strchr("_@%+=:,./-", c) != nullptr;
+  });
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
 std::string command_line(const std::string& fallback) {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::string out;
-  for (char c : all) out += c == '\0' ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  for (std::size_t begin = 0; begin < all.size();) {  // arguments, each ended by a NUL
+    std::size_t end = all.find('\0', begin);
+    if (end == std::string::npos) end = all.size();
+    if (!out.empty()) out += ' ';
+    out += shell_quote(all.substr(begin, end - begin));
+    begin = end + 1;
+  }
   return out.empty() ? fallback : out;
 }
 

@@ -4,8 +4,12 @@
 
 namespace fftconv::cli {
 
-// The process's arguments joined by spaces (from /proc/self/cmdline), or `fallback` where unreadable.
+// The process's arguments as a command a shell reads back (from /proc/self/cmdline, each argument
+// through shell_quote), or `fallback` where unreadable.
 std::string command_line(const std::string& fallback = "fftconv");
+// `arg` as is when it holds only letters, digits and _@%+=:,./- (and is not empty), else in single
+// quotes (a quote inside as '\'').
+std::string shell_quote(const std::string& arg);
 
 // Writes `doc` and a newline to `path` whole: to `path`.partial, then renamed over it, so that a run
 // stopped while writing leaves the previous file. Throws InvalidArgument naming `option` (the flag
