@@ -63,13 +63,6 @@ Rates rates_of(std::string_view backend) {
   return {0, 1e9, 10e9, 0.0};  // direct and anything unknown: time-domain at a slow rate
 }
 
-// fbfft's smooth register sides (fbfft::kSmoothSides2d, Note [smooth register FFT]): even, 7-smooth,
-// at most 120, and at most 32 points per lane of two (sides not divisible by 4) or four lanes.
-bool fbfft_smooth_side(int64_t n) {
-  if (n % 2 != 0 || n > 120 || !is_smooth7(n)) return false;
-  return n <= 32 || (n % 4 == 0 ? n / 4 : n / 2) <= 32;
-}
-
 int64_t model_basis(std::string_view backend, int64_t padded) {
   if (backend == "fbfft") {
     for (int64_t n = std::max<int64_t>(padded, 2);; ++n)

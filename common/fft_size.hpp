@@ -16,6 +16,18 @@ std::vector<int64_t> smooth7_candidates(int64_t n);
 bool is_smooth(int64_t n, int64_t max_prime);
 // Every max_prime-smooth size in [n, next_pow2(n)], ascending (max_prime 7: smooth7_candidates).
 std::vector<int64_t> smooth_candidates(int64_t n, int64_t max_prime);
+// Whether n is a side of fbfft's smooth register kernels (fbfft::kSmoothSides2d, which is checked
+// against this at compile time; Note [smooth register FFT]): even, 2,3,5,7-smooth, not a power of
+// two, at most 120, and at most 32 points per lane of one (n <= 32), two (n not divisible by 4) or
+// four lanes. Host code (auto's cost model) reads the sides from here.
+constexpr bool fbfft_smooth_side(int64_t n) {
+  if (n < 2 || n % 2 != 0 || n > 120 || (n & (n - 1)) == 0) return false;
+  int64_t m = n;
+  for (int64_t r : {2, 3, 5, 7})
+    while (m % r == 0) m /= r;
+  if (m != 1) return false;
+  return n <= 32 || (n % 4 == 0 ? n / 4 : n / 2) <= 32;
+}
 // Rough flop count of one complex 1-D FFT of length n: 5 n log2 n scaled by a radix penalty
 // (radix 2/4 = 1.0, 3 = 1.1, 5 = 1.25, 7 = 1.4, 11 = 1.6, 13 = 1.7; other primes 4, as for a
 // Bluestein transform) — used by cost models, not for timing claims.

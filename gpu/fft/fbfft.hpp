@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/fft_size.hpp"
 #include "gpu/fft/shape_1d.hpp"
 
 namespace fftconv::fbfft {
@@ -122,6 +123,19 @@ inline constexpr int kMaxSide2d = 128;
 // frequencies) instead of 16x16 (144), a 46x46 one in 48x48 (1,200) instead of 64x64 (2,112).
 inline constexpr int kSmoothSides2d[] = {6,  10, 12, 14, 18, 20, 24, 28, 30, 36, 40,  42,  48,
                                          50, 54, 56, 60, 72, 80, 84, 96, 100, 108, 112, 120};
+// kSmoothSides2d is exactly the sides 2..128 that fbfft_smooth_side (common/fft_size.hpp, read by
+// host code) names, in ascending order.
+constexpr bool smooth_sides_agree() {
+  int i = 0;
+  const int count = int(sizeof(kSmoothSides2d) / sizeof(kSmoothSides2d[0]));
+  for (int n = 2; n <= 128; ++n) {
+    const bool listed = i < count && kSmoothSides2d[i] == n;
+    if (listed != fbfft_smooth_side(n)) return false;
+    i += listed;
+  }
+  return i == count;
+}
+static_assert(smooth_sides_agree(), "kSmoothSides2d must list the sides of fbfft_smooth_side");
 // The index of side n in kSmoothSides2d, or -1 when n is not one of them.
 constexpr int smooth_side_index(int n) {
   for (int i = 0; i < int(sizeof(kSmoothSides2d) / sizeof(kSmoothSides2d[0])); ++i)
