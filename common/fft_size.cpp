@@ -7,17 +7,6 @@
 
 namespace fftconv {
 
-bool is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
-
-bool is_smooth(int64_t n, int64_t max_prime) {
-  if (n < 1) return false;
-  for (int64_t p = 2; p <= max_prime && n > 1; ++p)  // composite p never divide what is left
-    while (n % p == 0) n /= p;
-  return n == 1;
-}
-
-bool is_smooth7(int64_t n) { return is_smooth(n, 7); }
-
 int64_t next_pow2(int64_t n) {
   if (n < 1) throw InvalidArgument("fft size: must be >= 1, got " + std::to_string(n));
   if (n > (int64_t(1) << 62)) throw InvalidArgument("fft size: too large (" + std::to_string(n) + ")");

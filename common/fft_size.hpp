@@ -6,14 +6,19 @@
 
 namespace fftconv {
 
-bool is_pow2(int64_t n);
-bool is_smooth7(int64_t n);            // n = 2^a 3^b 5^c 7^d, n >= 1
+constexpr bool is_pow2(int64_t n) { return n >= 1 && (n & (n - 1)) == 0; }
+// Whether every prime factor of n is <= max_prime (n >= 1; max_prime >= 2).
+constexpr bool is_smooth(int64_t n, int64_t max_prime) {
+  if (n < 1) return false;
+  for (int64_t p = 2; p <= max_prime && n > 1; ++p)  // composite p never divide what is left
+    while (n % p == 0) n /= p;
+  return n == 1;
+}
+constexpr bool is_smooth7(int64_t n) { return is_smooth(n, 7); }  // n = 2^a 3^b 5^c 7^d, n >= 1
 int64_t next_pow2(int64_t n);          // smallest power of two >= n (n >= 1)
 int64_t next_smooth7(int64_t n);       // smallest 2,3,5,7-smooth size >= n
 // Every 2,3,5,7-smooth size in [n, next_pow2(n)], ascending (the paper's autotuning space).
 std::vector<int64_t> smooth7_candidates(int64_t n);
-// Whether every prime factor of n is <= max_prime (n >= 1; max_prime >= 2).
-bool is_smooth(int64_t n, int64_t max_prime);
 // Every max_prime-smooth size in [n, next_pow2(n)], ascending (max_prime 7: smooth7_candidates).
 std::vector<int64_t> smooth_candidates(int64_t n, int64_t max_prime);
 // Whether n is a side of fbfft's smooth register kernels (fbfft::kSmoothSides2d, which is checked
@@ -21,11 +26,7 @@ std::vector<int64_t> smooth_candidates(int64_t n, int64_t max_prime);
 // two, at most 120, and at most 32 points per lane of one (n <= 32), two (n not divisible by 4) or
 // four lanes. Host code (auto's cost model) reads the sides from here.
 constexpr bool fbfft_smooth_side(int64_t n) {
-  if (n < 2 || n % 2 != 0 || n > 120 || (n & (n - 1)) == 0) return false;
-  int64_t m = n;
-  for (int64_t r : {2, 3, 5, 7})
-    while (m % r == 0) m /= r;
-  if (m != 1) return false;
+  if (n < 2 || n % 2 != 0 || n > 120 || is_pow2(n) || !is_smooth7(n)) return false;
   return n <= 32 || (n % 4 == 0 ? n / 4 : n / 2) <= 32;
 }
 // Rough flop count of one complex 1-D FFT of length n: 5 n log2 n scaled by a radix penalty

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/fft_size.hpp"
 #include "gpu/fft/warp_fft.cuh"
 
 namespace fftconv::fbfft::detail {
@@ -179,14 +180,6 @@ namespace fftconv::fbfft::detail {
 // frequencies they save (S = 128, x = 13 fprop on an H100: 103 -> 85 us with 14x14).
 constexpr int smooth_radix(int n) {
   return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : n % 3 == 0 ? 3 : n % 5 == 0 ? 5 : n % 7 == 0 ? 7 : 0;
-}
-constexpr bool is_smooth7(int n) {
-  while (n > 1) {
-    const int r = smooth_radix(n);
-    if (r == 0) return false;
-    n /= r;
-  }
-  return n == 1;
 }
 
 template <int N>
