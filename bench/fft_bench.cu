@@ -524,12 +524,19 @@ bool fft_bench_available(std::string* why) {
 std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all_ok) {
   if (o.dims != 1 && o.dims != 2) throw InvalidArgument("bench fft: --dims must be 1 or 2, got " + std::to_string(o.dims));
   if (o.repeat < 1) throw InvalidArgument("bench fft: --repeat must be >= 1, got " + std::to_string(o.repeat));
-  if (o.sizes.empty() || o.batches.empty()) throw InvalidArgument("bench fft: --sizes and --batches must not be empty");
+  if ((o.sizes.empty() && o.rects.empty()) || o.batches.empty())
+    throw InvalidArgument("bench fft: --sizes (or --rects) and --batches must not be empty");
   if (!o.shapes_1d.empty() && o.dims != 1)
     throw InvalidArgument("bench fft: --shapes-1d applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(o.dims));
-  for (int n : o.sizes)
-    if (!fbfft::supported(o.dims == 2 ? n : 1, n))
-      throw Unsupported("bench fft: fbfft has no " + std::to_string(o.dims) + "-D kernel for size " + std::to_string(n));
+  if (!o.rects.empty() && o.dims != 2)
+    throw InvalidArgument("bench fft: --rects applies to 2-D transforms only (--dims 2), got --dims " + std::to_string(o.dims));
+  std::vector<std::pair<int, int>> shapes;
+  for (int n : o.sizes) shapes.push_back({o.dims == 2 ? n : 1, n});
+  shapes.insert(shapes.end(), o.rects.begin(), o.rects.end());
+  for (auto [n_h, n_w] : shapes)
+    if (!fbfft::supported(n_h, n_w))
+      throw Unsupported("bench fft: fbfft has no kernel for size " +
+                        (n_h == 1 ? std::to_string(n_w) : std::to_string(n_h) + "x" + std::to_string(n_w)));
   for (int64_t b : o.batches)
     if (b < 1 || b > (int64_t(1) << 30)) throw InvalidArgument("bench fft: batch " + std::to_string(b) + " out of range [1, 2^30]");
   *all_ok = true;
@@ -559,9 +566,8 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
   const uint64_t seed = std::random_device{}();
   doc["seed"] = seed;
   nlohmann::json rows = nlohmann::json::array();
-  for (int n : o.sizes)
-    for (int64_t b : o.batches)
-      rows.push_back(run_config({o.dims == 2 ? n : 1, n, b, o.inverse}, o, copy, stream, seed, out, all_ok));
+  for (auto [n_h, n_w] : shapes)
+    for (int64_t b : o.batches) rows.push_back(run_config({n_h, n_w, b, o.inverse}, o, copy, stream, seed, out, all_ok));
   doc["rows"] = rows;
   return doc.dump(2);
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "validation/timing.hpp"
@@ -17,6 +18,7 @@ const char* to_string(DependentLaunch d);
 struct FftBenchOptions {
   int dims = 2;                                   // 1: n-point transforms; 2: n×n
   std::vector<int> sizes{8, 16, 32, 64};
+  std::vector<std::pair<int, int>> rects;         // dims 2 only: these n_h × n_w rectangles too
   std::vector<int64_t> batches{16384, 65536};
   bool inverse = false;                           // C2R instead of R2C
   int repeat = 50;                                // timed repetitions (median and min reported)

@@ -533,6 +533,13 @@ SECTIONS = [
      lambda R: smooth_table(R, "h100/fft2d_smooth_forward.json", "h100/fft2d_smooth_inverse.json"),
      "The mixed-radix register kernels of the smooth bases (Note [smooth register FFT]) beside the power-of-two "
      "sizes: speedup over cuFFT, fraction of the copy bandwidth."),
+    ("fbfft's Stockham transforms on the H100",
+     ["h100/fft2d_stockham_forward.json", "h100/fft2d_stockham_inverse.json", "h100/fft1d_stockham_forward.json",
+      "h100/fft1d_stockham_inverse.json"],
+     lambda R: (smooth_table(R, "h100/fft2d_stockham_forward.json", "h100/fft2d_stockham_inverse.json") + [""]
+                + smooth_table(R, "h100/fft1d_stockham_forward.json", "h100/fft1d_stockham_inverse.json")),
+     "The runtime-size mixed-radix kernels (Note [stockham kernels]) of the odd, rectangular and 1-D smooth sizes "
+     "that no register kernel runs: speedup over cuFFT, fraction of the copy bandwidth."),
     ("Tiled plans on the H100", ["h100/tiling.json"],
      lambda R: gpu_tiling_tables(R["h100/tiling.json"]),
      "Both GPU backends run the shared planner's tile plans; on these layers tiling saves memory but costs time."),

@@ -5,9 +5,11 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "validation/timing.hpp"
+#include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "common/errors.hpp"
@@ -23,6 +25,7 @@ namespace {
 struct BenchFftArgs {
   int dims = 2;
   std::vector<int> sizes{8, 16, 32, 64};
+  std::vector<std::string> rects;
   std::vector<int64_t> batches{16384, 65536};
   bool inverse = false;
   int repeat = 50;
@@ -32,12 +35,35 @@ struct BenchFftArgs {
   std::string json;
 };
 
+// "HxW" (two sides in 2..128) as {H, W}; throws InvalidArgument naming --rects.
+std::pair<int, int> parse_rect(const std::string& text) {
+  const std::size_t x = text.find('x');
+  auto side = [&](const std::string& part) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || v < 2 || v > 128)
+      throw InvalidArgument("--rects: bad size '" + text + "' (expected HxW with sides in 2..128, e.g. 42x54)");
+    return v;
+  };
+  if (x == std::string::npos) side("");
+  return {side(text.substr(0, x)), side(text.substr(x + 1))};
+}
+
 int run(const BenchFftArgs& a, const std::string& command) {
   const GpuTimer timer = parse_gpu_timer(a.timer);  // bad input is reported before the device check
   std::vector<fbfft::Shape1d> shapes;
   for (const std::string& s : a.shapes_1d) shapes.push_back(fbfft::parse_shape_1d(s, "--shapes-1d"));
   if (!shapes.empty() && a.dims != 1)
     throw InvalidArgument("--shapes-1d: applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(a.dims));
+  std::vector<std::pair<int, int>> rects;
+  for (const std::string& r : a.rects) rects.push_back(parse_rect(r));
+  if (!rects.empty() && a.dims != 2)
+    throw InvalidArgument("--rects: applies to 2-D transforms only (--dims 2), got --dims " + std::to_string(a.dims));
   if (arguments_only()) return kExitOk;
 #ifdef FFTCONV_HAVE_CUDA
   std::string why;
@@ -48,6 +74,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   bench::FftBenchOptions o;
   o.dims = a.dims;
   o.sizes = a.sizes;
+  o.rects = rects;
   o.batches = a.batches;
   o.inverse = a.inverse;
   o.repeat = a.repeat;
@@ -74,6 +101,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   (void)command;
   (void)timer;
   (void)shapes;
+  (void)rects;
   std::fprintf(stderr, "fftconv bench fft: this build has no CUDA support (configure with nvcc and FFTCONV_CUDA)\n");
   return kExitBadInput;
 #endif
@@ -87,7 +115,8 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
                                     "(the same-size copy reads and writes half the transform's bytes each; the same-shape copy reads its input "
                                     "bytes and writes its output bytes)");
   cmd->add_option("--dims", args->dims, "1 (n-point) or 2 (n x n)")->check(CLI::IsMember({1, 2}));
-  cmd->add_option("--sizes", args->sizes, "transform sizes (powers of two; 2-D also the squares of fbfft's smooth sides: every even 7-smooth side 6..120 but 70, 90, 98, 126)")->delimiter(',');
+  CLI::Option* sizes = cmd->add_option("--sizes", args->sizes, "transform sizes n (n-point, or n x n with --dims 2) of the form 2^a 3^b 5^c 7^d: 1-D up to 256, 2-D up to 128")->delimiter(',');
+  cmd->add_option("--rects", args->rects, "with --dims 2, also these rectangles HxW (sides 2..128 of the form 2^a 3^b 5^c 7^d), e.g. 42x54,45x128")->delimiter(',');
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
   cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);
@@ -104,18 +133,9 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
                   "(compare: the plain launches are printed and written beside the dependent ones)")
       ->check(CLI::IsMember({"on", "off", "compare"}));
   cmd->add_option("--json", args->json, "write the results (device, versions, rows) as JSON to this path");
-  cmd->callback([args, exit_code]() {
-    std::string command = "fftconv bench fft --dims " + std::to_string(args->dims) + " --sizes ";
-    for (std::size_t i = 0; i < args->sizes.size(); ++i) command += (i ? "," : "") + std::to_string(args->sizes[i]);
-    command += " --batches ";
-    for (std::size_t i = 0; i < args->batches.size(); ++i) command += (i ? "," : "") + std::to_string(args->batches[i]);
-    if (args->inverse) command += " --inverse";
-    command += " --repeat " + std::to_string(args->repeat) + " --timer " + args->timer;
-    if (args->dependent_launch != "on") command += " --dependent-launch " + args->dependent_launch;
-    if (!args->shapes_1d.empty()) {
-      command += " --shapes-1d";
-      for (const std::string& s : args->shapes_1d) command += " " + s;
-    }
+  cmd->callback([args, exit_code, sizes]() {
+    if (!args->rects.empty() && sizes->count() == 0) args->sizes.clear();  // --rects alone: only the rectangles
+    const std::string command = command_line("fftconv bench fft");
     *exit_code = run(*args, command);
   });
 }

@@ -5,11 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define FFTCONV_HD __host__ __device__ __forceinline__
-#else
-#define FFTCONV_HD inline
-#endif
+#include "gpu/runtime/host_device.hpp"
 
 namespace fftconv::cufft_cb {
 

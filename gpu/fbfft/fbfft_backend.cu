@@ -27,8 +27,8 @@ class FbfftBackend final : public Backend {
   std::string_view name() const override { return "fbfft"; }
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
-    return "CUDA: warp-shuffle and register FFTs of power-of-two sizes (and smooth squares 6..120) with implicit "
-           "padding + cuBLAS CGEMM on their frequency-major output (paper Table 1, no transpositions); untiled up to "
+    return "CUDA: warp-shuffle and register FFTs of power-of-two sizes and smooth squares 6..120, Stockham FFTs of "
+           "every other 7-smooth size, with implicit padding + cuBLAS CGEMM on their frequency-major output (paper Table 1, no transpositions); untiled up to "
            "128x128 or tiled 8..64";
   }
 
@@ -60,20 +60,23 @@ class FbfftBackend final : public Backend {
 
  private:
   // Untiled: the pinned basis, else the power-of-two one; with autotune, when a smooth square basis
-  // holds the padded input with fewer frequencies, both are built and timed and the faster runs
-  // (Note [smooth register FFT]).
+  // holds the padded input with fewer frequencies (Note [smooth register FFT]), or a Stockham
+  // rectangle with half as many or fewer (Note [stockham bases]), they are built and timed and the fastest runs.
   static std::unique_ptr<Plan> plan_untiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                             const std::string& what) {
-    fbfft_conv::Basis basis, smooth;
+    fbfft_conv::Basis basis, smooth, rect;
     if (Support s = fbfft_conv::untiled_basis(p, opts.basis_h, opts.basis_w, basis); !s.ok)
       throw Unsupported(what + ": " + s.reason);
     auto make = [=](const fbfft_conv::Basis& b) { return fbfft_conv::make_untiled_conv_plan(p, pass, opts, b, ""); };
-    if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0 || !fbfft_conv::smooth_basis(p, basis, smooth))
-      return make(basis);
+    if (!opts.autotune || opts.basis_h > 0 || opts.basis_w > 0) return make(basis);
+    const bool has_smooth = fbfft_conv::smooth_basis(p, basis, smooth);
+    const bool has_rect = fbfft_conv::stockham_basis(p, basis, has_smooth ? &smooth : nullptr, rect);
+    if (!has_smooth && !has_rect) return make(basis);
     const auto label = [](const fbfft_conv::Basis& b) { return std::to_string(b.n_h) + "x" + std::to_string(b.n_w); };
-    return fastest_plan("fbfft", p, pass, opts,
-                        {{label(basis), [=] { return make(basis); }}, {label(smooth), [=] { return make(smooth); }}},
-                        [=] { return make(basis); }, "basis");
+    std::vector<PlanCandidate> cands{{label(basis), [=] { return make(basis); }}};
+    if (has_smooth) cands.push_back({label(smooth), [=] { return make(smooth); }});
+    if (has_rect) cands.push_back({label(rect), [=] { return make(rect); }});
+    return fastest_plan("fbfft", p, pass, opts, std::move(cands), [=] { return make(basis); }, "basis");
   }
 
   // tile=auto or a fixed tile, through the shared planner restricted to what fbfft can run:

@@ -987,10 +987,9 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
       n = std::max<int64_t>(2, next_pow2(padded));
       return "";
     }
-    const bool smooth = pin <= INT_MAX && fbfft::smooth_side_index(int(pin)) >= 0;
-    if ((!is_pow2(pin) && !smooth) || pin < padded)
+    if (!is_smooth7(pin) || pin < padded)
       return std::string(name) + "=" + std::to_string(pin) +
-             " must be a power of two or a side of fbfft's smooth kernels, >= the padded size " + std::to_string(padded);
+             " must be of the form 2^a 3^b 5^c 7^d (fbfft's kernels), >= the padded size " + std::to_string(padded);
     n = pin;
     return "";
   };
@@ -1009,8 +1008,8 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
       !fbfft::supported(int(nh), int(nw), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
     return {false, "basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
                        std::to_string(hp) + "x" + std::to_string(wp) +
-                       " has no fbfft kernel (2-D sides 2..64, or 128x128); a tiled plan (tile=auto, or 8..64) can "
-                       "run it"};
+                       " has no fbfft kernel (2-D sides 2..128 of the form 2^a 3^b 5^c 7^d; a power-of-two side of "
+                       "128 needs the other >= 32); a tiled plan (tile=auto, or 8..64) can run it"};
   out.n_h = int(nh);
   out.n_w = int(nw);
   return {};
@@ -1027,6 +1026,37 @@ bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
     return true;
   }
   return false;
+}
+
+// Note [stockham bases]
+// The register and four-step kernels run powers of two and smooth squares; the Stockham kernels
+// (Note [stockham kernels]) run every other 7-smooth rectangle, odd sides included, at a third to a
+// half of their throughput per frequency. So the rectangle of the smallest 7-smooth side >= each
+// padded side is a candidate only where it has at most half the frequencies of the better of the
+// power-of-two and smooth-square bases (a wide or tall input, or one whose power-of-two basis is
+// widened to 128x128); the plan's autotune times it against them. Invariant: a basis that is timed
+// is never chosen unmeasured, so a wrong margin costs tuning time, not speed. (H100, odd_rect fprop:
+// 42x54, 1,176 frequencies, 0.40 ms against 0.245 ms at 54x54, 1,512.)
+bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square, Basis& out) {
+  const int64_t hp = std::max<int64_t>(2, p.padded_h()), wp = std::max<int64_t>(2, p.padded_w());
+  auto smooth_at_least = [](int64_t n) {
+    while (!is_smooth7(n)) ++n;
+    return n;
+  };
+  const int64_t nh = smooth_at_least(hp), nw = smooth_at_least(wp);
+  if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX)), fbfft::Kernel::automatic,
+                        fbfft::Layout::freq_major))
+    return false;
+  auto freqs = [](int64_t h, int64_t w) { return h * (w / 2 + 1); };
+  int64_t best = freqs(pow2.n_h, pow2.n_w);
+  if (square) best = std::min(best, freqs(square->n_h, square->n_w));
+  if (2 * freqs(nh, nw) > best) return false;
+  if ((nh == pow2.n_h && nw == pow2.n_w) || (square && nh == square->n_h && nw == square->n_w)) return false;
+  out.n_h = int(nh);
+  out.n_w = int(nw);
+  out.note = "Stockham basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
+             std::to_string(hp) + "x" + std::to_string(wp) + " (Note [stockham bases])";
+  return true;
 }
 
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

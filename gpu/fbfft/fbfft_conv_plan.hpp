@@ -31,14 +31,15 @@ struct Options {
 // kernel, window, fork, launch and the tiling planner's keys.
 const std::vector<std::string_view>& option_keys();
 
-// The Fourier basis of an untiled plan: powers of two, or a smooth square (fbfft::kSmoothSides2d).
+// The Fourier basis of an untiled plan: powers of two, a smooth square (fbfft::kSmoothSides2d), or
+// any other 7-smooth rectangle (the Stockham kernels).
 struct Basis {
   int n_h = 0, n_w = 0;
   std::string note;  // how it was chosen
 };
 
 // The untiled basis for p: the pinned sides when > 0 (>= the padded input, with an fbfft kernel:
-// powers of two, or a square of fbfft::kSmoothSides2d), else max(2, next_pow2(padded)) per side,
+// 7-smooth sides), else max(2, next_pow2(padded)) per side,
 // widened to 128×128 when one side exceeds 64 (fbfft has 2-D kernels for sides 2..64 and for
 // 128×128). ok = false with the reason when no kernel fits.
 Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out);
@@ -47,6 +48,11 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
 // fewer frequencies than `pow2`, the unpinned basis untiled_basis() gave for p (Note [smooth register
 // FFT]: fewer CGEMM frequencies); false when there is none.
 bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out);
+
+// The rectangle of the smallest 7-smooth sides that hold p's padded input, when it has at most half
+// the frequencies of `pow2` and of `square` (the smooth square, or null) and differs from both
+// (Note [stockham bases]); false otherwise.
+bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square, Basis& out);
 
 // An untiled plan on `basis` (from untiled_basis). `why` is appended to describe().
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

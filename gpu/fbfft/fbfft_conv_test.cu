@@ -45,6 +45,27 @@ int64_t untiled_basis_elems(const ConvProblem& p) {
   return nh * nw;
 }
 
+// An autotuned plan's describe() names each basis in `labels` with its time ("basis measured: 16x16
+// 0.1 ms, ...") and keeps the fastest.
+void expect_measured_basis(const std::string& d, const std::vector<std::string>& labels) {
+  const auto at = d.find("basis measured: ");
+  REQUIRE(at != std::string::npos);
+  std::string kept;
+  double best = 0;
+  for (const std::string& label : labels) {
+    const auto i = d.find(" " + label + " ", at);
+    REQUIRE(i != std::string::npos);
+    const double t = std::stod(d.substr(i + label.size() + 2));
+    CHECK(t > 0);
+    if (kept.empty() || t < best) {
+      best = t;
+      kept = label;
+    }
+  }
+  CHECK(d.find("fastest " + kept) != std::string::npos);
+  CHECK(d.rfind(": basis " + kept, at) != std::string::npos);
+}
+
 // An autotuned untiled plan of a problem with a smooth basis (Note [smooth register FFT]) names
 // both bases' times and keeps the faster.
 void fbfft_conv_smooth_expect(const ConvProblem& p, const std::string& d) {
@@ -57,21 +78,7 @@ void fbfft_conv_smooth_expect(const ConvProblem& p, const std::string& d) {
     }
   const int64_t pow2 = std::max<int64_t>(2, next_pow2(side));
   REQUIRE(smooth > 0);
-  const std::string ls = std::to_string(smooth) + "x" + std::to_string(smooth),
-                    lp = std::to_string(pow2) + "x" + std::to_string(pow2);
-  const auto at = d.find("basis measured: ");
-  REQUIRE(at != std::string::npos);
-  const auto time_of = [&](const std::string& label) {
-    const auto k = d.find(" " + label + " ", at);
-    REQUIRE(k != std::string::npos);
-    return std::stod(d.substr(k + label.size() + 2));
-  };
-  const double ts = time_of(ls), tp = time_of(lp);
-  CHECK(ts > 0);
-  CHECK(tp > 0);
-  const std::string kept = ts < tp ? ls : lp;
-  CHECK(d.find("fastest " + kept) != std::string::npos);
-  CHECK(d.rfind(": basis " + kept, at) != std::string::npos);
+  expect_measured_basis(d, {std::to_string(pow2) + "x" + std::to_string(pow2), std::to_string(smooth) + "x" + std::to_string(smooth)});
 }
 
 struct Run {
@@ -225,8 +232,8 @@ TEST_SUITE("gpu") {
         INFO(d);
         fbfft_conv_smooth_expect(p, d);
       }
-    // Without autotune the power-of-two basis stands; a pin that is neither a power of two nor a
-    // smooth side, or below the padded input, is refused with the field's name.
+    // Without autotune the power-of-two basis stands; a pin that is not 7-smooth, or below the padded
+    // input, is refused with the field's name.
     const ConvProblem p13 = ConvProblem::parse("S=2,f=3,fo=3,n=13,k=3");
     PlanOptions fixed;
     fixed.autotune = false;
@@ -236,6 +243,61 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=26"), Unsupported);
     bad.basis_h = bad.basis_w = 12;
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=12"), Unsupported);
+  }
+
+  TEST_CASE("fbfft conv on Stockham bases (Note [stockham bases]): pinned odd and rectangular bases, measured choice") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    std::mt19937_64 rng(fresh_seed());
+    auto smooth_at_least = [](int64_t n, bool odd = false) {
+      n = std::max<int64_t>(n, 2);
+      while (!is_smooth7(n) || (odd && n % 2 == 0)) ++n;
+      return n;
+    };
+    int pinned = 0;
+    for (int k = 0; k < 16; ++k) {
+      const ConvProblem p = random_problem(rng, 40);
+      // the smallest 7-smooth sides, and a wider rectangle with an odd side
+      const int64_t h0 = smooth_at_least(p.padded_h()), w0 = smooth_at_least(p.padded_w());
+      for (auto [bh, bw] : {std::pair{h0, w0}, std::pair{smooth_at_least(h0 + 1, true), w0}}) {
+        for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+          for (const char* window : {"auto", "off"}) {
+            CAPTURE(p.to_string());
+            CAPTURE(to_string(pass));
+            CAPTURE(bh);
+            CAPTURE(bw);
+            CAPTURE(window);
+            PlanOptions o;
+            o.basis_h = bh;
+            o.basis_w = bw;
+            o.autotune = (pinned++ % 2) == 0;
+            o.extra["window"] = window;
+            const std::string d = check_plan(p, pass, o, bh * bw);
+            CHECK(d.find("basis " + std::to_string(bh) + "x" + std::to_string(bw)) != std::string::npos);
+          }
+      }
+    }
+    CHECK(pinned == 16 * 2 * 3 * 2);
+    // Where the Stockham rectangle has at most half the frequencies of the others it is timed beside
+    // them and the fastest kept: 5x40 against 8x64; 3x70 against 128x128 (4x128 has no kernel).
+    const std::pair<const char*, std::vector<std::string>> measured[] = {
+        {"S=2,f=4,fo=4,h=3,w=70,k=3", {"128x128", "3x70"}},
+        {"S=2,f=4,fo=4,h=5,w=40,k=3", {"8x64", "5x40"}},
+        {"S=2,f=4,fo=4,h=3,w=38,k=3,p=1,pad=mirror", {"8x64", "5x40"}}};
+    for (const auto& [spec, labels] : measured)
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        const ConvProblem p = ConvProblem::parse(spec);
+        CAPTURE(spec);
+        CAPTURE(to_string(pass));
+        const std::string d = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+        INFO(d);
+        expect_measured_basis(d, labels);
+      }
+    // A pin that is not 7-smooth is refused with the field's name.
+    PlanOptions bad;
+    bad.basis_h = 11;
+    bad.basis_w = 16;
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(ConvProblem::parse("S=1,f=1,fo=1,n=9,k=3"), Pass::fprop, bad),
+                         doctest::Contains("basis_h=11"), Unsupported);
   }
 
   TEST_CASE("fbfft conv: fixed corner cases (1x1 planes, kernel = padded input, 128x128 basis, L5-like)") {

@@ -12,6 +12,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft.hpp"
 #include "gpu/fft/fbfft_dispatch.hpp"
+#include "gpu/fft/stockham.cuh"
 
 namespace fftconv::fbfft {
 namespace {
@@ -33,12 +34,15 @@ int log2_exact(int n) {
 // (Note [1-D register kernels]), the shuffle kernels at n = 2.
 const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout layout = Layout::standard,
                                       bool /*inverse*/ = false) {
+  const detail::Launcher* stockham = stockham::supported(n_h, n_w) ? detail::launcher_stockham() : nullptr;
+  if (kernel == Kernel::stockham) return stockham;
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
-  if (n_h > 1 && (lh < 0 || lw < 0)) {  // the smooth squares: register family only
-    const detail::Launcher* s = detail::launcher_2d_smooth(n_h, n_w);
-    return kernel == Kernel::registers || kernel == Kernel::automatic ? s : nullptr;
+  if (lh < 0 || lw < 0) {  // the smooth squares of the register family, every other size Stockham's
+    const detail::Launcher* s = n_h > 1 ? detail::launcher_2d_smooth(n_h, n_w) : nullptr;
+    if (kernel == Kernel::registers) return s;
+    return kernel == Kernel::automatic ? (s ? s : stockham) : nullptr;
   }
-  if (lh < 0 || lw < 1) return nullptr;
+  if (lw < 1) return nullptr;
   if (lh == 0) {  // 1-D: the register kernels up to 32 points, the four-step ones from 64
     if (lw > detail::kMaxLog1d) return nullptr;
     const detail::Launcher* fast = detail::launchers_1d_registers()[lw].forward ? &detail::launchers_1d_registers()[lw] : nullptr;
@@ -69,6 +73,7 @@ const detail::Launcher* find_launcher(int n_h, int n_w, Kernel kernel, Layout la
     case Kernel::lanes: return entry(detail::launchers_2d_lanes(), index);
     case Kernel::fourstep: return f;
     case Kernel::shuffle: return w;
+    case Kernel::stockham: return stockham;  // (returned above)
     case Kernel::automatic: break;
   }
   if (layout == Layout::freq_major) {
@@ -97,13 +102,14 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
         sizes = " (register kernels: 2-D, sides 2..64 or 128x128, powers of two, or squares of " + smooth_sides() + ")";
         break;
       case Kernel::lanes: sizes = " (lanes kernels: 2-D, sides 16 and 32)"; break;
+      case Kernel::stockham: sizes = " (Stockham kernels: 7-smooth sizes, 2-D sides 2..128, 1-D n_w in 2..256)"; break;
       case Kernel::fourstep:
         sizes = " in the " + std::string(to_string(layout)) +
                 " layout (four-step kernels: 1-D n_w in 64..256; 2-D sides 32, 64 and 128, and 8x8 and 16x16 outside the freq_major layout)";
         break;
       default:
-        sizes = " (1-D n_w in 2..256 with n_h=1; 2-D sides in 2..64, 64/128 rectangles, or 128x128, powers of two; "
-                "2-D squares of " + smooth_sides() + ")";
+        sizes = " (sizes 2^a 3^b 5^c 7^d: 1-D n_w in 2..256 with n_h=1, 2-D sides in 2..128; a power-of-two side of "
+                "128 needs the other >= 32)";
     }
     throw Unsupported("fbfft: no " + std::string(kernel == Kernel::automatic ? "" : std::string(to_string(kernel)) + " ") +
                       "kernel for transform size n_h=" + std::to_string(n_h) + ", n_w=" + std::to_string(n_w) + sizes);
@@ -151,6 +157,7 @@ const char* to_string(Kernel k) {
     case Kernel::registers: return "registers";
     case Kernel::fourstep: return "fourstep";
     case Kernel::lanes: return "lanes";
+    case Kernel::stockham: return "stockham";
   }
   return "?";
 }
@@ -159,14 +166,15 @@ bool supported(int n_h, int n_w, Kernel kernel, Layout layout) { return find_lau
 
 Kernel parse_kernel(std::string_view s, const std::string& field) {
   if (s == "automatic" || s == "auto") return Kernel::automatic;
-  for (Kernel k : {Kernel::shuffle, Kernel::registers, Kernel::fourstep, Kernel::lanes})
+  for (Kernel k : {Kernel::shuffle, Kernel::registers, Kernel::fourstep, Kernel::lanes, Kernel::stockham})
     if (s == to_string(k)) return k;
   throw InvalidArgument(field + ": unknown fbfft kernel family '" + std::string(s) +
-                        "' (expected auto, shuffle, registers, lanes or fourstep)");
+                        "' (expected auto, shuffle, registers, lanes, fourstep or stockham)");
 }
 
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout, bool inverse) {
   const detail::Launcher& l = launcher_or_throw(n_h, n_w, requested, layout, inverse);
+  if (&l == detail::launcher_stockham()) return Kernel::stockham;
   if (&l == detail::launcher_2d_smooth(n_h, n_w)) return Kernel::registers;
   const int lh = log2_exact(n_h), lw = log2_exact(n_w);
   if (lh == 0) return &l == &detail::launchers_1d()[lw] ? Kernel::shuffle : (n_w <= 32 ? Kernel::registers : Kernel::fourstep);
@@ -228,6 +236,7 @@ std::string kernel_attributes(int n_h, int n_w, bool inverse, Kernel kernel, Lay
   int threads = l.threads, smem_bytes = l.smem_bytes;
   if (l.shaped) l.shaped(shape, inverse, &fn, &threads, &smem_bytes);
   if (l.batched && batch) l.batched(*batch, inverse, &fn, &threads, &smem_bytes);
+  if (l.sized) l.sized(n_h, n_w, batch ? *batch : 16384, &smem_bytes);
   cudaFuncAttributes attr{};
   FFTCONV_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
   int blocks = 0;

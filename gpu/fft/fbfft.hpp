@@ -38,8 +38,12 @@ const char* to_string(Layout l);
 //              freq_major layout clusters of blocks exchange their planes' spectra, Note [four-step
 //              freq_major clusters]), and 16x16 with four lanes per plane (Note [16x16 four-lane
 //              kernels]); every layout, but 16x16 in the standard and transposed layouts only;
+//   stockham:  mixed-radix (4, 2, 3, 5, 7) Stockham stages in shared memory with runtime sizes: every
+//              7-smooth size, 2-D sides 2..128 (rectangles and odd sides included) and 1-D 2..256,
+//              every layout (Note [stockham kernels]); automatic takes it for the sizes no other
+//              family runs;
 //   automatic: the family measured fastest for the size, layout and direction (see find_launcher).
-enum class Kernel { automatic, shuffle, registers, fourstep, lanes };
+enum class Kernel { automatic, shuffle, registers, fourstep, lanes, stockham };
 const char* to_string(Kernel k);
 
 // Element offset of frequency (kh, kw) of `plane` in a layout (nw2 = n_w/2+1).
@@ -107,14 +111,17 @@ struct InverseArgs {
 // (fourstep); 2-D n_h, n_w in 2..64, and 128×128 (shuffle and register families), 2-D n_h, n_w in
 // {32, 64, 128} (four-step family; in the freq_major layout launched as thread-block clusters) and
 // 16×16 (four-step family, not in the freq_major layout); the squares of kSmoothSides2d (register
-// family). Every other size is a power of two.
+// family); every other 7-smooth size, 2-D sides 2..128 and 1-D 2..256 (Stockham family, which also
+// runs the powers of two when asked for by name). A power-of-two 2-D size with a side of 128 and the
+// other below 32 has no kernel.
 bool supported(int n_h, int n_w, Kernel kernel = Kernel::automatic, Layout layout = Layout::standard);
-// "automatic" (or "auto"), "shuffle", "registers" or "fourstep"; throws InvalidArgument naming `field`.
+// "automatic" (or "auto"), "shuffle", "registers", "fourstep", "lanes" or "stockham"; throws
+// InvalidArgument naming `field`.
 Kernel parse_kernel(std::string_view s, const std::string& field);
 // The family that runs a size, layout and direction under a request (automatic resolved); throws
 // like forward().
 Kernel resolve_kernel(int n_h, int n_w, Kernel requested, Layout layout = Layout::standard, bool inverse = false);
-// Largest supported side for 2-D transforms (128, square only).
+// Largest supported side for 2-D transforms.
 inline constexpr int kMaxSide2d = 128;
 // The non-power-of-two 2-D sizes: squares of these even 7-smooth sides, by the register family in
 // every layout (Note [smooth register FFT]; above 32 with two or four lanes per 1-D transform, Note

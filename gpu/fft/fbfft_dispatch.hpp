@@ -30,6 +30,9 @@ struct Launcher {
   // batch of whole contiguous planes launches (the fields above: the instance that 16,384 such planes
   // take, at the largest block).
   void (*batched)(int64_t batch, bool inverse, const void** kernel, int* threads, int* smem_bytes) = nullptr;
+  // The Stockham kernels only, whose sizes are runtime values: the shared memory per block that a
+  // size and batch launch with (smem_bytes above: 0).
+  void (*sized)(int n_h, int n_w, int64_t batch, int* smem_bytes) = nullptr;
 };
 
 // launchers_1d()[log2 n] for n = 2..256 (entry 0 empty).
@@ -46,6 +49,9 @@ const Launcher* launcher_2d_smooth(int n_h, int n_w);
 // and fbfft_2d_smooth_large.cu.
 const Launcher* launchers_2d_smooth_medium();
 const Launcher* launchers_2d_smooth_large();
+// The Stockham kernels (fbfft_stockham.cu, Note [stockham kernels]): one launcher for every size
+// stockham::supported() accepts.
+const Launcher* launcher_stockham();
 // The lanes family (fbfft_2d_reg.cu with four lanes per 1-D transform), same indexing; entries for
 // sides 16 and 32 (square or not), every layout.
 const Launcher* launchers_2d_lanes();

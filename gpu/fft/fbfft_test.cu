@@ -397,6 +397,37 @@ TEST_SUITE("gpu") {
     MESSAGE("largest rel_l2 / tolerance: " << worst);
   }
 
+  // The Stockham family (Note [stockham kernels]): odd sides, rectangles, the even sides without a
+  // register kernel (70, 90, 98, 126) and 1-D sizes up to 256, by the automatic choice and by name
+  // (powers of two too), batches of up to 9 and of 300 (several planes per block and the blocks'
+  // loop over groups), every layout, against FFTW.
+  TEST_CASE("fbfft Stockham kernels match FFTW at odd, rectangular and 1-D smooth sizes") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft transform");
+    const Size2 sizes[] = {{3, 5},    {9, 15},   {27, 45},   {42, 54},  {70, 70},  {90, 90},  {98, 98},
+                           {126, 126}, {45, 128}, {125, 100}, {7, 2},    {63, 36},  {1, 3},    {1, 7},
+                           {1, 12},   {1, 96},   {1, 105},  {1, 189},   {1, 243},  {1, 250}};
+    double worst = 0;
+    for (const Size2& s : sizes)
+      for (Layout l : kLayouts)
+        for (int rep = 0; rep < 2; ++rep) {
+          const Kernel k = rep == 0 ? Kernel::automatic : Kernel::stockham;
+          INFO(size_name(s.n_h, s.n_w, l, k));
+          REQUIRE(fftconv::fbfft::resolve_kernel(s.n_h, s.n_w, Kernel::automatic, l) == Kernel::stockham);
+          const double f = check_forward(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
+          const double i = check_inverse(s.n_h, s.n_w, l, false, k, rep == 0 ? 9 : 300);
+          CHECK(f <= fft_tolerance(s.n_h, s.n_w));
+          CHECK(i <= fft_tolerance(s.n_h, s.n_w));
+          worst = std::max({worst, f / fft_tolerance(s.n_h, s.n_w), i / fft_tolerance(s.n_h, s.n_w)});
+        }
+    for (Size2 p2 : {Size2{64, 64}, Size2{16, 128}, Size2{1, 256}, Size2{2, 2}})
+      for (Layout l : kLayouts) {
+        INFO(size_name(p2.n_h, p2.n_w, l, Kernel::stockham));
+        CHECK(check_forward(p2.n_h, p2.n_w, l, false, Kernel::stockham, 300) <= fft_tolerance(p2.n_h, p2.n_w));
+        CHECK(check_inverse(p2.n_h, p2.n_w, l, false, Kernel::stockham, 300) <= fft_tolerance(p2.n_h, p2.n_w));
+      }
+    MESSAGE("largest rel_l2 / tolerance: " << worst);
+  }
+
   TEST_CASE("fbfft freq_major kernels match FFTW in their small-batch and full-size launch shapes") {
     // The register kernels use fewer planes per block (their spectra always staged in shared memory)
     // below about 33 blocks' worth of planes, the cluster kernels one plane per block below one
@@ -822,9 +853,20 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::supported(28, 28, Kernel::registers, Layout::freq_major));
     CHECK_FALSE(fftconv::fbfft::supported(28, 28, Kernel::shuffle));
     CHECK_FALSE(fftconv::fbfft::supported(28, 28, Kernel::lanes));
-    CHECK_FALSE(fftconv::fbfft::supported(12, 14));
-    CHECK_FALSE(fftconv::fbfft::supported(26, 26));
-    CHECK_FALSE(fftconv::fbfft::supported(1, 12));
+    CHECK(fftconv::fbfft::supported(12, 14));  // other 7-smooth sizes: the Stockham family
+    CHECK(fftconv::fbfft::supported(1, 12));
+    CHECK(fftconv::fbfft::supported(45, 126, Kernel::automatic, Layout::freq_major));
+    CHECK(fftconv::fbfft::resolve_kernel(12, 14, Kernel::automatic) == Kernel::stockham);
+    CHECK(fftconv::fbfft::resolve_kernel(1, 243, Kernel::automatic, Layout::freq_major, true) == Kernel::stockham);
+    CHECK(fftconv::fbfft::resolve_kernel(64, 64, Kernel::stockham) == Kernel::stockham);  // by name
+    CHECK(fftconv::fbfft::resolve_kernel(28, 28, Kernel::automatic) == Kernel::registers);
+    CHECK(fftconv::fbfft::parse_kernel("stockham", "kernel") == Kernel::stockham);
+    CHECK_FALSE(fftconv::fbfft::supported(12, 14, Kernel::registers));
+    CHECK_FALSE(fftconv::fbfft::supported(26, 26));  // 13 is not a radix
+    CHECK_FALSE(fftconv::fbfft::supported(1, 11));
+    CHECK_FALSE(fftconv::fbfft::supported(1, 384));
+    CHECK_FALSE(fftconv::fbfft::supported(140, 140));
+    CHECK_FALSE(fftconv::fbfft::supported(16, 128));  // a power of two: no family below 32 against 128
     CHECK(fftconv::fbfft::supported(64, 128));  // four-step only
     CHECK(fftconv::fbfft::supported(128, 64, Kernel::fourstep));
     CHECK(fftconv::fbfft::supported(64, 64, Kernel::fourstep));
@@ -887,8 +929,8 @@ TEST_SUITE("gpu") {
     CHECK(fftconv::fbfft::resolve_kernel(14, 14, Kernel::registers, Layout::standard, true) == Kernel::registers);
     CHECK_THROWS_WITH_AS(fftconv::fbfft::resolve_kernel(28, 28, Kernel::fourstep), doctest::Contains("n_h=28"),
                          fftconv::Unsupported);
-    a.n_h = 12;  // 12x8: a smooth side, but not a square
-    CHECK_THROWS_AS(fftconv::fbfft::forward(a), fftconv::Unsupported);
+    a.n_h = 11;  // 11x8: 11 is not 7-smooth
+    CHECK_THROWS_WITH_AS(fftconv::fbfft::forward(a), doctest::Contains("n_h=11"), fftconv::Unsupported);
     InverseArgs b;
     b.batch = 1;
     b.n_h = 8;
