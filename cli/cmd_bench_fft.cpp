@@ -1,7 +1,6 @@
 // `fftconv bench fft`: fbfft against cuFFT on batched small R2C/C2R transforms (paper Figs 7-8);
 // prints a table, optionally writes JSON; exit 2 without a CUDA build or device, 1 on a failed check.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -86,11 +85,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   o.command_line = command;
   bool ok = true;
   const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
-  if (!a.json.empty()) {
-    std::ofstream f(a.json);
-    if (!f) throw InvalidArgument("--json: cannot open '" + a.json + "' for writing");
-    f << doc << "\n";
-  }
+  if (!a.json.empty()) write_json_file(a.json, doc, "--json");
   if (!ok) {
     std::fprintf(stderr, "fftconv bench fft: fbfft disagreed with cuFFT in at least one configuration\n");
     return kExitCheckFailed;

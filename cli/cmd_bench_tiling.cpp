@@ -136,7 +136,7 @@ int run(const Flags& f) {
                     nlohmann::json{{"device", device_description(where)}, {"environment", environment_lines()},
                                    {"command", command}, {"repeat", f.repeat}, {"rounds", f.rounds}, {"rows", rows}}
                         .dump(2),
-                    "json");
+                    "--json");
   };
   std::printf("%-28s %-8s %10s %10s %7s %12s %12s %-28s %s\n", "problem", "pass", "none ms", "auto ms", "speedup",
               "none ws MiB", "auto ws MiB", "auto tile", "check");

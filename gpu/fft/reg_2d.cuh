@@ -73,8 +73,8 @@ struct RegTile {
   static constexpr int kNh = NH, kNw = NW, kHalf = kNw / 2, kNw2 = kHalf + 1;
   static constexpr bool kPow2 = (NH & (NH - 1)) == 0 && (NW & (NW - 1)) == 0;
   static constexpr int kMaxSide = kNh > kNw ? kNh : kNw;
-  using RowFft = typename RegFftFor<kNw, G0 ? G0 : lanes_for(kNw)>::type;
-  using ColFft = typename RegFftFor<kNh, G0 ? G0 : lanes_for(kNh)>::type;
+  using RowFft = LaneFft<kNw, G0 ? G0 : lanes_for(kNw)>;
+  using ColFft = LaneFft<kNh, G0 ? G0 : lanes_for(kNh)>;
   static constexpr int kRealStride = kNh * kNw + 1;                          // floats per plane, odd
   static constexpr int kSpecStride = kNh * kNw2 + ((kNh * kNw2) % 2 == 0);   // float2 per plane, odd
   // 512 / side planes per block (at most 64; the power of two below it for smooth sides), and at

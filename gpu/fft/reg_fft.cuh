@@ -2,8 +2,8 @@
 // thread, with twiddle factors that are compile-time constants. The register-resident sibling of
 // WarpFft (warp_fft.cuh) with one lane per transform; see Note [register 2-D kernels].
 // SmoothFft<N>: the same for 7-smooth lengths up to 32 (9, 12, 14, 28, ...: Note [smooth register
-// FFT]); LaneFft<N, G> spreads one transform over G lanes, each running one of them; RegFftFor<N, G>
-// names the one a register kernel of side N uses.
+// FFT]); LaneFft<N, G> spreads one transform over G lanes, each running one of them (the transform
+// a register kernel runs along each side).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -371,13 +371,6 @@ struct LaneFft {
       return p == 0 ? v[r0] : x1;
     }
   }
-};
-
-// The transform a register kernel runs along a side of n points with g lanes (powers of two and
-// smooth sides alike).
-template <int N, int G>
-struct RegFftFor {
-  using type = LaneFft<N, G>;
 };
 
 }  // namespace fftconv::fbfft::detail
