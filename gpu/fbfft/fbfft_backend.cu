@@ -3,8 +3,10 @@
 // a power-of-two or smooth square basis, or on the shared planner's tiles (plan: fbfft_conv_plan.hpp).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
@@ -19,8 +21,36 @@
 namespace fftconv {
 namespace {
 
-bool tile_side_ok(int64_t n) { return n >= 2 && n <= fbfft::kMaxSide2d && is_pow2(n); }
-bool has_kernel(const Candidate& k) { return fbfft::supported(int(k.fft_h), int(k.fft_w)); }
+// Note [fbfft smooth tiles]
+// Tile bases run on the register and four-step kernels only: powers of two (square or not) and, with
+// tile_sizes=smooth, the smooth squares of kSmoothSides2d (never a Stockham rectangle, Note
+// [stockham bases]). A large kernel wastes most of a power-of-two tile on its halo (k = 45 leaves 20
+// outputs of a 64 tile, 52 of a 96 one), so the smooth policy offers the squares up to 120 besides
+// the powers of two up to 128. The model ranks smooth tiles by their frequencies, which overrates them
+// above 32 (their transforms run at about half the power-of-two kernels' bandwidth), so the measured
+// choice also times the tiles the power-of-two policy times: the smooth policy keeps another tile only
+// where it measured faster. (H100, fprop: big_k45 64x64 0.43 -> 96x96 0.30 ms, img2048_k31 64x64
+// 2.52 -> 128x128 1.60 ms.)
+bool tile_side_ok(int64_t n) {
+  return n >= 2 && n <= fbfft::kMaxSide2d && (is_pow2(n) || fbfft_smooth_side(n));
+}
+bool has_kernel(const Candidate& k) {
+  if (!tile_side_ok(k.fft_h) || !tile_side_ok(k.fft_w)) return false;
+  if (k.fft_h != k.fft_w && !(is_pow2(k.fft_h) && is_pow2(k.fft_w))) return false;  // smooth: squares only
+  return fbfft::supported(int(k.fft_h), int(k.fft_w), fbfft::Kernel::automatic, fbfft::Layout::freq_major);
+}
+// A tile the power-of-two policy offers (sides 8..kLargestPolicyTile).
+bool policy_pow2_tile(const Candidate& k) {
+  return has_kernel(k) && is_pow2(k.fft_h) && is_pow2(k.fft_w) && k.fft_h <= kLargestPolicyTile &&
+         k.fft_w <= kLargestPolicyTile;
+}
+// The smooth policy's tile sides: every power of two 8..128 and every smooth side of kSmoothSides2d >= 8.
+std::vector<int64_t> smooth_tile_sides() {
+  std::vector<int64_t> v;
+  for (int64_t n = 8; n <= fbfft::kMaxSide2d; ++n)
+    if (tile_side_ok(n)) v.push_back(n);
+  return v;
+}
 
 class FbfftBackend final : public Backend {
  public:
@@ -28,8 +58,8 @@ class FbfftBackend final : public Backend {
   Location location() const override { return Location::cuda; }
   std::string_view summary() const override {
     return "CUDA: warp-shuffle and register FFTs of power-of-two sizes and smooth squares 6..120, Stockham FFTs of "
-           "every other 7-smooth size, with implicit padding + cuBLAS CGEMM on their frequency-major output (paper Table 1, no transpositions); untiled up to "
-           "128x128 or tiled 8..64";
+           "every other 7-smooth size, with implicit padding + cuBLAS CGEMM on their frequency-major output (paper "
+           "Table 1, no transpositions); untiled up to 128x128 or tiled 8..128";
   }
 
   Support available() const override { return cuda_device_support(); }
@@ -80,30 +110,41 @@ class FbfftBackend final : public Backend {
   }
 
   // tile=auto or a fixed tile, through the shared planner restricted to what fbfft can run:
-  // power-of-two tile sides with a kernel and accgrad's frequency reduction.
+  // power-of-two tile sides, or smooth squares with tile_sizes=smooth (Note [fbfft smooth tiles]),
+  // with a kernel, and accgrad's frequency reduction.
   std::unique_ptr<Plan> plan_tiled(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                    const std::string& what) const {
     PlanOptions o = frequency_reduction_only(opts, "fbfft");
+    const bool smooth = o.tile_sizes == SizePolicy::smooth;
     o.tile_sizes = SizePolicy::pow2;
     if (!o.tile_candidates.empty()) {
       std::vector<int64_t> keep;
       for (int64_t n : o.tile_candidates)
         if (tile_side_ok(n)) keep.push_back(n);
-      if (keep.empty()) throw Unsupported(what + ": none of tile_candidates is a power of two in 2..128");
+      if (keep.empty())
+        throw Unsupported(what + ": none of tile_candidates is a power of two or a side of fbfft's smooth squares (" +
+                          "kSmoothSides2d) in 2..128");
       o.tile_candidates = keep;
+    } else if (smooth) {
+      o.tile_candidates = smooth_tile_sides();
     }
-    if (o.tile.kind == TileSpec::Kind::fixed &&
-        (!tile_side_ok(o.tile.fft_h) || !tile_side_ok(o.tile.fft_w) ||
-         !fbfft::supported(int(o.tile.fft_h), int(o.tile.fft_w))))
+    Candidate fixed;
+    fixed.fft_h = o.tile.fft_h;
+    fixed.fft_w = o.tile.fft_w;
+    if (o.tile.kind == TileSpec::Kind::fixed && !has_kernel(fixed))
       throw Unsupported(what + ": tile " + o.tile.to_string() +
-                        " has no fbfft kernel (powers of two, 2-D sides 2..64, or 128x128)");
+                        " has no fbfft tile kernel (powers of two with a kernel, or a square of a smooth side 6..120)");
     const TilingChoice c = plan_tiling(p, pass, o);
     if (o.tile.kind == TileSpec::Kind::automatic && o.autotune) {  // Note [measured tile choice]
       std::vector<PlanCandidate> cands;
       fbfft_conv::Basis basis;
       if (fbfft_conv::untiled_basis(p, o.basis_h, o.basis_w, basis).ok)
         cands.push_back({"none", [=] { return plan_untiled(p, pass, o, what); }});  // its basis: its describe()
-      for (const Candidate* k : cheapest_tiled(c, has_kernel)) {
+      std::vector<const Candidate*> tiles = cheapest_tiled(c, has_kernel);
+      if (smooth)  // and the tiles the pow2 policy times (Note [fbfft smooth tiles])
+        for (const Candidate* k : cheapest_tiled(c, policy_pow2_tile))
+          if (std::find(tiles.begin(), tiles.end(), k) == tiles.end()) tiles.push_back(k);
+      for (const Candidate* k : tiles) {
         const TilePlan tp = device_tile_plan(p, pass, *k, o);
         cands.push_back({k->label(), [=] { return fbfft_conv::make_tiled_conv_plan(p, pass, o, tp, ""); }});
       }

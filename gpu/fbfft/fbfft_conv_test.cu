@@ -326,7 +326,7 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("fbfft conv runs the planner's tile plans (8, 16, 32, rectangular, auto), several chunks") {
+  TEST_CASE("fbfft conv runs the planner's tile plans (8, 16, 32, rectangular, smooth, auto), several chunks") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const char* specs[] = {
         "S=3,f=3,fo=2,h=37,w=45,kh=3,kw=3,ph=1,pw=1",
@@ -335,8 +335,10 @@ TEST_SUITE("gpu") {
         "S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=2,pad=mirror",
         "S=2,f=4,fo=4,h=13,w=13,kh=3,kw=3,ph=1,pw=1,pad=mirror",  // L5-like, one tile row at 16
         "S=1,f=2,fo=2,h=150,w=70,kh=7,kw=7,ph=3,pw=3",             // untiled basis 256x128: no kernel
+        "S=1,f=2,fo=2,h=60,w=60,kh=45,kw=45,ph=22,pw=22",          // smooth tiles 48..120 hold the kernel
     };
-    const char* tiles[] = {"8", "16", "32", "8x16", "auto"};
+    // "smooth": tile=auto with tile_sizes=smooth (Note [fbfft smooth tiles]); "24": a smooth square
+    const char* tiles[] = {"8", "16", "32", "8x16", "auto", "24", "smooth"};
     for (const char* spec : specs) {
       const ConvProblem p = ConvProblem::parse(spec);
       for (const char* tile : tiles)
@@ -345,7 +347,9 @@ TEST_SUITE("gpu") {
             // 2 items: bprop chunks inside one tile (S = 3), whose fold covers a part of the images
             if (std::string(flight) == "2" && pass != Pass::bprop) continue;
             PlanOptions o;
-            o.tile = TileSpec::parse(tile);
+            const bool smooth = std::string(tile) == "smooth";
+            o.tile = TileSpec::parse(smooth ? "auto" : tile);
+            if (smooth) o.tile_sizes = SizePolicy::smooth;
             o.extra["tiles_in_flight"] = flight;
             if (o.tile.kind == TileSpec::Kind::fixed && (o.tile.fft_h < p.kh || o.tile.fft_w < p.kw)) continue;
             CAPTURE(spec);
@@ -370,7 +374,7 @@ TEST_SUITE("gpu") {
                 CHECK(num("\"tiles_in_flight\":") <= std::stoll(flight));
               }
             } else {
-              CHECK(std::string(tile) == "auto");
+              CHECK(o.tile.kind == TileSpec::Kind::automatic);
             }
             check_plan(p, pass, o, basis);
           }

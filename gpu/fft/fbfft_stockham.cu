@@ -51,7 +51,8 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) { launch(stockham
 const void* forward_kernel() { return reinterpret_cast<const void*>(stockham_kernel<ForwardArgs>); }
 const void* inverse_kernel() { return reinterpret_cast<const void*>(stockham_kernel<InverseArgs>); }
 void sized(int n_h, int n_w, int64_t batch, int* smem_bytes) {
-  *smem_bytes = stockham::Geometry(n_h, n_w, block_planes(n_h, n_w, batch)).smem_elems() * static_cast<int>(sizeof(float2));
+  const stockham::Geometry g(n_h, n_w, block_planes(n_h, n_w, batch));
+  *smem_bytes = g.smem_elems() * static_cast<int>(sizeof(float2));
 }
 
 constexpr Launcher kLauncher = [] {

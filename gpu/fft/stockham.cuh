@@ -192,7 +192,8 @@ FFTCONV_HD void dft(float2 (&x)[R], bool inverse) {
     x[0] = add(a, b);
     x[1] = sub(a, b);
   } else if constexpr (R == 4) {
-    const float2 a0 = add(x[0], x[2]), a1 = sub(x[0], x[2]), a2 = add(x[1], x[3]), a3 = times_i(sub(x[1], x[3]), inverse);
+    const float2 a0 = add(x[0], x[2]), a1 = sub(x[0], x[2]), a2 = add(x[1], x[3]);
+    const float2 a3 = times_i(sub(x[1], x[3]), inverse);
     x[0] = add(a0, a2);
     x[1] = add(a1, a3);
     x[2] = sub(a0, a2);
@@ -295,7 +296,8 @@ FFTCONV_HD void fill_tables(const Geometry& g, const Buffers& b) {
 
 // Item e of the block's `live` planes of half spectra in the order that puts consecutive items on
 // consecutive global addresses of the layout: its plane q and frequency (kh, kw).
-FFTCONV_HD void spectrum_item(Layout layout, const Geometry& g, const FastDiv& by_live, int e, int& q, int& kh, int& kw) {
+FFTCONV_HD void spectrum_item(Layout layout, const Geometry& g, const FastDiv& by_live, int e, int& q, int& kh,
+                              int& kw) {
   int f;
   if (layout == Layout::freq_major) {
     by_live.divmod(e, f, q);

@@ -67,7 +67,8 @@ std::vector<double> inverse_direct(const InverseArgs& a, int64_t plane) {
     for (int x = 0; x < a.n_w; ++x) {
       double s = 0;
       for (int kw = 0; kw < nw2; ++kw)
-        s += (kw == 0 || 2 * kw == a.n_w ? 1.0 : 2.0) * (cols[std::size_t(y) * nw2 + kw] * root(int64_t(kw) * x, a.n_w, 1)).real();
+        s += (kw == 0 || 2 * kw == a.n_w ? 1.0 : 2.0) *
+             (cols[std::size_t(y) * nw2 + kw] * root(int64_t(kw) * x, a.n_w, 1)).real();
       out[std::size_t(y) * a.n_w + x] = s * a.scale;
     }
   return out;
