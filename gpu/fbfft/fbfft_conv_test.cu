@@ -66,21 +66,6 @@ void expect_measured_basis(const std::string& d, const std::vector<std::string>&
   CHECK(d.rfind(": basis " + kept, at) != std::string::npos);
 }
 
-// An autotuned untiled plan of a problem with a smooth basis (Note [smooth register FFT]) names
-// both bases' times and keeps the faster.
-void fbfft_conv_smooth_expect(const ConvProblem& p, const std::string& d) {
-  const int64_t side = std::max(p.padded_h(), p.padded_w());
-  int smooth = 0;
-  for (int n : fbfft::kSmoothSides2d)
-    if (n >= side) {
-      smooth = n;
-      break;
-    }
-  const int64_t pow2 = std::max<int64_t>(2, next_pow2(side));
-  REQUIRE(smooth > 0);
-  expect_measured_basis(d, {std::to_string(pow2) + "x" + std::to_string(pow2), std::to_string(smooth) + "x" + std::to_string(smooth)});
-}
-
 struct Run {
   std::vector<float> result, again;  // first and second execution (each into a NaN-poisoned buffer)
   std::vector<double> ref;
@@ -139,6 +124,20 @@ std::string check_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
   CHECK(e.max_abs_rel <= tol.max_abs_rel);
   CHECK(std::equal(r.result.begin(), r.result.end(), r.again.begin()));
   return described;
+}
+
+// Every pass of each spec, autotuned: the plan times the bases in its labels and keeps the fastest,
+// and its result is right whichever it is.
+void check_measured_bases(const std::vector<std::pair<const char*, std::vector<std::string>>>& cases) {
+  for (const auto& [spec, labels] : cases)
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      CAPTURE(spec);
+      CAPTURE(to_string(pass));
+      const std::string d = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+      INFO(d);
+      expect_measured_basis(d, labels);
+    }
 }
 
 ConvProblem random_problem(std::mt19937_64& rng, int64_t max_padded) {
@@ -221,17 +220,11 @@ TEST_SUITE("gpu") {
       }
     }
     CHECK(pinned > 50);
-    // The measured choice on the paper's x = 13 and x = 27 layers (small S): both bases timed, the
-    // faster kept, and the result right whichever it is.
-    for (const char* spec : {"S=4,f=8,fo=8,n=13,k=3", "S=2,f=8,fo=8,n=27,k=3", "S=2,f=4,fo=4,n=27,k=3,p=1,pad=mirror"})
-      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
-        const ConvProblem p = ConvProblem::parse(spec);
-        CAPTURE(spec);
-        CAPTURE(to_string(pass));
-        const std::string d = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
-        INFO(d);
-        fbfft_conv_smooth_expect(p, d);
-      }
+    // The measured choice on the paper's x = 13 and x = 27 layers (small S): the power-of-two and the
+    // smooth square basis timed, the faster kept.
+    check_measured_bases({{"S=4,f=8,fo=8,n=13,k=3", {"16x16", "14x14"}},
+                          {"S=2,f=8,fo=8,n=27,k=3", {"32x32", "28x28"}},
+                          {"S=2,f=4,fo=4,n=27,k=3,p=1,pad=mirror", {"32x32", "30x30"}}});
     // Without autotune the power-of-two basis stands; a pin that is not 7-smooth, or below the padded
     // input, is refused with the field's name.
     const ConvProblem p13 = ConvProblem::parse("S=2,f=3,fo=3,n=13,k=3");
@@ -279,19 +272,9 @@ TEST_SUITE("gpu") {
     CHECK(pinned == 16 * 2 * 3 * 2);
     // Where the Stockham rectangle has at most half the frequencies of the others it is timed beside
     // them and the fastest kept: 5x40 against 8x64; 3x70 against 128x128 (4x128 has no kernel).
-    const std::pair<const char*, std::vector<std::string>> measured[] = {
-        {"S=2,f=4,fo=4,h=3,w=70,k=3", {"128x128", "3x70"}},
-        {"S=2,f=4,fo=4,h=5,w=40,k=3", {"8x64", "5x40"}},
-        {"S=2,f=4,fo=4,h=3,w=38,k=3,p=1,pad=mirror", {"8x64", "5x40"}}};
-    for (const auto& [spec, labels] : measured)
-      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
-        const ConvProblem p = ConvProblem::parse(spec);
-        CAPTURE(spec);
-        CAPTURE(to_string(pass));
-        const std::string d = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
-        INFO(d);
-        expect_measured_basis(d, labels);
-      }
+    check_measured_bases({{"S=2,f=4,fo=4,h=3,w=70,k=3", {"128x128", "3x70"}},
+                          {"S=2,f=4,fo=4,h=5,w=40,k=3", {"8x64", "5x40"}},
+                          {"S=2,f=4,fo=4,h=3,w=38,k=3,p=1,pad=mirror", {"8x64", "5x40"}}});
     // A pin that is not 7-smooth is refused with the field's name.
     PlanOptions bad;
     bad.basis_h = 11;

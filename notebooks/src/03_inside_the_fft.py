@@ -386,3 +386,68 @@ for x_in in (13, 16, 27, 32, 46, 57, 64, 84, 118):
 # the x = 13 and 27 layers from S = 64 (14 of the 72 rows of the paper's grid), e.g. S = 128, x = 13 fprop 103 → 85 µs,
 # S = 64, x = 27 accGrad 91 → 73 µs; at S = 16–32 the power-of-two four-step and lanes kernels are faster than the
 # smaller products save (`bench/results/h100/conv.json`, docs/results.md).
+
+
+# %% [markdown]
+# ## Any 7-smooth size: the Stockham autosort
+#
+# Odd sides, rectangles and 1-D sizes up to 256 (70, 45 × 128, 243, …) have no register kernel. They run on
+# one kernel whose sizes are runtime values (Note [stockham kernels]). Each stage of radix $R$ reads one
+# buffer and writes the other, so no stage needs a bit reversal and a block needs one barrier per stage.
+# With $p$ the product of the radices done so far and $q = N/R$, item $i < q$ takes $x_s = v[i + s q]$,
+# multiplies by $e^{-2\pi i\, s k/(pR)}$ with $k = i \bmod p$, runs a DFT of $R$ points, and writes
+# $X_s$ to $w[(i - k)R + k + s p]$. After the last stage the output is in natural order:
+
+# %%
+def stockham(x, inverse=False):
+    """Radix-4/2/3/5/7 Stockham autosort FFT (the stage formula of gpu/fft/stockham.cuh)."""
+    v = np.array(x, dtype=complex)
+    n = len(v)
+    sign = 1 if inverse else -1
+    order = []
+    m = n
+    for r in (4, 2, 3, 5, 7):
+        while m % r == 0 and m > 1:
+            order.append(r); m //= r
+    assert m == 1, "not 7-smooth"
+    p = 1
+    for r in order:
+        q = n // r
+        w = np.empty_like(v)
+        i = np.arange(q)
+        k = i % p
+        xs = np.stack([v[i + s * q] * np.exp(sign * 2j * np.pi * s * k / (p * r)) for s in range(r)])
+        dft = np.exp(sign * 2j * np.pi * np.outer(np.arange(r), np.arange(r)) / r)
+        ys = dft @ xs
+        j = (i - k) * r + k
+        for s in range(r):
+            w[j + s * p] = ys[s]
+        v = w
+        p *= r
+    return v
+
+for N in (42, 45, 70, 126, 243, 250):
+    x = rng.standard_normal(N) + 1j * rng.standard_normal(N)
+    err = np.abs(stockham(x) - np.fft.fft(x)).max() / np.abs(x).sum()
+    print(f"N={N:3d}: max error against numpy.fft {err:.1e}")
+
+# %% [markdown]
+# Real rows go two at a time: $z = x_a + i\,x_b$ is one complex transform, and the two half spectra come
+# out of it as $X_a[k] = (Z_k + \overline{Z_{-k}})/2$ and $X_b[k] = (Z_k - \overline{Z_{-k}})/(2i)$ — half
+# the work of two complex transforms, for any length, odd or even:
+
+# %%
+for N in (45, 54):
+    xa, xb = rng.standard_normal(N), rng.standard_normal(N)
+    Z = stockham(xa + 1j * xb)
+    Zm = np.conj(Z[(-np.arange(N)) % N])
+    Xa, Xb = (Z + Zm) / 2, (Z - Zm) / 2j
+    h = N // 2 + 1
+    err = max(np.abs(Xa[:h] - np.fft.rfft(xa)).max(), np.abs(Xb[:h] - np.fft.rfft(xb)).max())
+    print(f"N={N}: two real rows from one complex transform, max error {err:.1e}")
+
+# %% [markdown]
+# These kernels are general but slower than the register kernels per frequency (13–24 % of the H100's copy
+# bandwidth against 35–52 %, docs/results.md), so a plan takes a Stockham basis only where it has at most
+# half the frequencies of the others (Note [stockham bases]) — e.g. a 3 × 70 input, whose power-of-two
+# basis has no kernel below 32 × 128 and is widened to 128 × 128.
