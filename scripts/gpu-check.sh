@@ -153,15 +153,21 @@ print(m.group(1).lower() if m else re.sub(r"[^a-z0-9]+", "_", sys.argv[1].lower(
         --json "$R/fft1d_$dir$sfx.json" 2>&1 | tail -19
     done
   done
-  log "bench fft over batch sizes (the paper's Figures 7-8) and the smooth 2-D sizes"
+  log "bench fft over batch sizes (the paper's Figures 7-8), the smooth 2-D sizes and the Stockham sizes"
+  local smooth=6,8,10,12,14,16,18,20,24,28,30,32,36,40,42,48,50,54,56,60,64,72,80,84,96,100,108,112,120,128
+  local st2=9,15,21,25,27,35,45,49,63,70,75,81,90,98,105,125,126 rects=42x54,45x128,60x64,100x120,27x81,7x128,128x15
   for inv in "" --inverse; do
     dir=forward; [ -n "$inv" ] && dir=inverse
     $FC bench fft --dims 2 --sizes 8,16,32,64,128 --batches 16,64,256,1024,16384,16389,65536 $inv --repeat 20 \
       --timer graph --json "$R/fft2d_batches_$dir.json" 2>&1 | tail -3
     $FC bench fft --dims 1 --sizes 8,16,32,64,128,256 --batches 16,64,256,1024,16384,16389,65536 $inv --repeat 20 \
       --timer graph --json "$R/fft1d_batches_$dir.json" 2>&1 | tail -3
-    $FC bench fft --dims 2 --sizes 12,14,16,18,20,24,28,30,32 --batches 4096,16384 $inv --repeat 50 --timer graph \
+    $FC bench fft --dims 2 --sizes $smooth --batches 4096,16384 $inv --repeat 50 --timer graph \
       --json "$R/fft2d_smooth_$dir.json" 2>&1 | tail -3
+    $FC bench fft --dims 2 --sizes $st2 --rects $rects --batches 4096,16384 $inv --repeat 30 --timer graph \
+      --json "$R/fft2d_stockham_$dir.json" 2>&1 | tail -3
+    $FC bench fft --dims 1 --sizes 6,12,24,48,96,100,120,125,192,243,250 --batches 16384,65536 $inv --repeat 30 \
+      --timer graph --json "$R/fft1d_stockham_$dir.json" 2>&1 | tail -3
   done
   for f in "$R"/fft*.json; do stamp "$f" "fftconv bench fft"; done
   log "bench conv, fbfft's transforms launched dependent vs plain (Note [dependent launch])"
