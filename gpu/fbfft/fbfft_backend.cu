@@ -29,8 +29,7 @@ namespace {
 // the powers of two up to 128. The model ranks smooth tiles by their frequencies, which overrates them
 // above 32 (their transforms run at about half the power-of-two kernels' bandwidth), so the measured
 // choice also times the tiles the power-of-two policy times: the smooth policy keeps another tile only
-// where it measured faster. (H100, fprop: big_k45 64x64 0.43 -> 96x96 0.30 ms, img2048_k31 64x64
-// 2.52 -> 128x128 1.60 ms.)
+// where it measured faster. (H100, big_k45 fprop: 64x64 0.43 ms, 96x96 0.30 ms.)
 bool tile_side_ok(int64_t n) {
   return n >= 2 && n <= fbfft::kMaxSide2d && (is_pow2(n) || fbfft_smooth_side(n));
 }
