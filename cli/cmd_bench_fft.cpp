@@ -11,6 +11,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "gpu/fft/shape_1d.hpp"
 #ifdef FFTCONV_HAVE_CUDA
@@ -34,23 +35,19 @@ struct BenchFftArgs {
   std::string json;
 };
 
-// "HxW" (two sides in 2..128) as {H, W}; throws InvalidArgument naming --rects.
+// "HxW" (two sides in 2..128; TileSpec's HxW syntax) as {H, W}; throws InvalidArgument naming --rects.
 std::pair<int, int> parse_rect(const std::string& text) {
-  const std::size_t x = text.find('x');
-  auto side = [&](const std::string& part) {
-    std::size_t used = 0;
-    int v = 0;
-    try {
-      v = std::stoi(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (part.empty() || used != part.size() || v < 2 || v > 128)
-      throw InvalidArgument("--rects: bad size '" + text + "' (expected HxW with sides in 2..128, e.g. 42x54)");
-    return v;
-  };
-  if (x == std::string::npos) side("");
-  return {side(text.substr(0, x)), side(text.substr(x + 1))};
+  const std::string bad = "--rects: bad size '" + text + "' (expected HxW with sides in 2..128, e.g. 42x54)";
+  TileSpec t;
+  try {
+    t = TileSpec::parse(text);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument(bad);
+  }
+  auto side_ok = [](int64_t n) { return n >= 2 && n <= 128; };
+  if (text.find('x') == std::string::npos || t.kind != TileSpec::Kind::fixed || !side_ok(t.fft_h) || !side_ok(t.fft_w))
+    throw InvalidArgument(bad);
+  return {static_cast<int>(t.fft_h), static_cast<int>(t.fft_w)};
 }
 
 int run(const BenchFftArgs& a, const std::string& command) {

@@ -1039,19 +1039,14 @@ bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
 // 42x54, 1,176 frequencies, 0.40 ms against 0.245 ms at 54x54, 1,512.)
 bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square, Basis& out) {
   const int64_t hp = std::max<int64_t>(2, p.padded_h()), wp = std::max<int64_t>(2, p.padded_w());
-  auto smooth_at_least = [](int64_t n) {
-    while (!is_smooth7(n)) ++n;
-    return n;
-  };
-  const int64_t nh = smooth_at_least(hp), nw = smooth_at_least(wp);
+  const int64_t nh = next_smooth7(hp), nw = next_smooth7(wp);
   if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX)), fbfft::Kernel::automatic,
                         fbfft::Layout::freq_major))
     return false;
   auto freqs = [](int64_t h, int64_t w) { return h * (w / 2 + 1); };
   int64_t best = freqs(pow2.n_h, pow2.n_w);
   if (square) best = std::min(best, freqs(square->n_h, square->n_w));
-  if (2 * freqs(nh, nw) > best) return false;
-  if ((nh == pow2.n_h && nw == pow2.n_w) || (square && nh == square->n_h && nw == square->n_w)) return false;
+  if (2 * freqs(nh, nw) > best) return false;  // also rules out nh x nw equal to either basis
   out.n_h = int(nh);
   out.n_w = int(nw);
   out.note = "Stockham basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +

@@ -241,17 +241,17 @@ TEST_SUITE("gpu") {
   TEST_CASE("fbfft conv on Stockham bases (Note [stockham bases]): pinned odd and rectangular bases, measured choice") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     std::mt19937_64 rng(fresh_seed());
-    auto smooth_at_least = [](int64_t n, bool odd = false) {
-      n = std::max<int64_t>(n, 2);
-      while (!is_smooth7(n) || (odd && n % 2 == 0)) ++n;
+    auto odd_smooth_at_least = [](int64_t n) {
+      while (!is_smooth7(n) || n % 2 == 0) ++n;
       return n;
     };
     int pinned = 0;
     for (int k = 0; k < 16; ++k) {
       const ConvProblem p = random_problem(rng, 40);
       // the smallest 7-smooth sides, and a wider rectangle with an odd side
-      const int64_t h0 = smooth_at_least(p.padded_h()), w0 = smooth_at_least(p.padded_w());
-      for (auto [bh, bw] : {std::pair{h0, w0}, std::pair{smooth_at_least(h0 + 1, true), w0}}) {
+      const int64_t h0 = next_smooth7(std::max<int64_t>(2, p.padded_h()));
+      const int64_t w0 = next_smooth7(std::max<int64_t>(2, p.padded_w()));
+      for (auto [bh, bw] : {std::pair{h0, w0}, std::pair{odd_smooth_at_least(h0 + 1), w0}}) {
         for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
           for (const char* window : {"auto", "off"}) {
             CAPTURE(p.to_string());

@@ -36,10 +36,15 @@ int block_planes(int n_h, int n_w, int64_t batch) {
   return q;
 }
 
+// Dynamic shared memory of a block of `planes` planes.
+int block_smem(int n_h, int n_w, int planes) {
+  return stockham::Geometry(n_h, n_w, planes).smem_elems() * static_cast<int>(sizeof(float2));
+}
+
 template <class Args>
 void launch(void (*kernel)(Args, int), const Args& a, cudaStream_t stream) {
   const int planes = block_planes(a.n_h, a.n_w, a.batch);
-  const int smem = stockham::Geometry(a.n_h, a.n_w, planes).smem_elems() * static_cast<int>(sizeof(float2));
+  const int smem = block_smem(a.n_h, a.n_w, planes);
   const void* k = reinterpret_cast<const void*>(kernel);
   prepare_kernel(k, smem);
   const int blocks = grid_blocks(k, stockham::kThreads, smem, (a.batch + planes - 1) / planes);
@@ -51,8 +56,7 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) { launch(stockham
 const void* forward_kernel() { return reinterpret_cast<const void*>(stockham_kernel<ForwardArgs>); }
 const void* inverse_kernel() { return reinterpret_cast<const void*>(stockham_kernel<InverseArgs>); }
 void sized(int n_h, int n_w, int64_t batch, int* smem_bytes) {
-  const stockham::Geometry g(n_h, n_w, block_planes(n_h, n_w, batch));
-  *smem_bytes = g.smem_elems() * static_cast<int>(sizeof(float2));
+  *smem_bytes = block_smem(n_h, n_w, block_planes(n_h, n_w, batch));
 }
 
 constexpr Launcher kLauncher = [] {

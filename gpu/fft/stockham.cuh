@@ -38,13 +38,12 @@ namespace fftconv::fbfft::stockham {
 // items of a stage are independent and a barrier between stages is the only synchronization; the
 // serial host run of the same code is then the same computation.
 
-inline constexpr int kMaxSide2d = 128;  // 2-D sides 2..128 (the register kernels' bound)
 inline constexpr int kMaxSide1d = 256;  // 1-D sizes 2..256
 inline constexpr int kThreads = 256;    // threads per block
 inline constexpr int kSmemTarget = 48 * 1024;  // bytes of both buffers per block, when one plane fits
 inline constexpr int kMaxPlanes = 64;
 
-// Whether the kernels run an n_h x n_w transform (n_h = 1: 1-D).
+// Whether the kernels run an n_h x n_w transform (n_h = 1: 1-D; 2-D sides up to fbfft's kMaxSide2d).
 constexpr bool supported(int n_h, int n_w) {
   if (n_h == 1) return n_w >= 2 && n_w <= kMaxSide1d && is_smooth7(n_w);
   return n_h >= 2 && n_w >= 2 && n_h <= kMaxSide2d && n_w <= kMaxSide2d && is_smooth7(n_h) && is_smooth7(n_w);
