@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "gpu/fft/complex_ops.hpp"
 #include "gpu/fft/fbfft.hpp"
 #include "gpu/runtime/host_device.hpp"
 
@@ -112,10 +113,10 @@ inline int planes_per_block(int n_h, int n_w) {
   return q;
 }
 
-FFTCONV_HD float2 add(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
-FFTCONV_HD float2 sub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
-FFTCONV_HD float2 mul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
-FFTCONV_HD float2 conj(float2 a) { return make_float2(a.x, -a.y); }
+using detail::cadd;
+using detail::cmul;
+using detail::conjf2;
+using detail::csub;
 FFTCONV_HD float2 times_i(float2 a, bool inverse) {  // -i a forward, +i a inverse
   return inverse ? make_float2(-a.y, a.x) : make_float2(a.y, -a.x);
 }
@@ -188,15 +189,15 @@ template <int R>
 FFTCONV_HD void dft(float2 (&x)[R], bool inverse) {
   if constexpr (R == 2) {
     const float2 a = x[0], b = x[1];
-    x[0] = add(a, b);
-    x[1] = sub(a, b);
+    x[0] = cadd(a, b);
+    x[1] = csub(a, b);
   } else if constexpr (R == 4) {
-    const float2 a0 = add(x[0], x[2]), a1 = sub(x[0], x[2]), a2 = add(x[1], x[3]);
-    const float2 a3 = times_i(sub(x[1], x[3]), inverse);
-    x[0] = add(a0, a2);
-    x[1] = add(a1, a3);
-    x[2] = sub(a0, a2);
-    x[3] = sub(a1, a3);
+    const float2 a0 = cadd(x[0], x[2]), a1 = csub(x[0], x[2]), a2 = cadd(x[1], x[3]);
+    const float2 a3 = times_i(csub(x[1], x[3]), inverse);
+    x[0] = cadd(a0, a2);
+    x[1] = cadd(a1, a3);
+    x[2] = csub(a0, a2);
+    x[3] = csub(a1, a3);
   } else {
     const float sign = inverse ? 1.f : -1.f;
     float2 y[R];
@@ -245,7 +246,7 @@ FFTCONV_UNROLL
 FFTCONV_UNROLL
       for (int s = 1; s < R; ++s) {
         const float2 w = tw[s * step];
-        x[s] = mul(x[s], inverse ? conj(w) : w);
+        x[s] = cmul(x[s], inverse ? conjf2(w) : w);
       }
     }
     dft<R>(x, inverse);
@@ -339,7 +340,7 @@ FFTCONV_HD void forward_planes(const ForwardArgs& a, const Geometry& g, const Bu
     g.by_w2.divmod(e, r, k);
     g.by_h.divmod(r, q, y);
     const float2* zr = z + (r / 2) * n_w;
-    const float2 zk = zr[k], zm = conj(zr[k == 0 ? 0 : n_w - k]);
+    const float2 zk = zr[k], zm = conjf2(zr[k == 0 ? 0 : n_w - k]);
     spec[(y * Q + q) * nw2 + k] = (r & 1) ? make_float2(0.5f * (zk.y - zm.y), -0.5f * (zk.x - zm.x))
                                           : make_float2(0.5f * (zk.x + zm.x), 0.5f * (zk.y + zm.y));
   });
@@ -387,7 +388,7 @@ FFTCONV_HD void inverse_planes(const InverseArgs& a, const Geometry& g, const Bu
     g.by_h.divmod(r, q, y);
     const float2* cr = c + (y * Q + q) * nw2;
     if (k == 0 || 2 * k == n_w) return make_float2(cr[k].x, 0.f);
-    return k < nw2 ? cr[k] : conj(cr[n_w - k]);
+    return k < nw2 ? cr[k] : conjf2(cr[n_w - k]);
   };
   for_items(g.pairs * n_w, [&](int e) {
     int j, k;
