@@ -328,7 +328,10 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
                                            : 0.0;
     return 1e3 * (gemm + unroll) + r.fixed_ms;
   }
-  const int64_t nh = model_basis(name, p.padded_h()), nw = model_basis(name, p.padded_w());
+  // The GPU backends' bases start at the circular extent (Note [wrapped padding]); FFTW's at the padded side.
+  const bool wrapped = name == "cufft" || name == "fbfft";
+  const int64_t nh = model_basis(name, wrapped ? p.wrapped_h() : p.padded_h());
+  const int64_t nw = model_basis(name, wrapped ? p.wrapped_w() : p.padded_w());
   const double freqs = double(nh) * double(nw / 2 + 1);
   const double transform = planes(p) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
   const double products = 8.0 * freqs * double(p.f) * double(p.fo) * double(p.S) / r.product_flops_per_s;

@@ -43,6 +43,10 @@ struct ConvProblem {
   int64_t kernel_extent_w() const { return dw * (kw - 1) + 1; }
   int64_t out_h() const { return (padded_h() - kernel_extent_h()) / sh + 1; }
   int64_t out_w() const { return (padded_w() - kernel_extent_w()) / sw + 1; }
+  // The smallest circular basis side that computes the stride-1 passes exactly (Note [wrapped padding]):
+  // zero padding max(h + ph, out_h, kh extent), other paddings the padded side.
+  int64_t wrapped_h() const;
+  int64_t wrapped_w() const;
   // Stride 1, no dilation, one group, no bias, zero or mirror padding.
   bool is_dense() const {
     return sh == 1 && sw == 1 && dh == 1 && dw == 1 && g == 1 && !bias && padding != Padding::circular;

@@ -1,7 +1,9 @@
 // Tests of ConvProblem: spec parsing round-trips, presets, and every class of bad input.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
+#include <vector>
 
 #include "common/errors.hpp"
 #include "common/problem.hpp"
@@ -113,4 +115,63 @@ TEST_CASE("pass names") {
 TEST_CASE("checked_mul detects overflow") {
   CHECK(checked_mul(3, 4, "x") == 12);
   CHECK_THROWS_AS(checked_mul(int64_t(1) << 40, int64_t(1) << 30, "x"), InvalidProblem);
+}
+
+// The three stride-1 passes in 1-D on the zero-padded input (linear), and the same sums taken
+// circularly in a basis of N with the input at offset p (the FFT backends' layout); the largest
+// difference between the two over the three results.
+static double wrap_error(int64_t n, int64_t p, int64_t k, int64_t N, std::mt19937& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  const int64_t out = n + 2 * p - k + 1;
+  std::vector<double> x(static_cast<size_t>(n)), w(static_cast<size_t>(k)), g(static_cast<size_t>(out));
+  for (auto* v : {&x, &w, &g})
+    for (auto& e : *v) e = d(rng);
+  auto xpad = [&](int64_t i) { return i >= p && i < p + n ? x[size_t(i - p)] : 0.0; };  // linear
+  auto xb = [&](int64_t i) { return xpad(((i % N) + N) % N); };                         // basis, circular
+  auto gb = [&](int64_t i) { i = ((i % N) + N) % N; return i < out ? g[size_t(i)] : 0.0; };
+  auto wb = [&](int64_t i) { i = ((i % N) + N) % N; return i < k ? w[size_t(i)] : 0.0; };
+  double err = 0;
+  for (int64_t y = 0; y < out; ++y) {  // fprop: sum_j xpad[y + j] w[j]
+    double lin = 0, circ = 0;
+    for (int64_t j = 0; j < k; ++j) lin += xpad(y + j) * w[size_t(j)];
+    for (int64_t j = 0; j < N; ++j) circ += xb(y + j) * wb(j);
+    err = std::max(err, std::abs(lin - circ));
+  }
+  for (int64_t i = 0; i < n; ++i) {  // bprop: gradInput[i] = sum_j g[i + p - j] w[j], read at offset p
+    double lin = 0, circ = 0;
+    for (int64_t j = 0; j < k; ++j)
+      if (i + p - j >= 0 && i + p - j < out) lin += g[size_t(i + p - j)] * w[size_t(j)];
+    for (int64_t j = 0; j < N; ++j) circ += gb(i + p - j) * wb(j);
+    err = std::max(err, std::abs(lin - circ));
+  }
+  for (int64_t j = 0; j < k; ++j) {  // accgrad: sum_y xpad[y + j] g[y]
+    double lin = 0, circ = 0;
+    for (int64_t y = 0; y < out; ++y) lin += xpad(y + j) * g[size_t(y)];
+    for (int64_t y = 0; y < N; ++y) circ += xb(y + j) * gb(y);
+    err = std::max(err, std::abs(lin - circ));
+  }
+  return err;
+}
+
+TEST_CASE("wrapped padding: the circular basis of wrapped_w is exact, one less is not") {
+  std::mt19937 rng(12345);
+  int tight = 0;
+  for (int t = 0; t < 400; ++t) {
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    ConvProblem q;
+    q.h = 1, q.kh = 1, q.w = pick(1, 24), q.pw = pick(0, 12), q.kw = pick(1, q.w + 2 * q.pw);
+    const int64_t N = q.wrapped_w();
+    INFO(q.to_string(), " N=", N);
+    CHECK(N <= q.padded_w());
+    CHECK(wrap_error(q.w, q.pw, q.kw, N, rng) < 1e-12);
+    CHECK(wrap_error(q.w, q.pw, q.kw, N + 3, rng) < 1e-12);  // any larger basis too
+    if (N > q.kw && N > q.padded_w() - q.kw + 1 && q.pw > 0) {  // n + p binds: one less wraps onto data
+      CHECK(wrap_error(q.w, q.pw, q.kw, N - 1, rng) > 1e-6);
+      ++tight;
+    }
+  }
+  CHECK(tight > 100);
+  ConvProblem m = ConvProblem::parse("S=1,f=1,fo=1,h=20,w=20,kh=5,kw=5,ph=2,pw=2,pad=mirror");
+  CHECK(m.wrapped_h() == 24);  // mirror: the padded side
+  CHECK(ConvProblem::parse("S=1,f=1,fo=1,n=56,k=31,p=15").wrapped_w() == 71);
 }

@@ -54,6 +54,11 @@ struct Params {
   float* dst = nullptr;
   int32_t out_h = 0, out_w = 0, off_h = 0, off_w = 0;
   float scale = 1.0f;
+  // Channel product (depthwise R2C store, Note [depthwise products]): spectrum element plane*F + k
+  // times its channel's kernel spectrum kernel[(plane mod C)*F + k], conjugated when conj_kernel.
+  const float* kernel = nullptr;  // complex values as float pairs
+  FastDiv channels;               // C
+  int32_t conj_kernel = 0;
 };
 
 // Source element of the padding load at real offset `o`, or -1 where the basis reads a zero. The same
@@ -88,6 +93,13 @@ FFTCONV_HD int64_t clip_target(const Params& p, uint32_t o) {
 FFTCONV_HD int64_t freq_major(const Params& p, uint32_t o) {
   const uint32_t plane = p.freq.div(o), k = o - plane * p.freq.d;
   return int64_t(k) * p.planes + plane;
+}
+
+// Kernel spectrum element (in complex elements) of spectrum offset `o` = plane*F + k: (plane mod C)*F + k.
+FFTCONV_HD int64_t channel_spectrum(const Params& p, uint32_t o) {
+  const uint32_t plane = p.freq.div(o), k = o - plane * p.freq.d;
+  const uint32_t c = plane - p.channels.div(plane) * p.channels.d;
+  return int64_t(c) * p.freq.d + k;
 }
 
 }  // namespace fftconv::cufft_cb

@@ -27,3 +27,12 @@ __device__ void fftconv_cb_store_clipped(void*, unsigned long long offset, cufft
   const int64_t t = fftconv::cufft_cb::clip_target(p, uint32_t(offset));
   if (t >= 0) p.dst[t] = v * p.scale;
 }
+
+// R2C store (depthwise): each spectrum element times its channel's kernel spectrum, in place.
+__device__ void fftconv_cb_store_channel_product(void* out, unsigned long long offset, cufftComplex v, void* info,
+                                                 void*) {
+  const Params& p = *static_cast<const Params*>(info);
+  const float2 k = __ldg(reinterpret_cast<const float2*>(p.kernel) + fftconv::cufft_cb::channel_spectrum(p, uint32_t(offset)));
+  const float ki = p.conj_kernel ? -k.y : k.y;
+  static_cast<cufftComplex*>(out)[offset] = make_cuComplex(v.x * k.x - v.y * ki, v.x * ki + v.y * k.x);
+}

@@ -118,3 +118,25 @@ TEST_CASE("the clipping store callback keeps exactly the crop window, and the ga
     CHECK(wrong == 0);
   }
 }
+
+TEST_CASE("the channel product callback finds each plane's kernel spectrum") {
+  std::mt19937 rng(std::random_device{}());
+  for (int t = 0; t < 200; ++t) {
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const int64_t channels = pick(1, 40), images = pick(1, 5), freqs = pick(1, 700);
+    cufft_cb::Params p;
+    p.freq = FastDiv::make(uint32_t(freqs)), p.channels = FastDiv::make(uint32_t(channels));
+    INFO("channels=", channels, " images=", images, " freqs=", freqs);
+    int64_t wrong = 0;
+    for (int64_t s = 0; s < images; ++s)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t k = 0; k < freqs; ++k)
+          if (cufft_cb::channel_spectrum(p, uint32_t((s * channels + c) * freqs + k)) != c * freqs + k) ++wrong;
+    CHECK(wrong == 0);
+  }
+  // the largest offsets a plan may hand over (2^32 - 1)
+  cufft_cb::Params p;
+  p.freq = FastDiv::make(8281u), p.channels = FastDiv::make(1024u);
+  const uint32_t o = UINT32_MAX;
+  CHECK(cufft_cb::channel_spectrum(p, o) == int64_t((o / 8281u) % 1024u) * 8281 + o % 8281u);
+}

@@ -1,18 +1,24 @@
-// Depthwise convolution on cuFFT (see cufft_depthwise.hpp): pad -> R2C in place -> pointwise
-// product per (image, channel) -> C2R in place -> clip.
+// Depthwise convolution on cuFFT (see cufft_depthwise.hpp): R2C with padding -> pointwise product per
+// (image, channel) -> C2R -> clip, the edges and the product in cuFFT callbacks or in kernels of their own.
 #include "gpu/cufft/cufft_depthwise.hpp"
 
-#include <cufft.h>
+#include <cufftXt.h>
+
+#include <cstdint>
 
 #include <mutex>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "gpu/cufft/cufft_callbacks.hpp"
+#include "gpu/cufft/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
 #include "gpu/cufft/cufft_kernels.cuh"
+#include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
+#include "gpu/tiles/measured_tile.hpp"
 
 namespace fftconv {
 namespace {
@@ -53,48 +59,73 @@ dim3 plane_grid(int F, int64_t planes) {
   return dim3(unsigned((F + kThreads - 1) / kThreads), unsigned(std::min<int64_t>(std::max<int64_t>(planes, 1), kMaxGridY)));
 }
 
-// An in-place batched R2C or C2R plan over nh×nw planes in the FftLayout (ld = 2*(nw/2+1)).
+// An in-place batched R2C or C2R plan over nh×nw planes in the FftLayout (ld = 2*(nw/2+1)), with the
+// named LTO callbacks (Note [cufft callbacks]) attached; they read the plan's own device block of
+// cufft_cb::Params, which execute() rewrites on the stream before each use.
 class FftPlan {
  public:
-  FftPlan(int64_t nh, int64_t nw, int64_t batch, bool forward) {
+  FftPlan(int64_t nh, int64_t nw, int64_t batch, bool forward, const char* load = nullptr,
+          const char* store = nullptr) {
     long long n[2] = {nh, nw}, real_embed[2] = {nh, 2 * (nw / 2 + 1)}, complex_embed[2] = {nh, nw / 2 + 1};
     const long long real_dist = nh * 2 * (nw / 2 + 1), complex_dist = nh * (nw / 2 + 1);
     FFTCONV_CUFFT_CHECK(cufftCreate(&h_));
-    std::size_t work = 0;
-    const cufftResult r =
-        forward ? cufftMakePlanMany64(h_, 2, n, real_embed, 1, real_dist, complex_embed, 1, complex_dist, CUFFT_R2C,
-                                      batch, &work)
-                : cufftMakePlanMany64(h_, 2, n, complex_embed, 1, complex_dist, real_embed, 1, real_dist, CUFFT_C2R,
-                                      batch, &work);
-    if (r != CUFFT_SUCCESS) {
-      cufftDestroy(h_);
-      FFTCONV_CUFFT_CHECK(r);
+    try {
+      if (load || store) {
+        if (const cudaError_t e = cudaMalloc(&params_, sizeof(cufft_cb::Params)); e != cudaSuccess) {
+          (void)cudaGetLastError();
+          throw OutOfMemory(std::string("cufft depthwise: callback parameters: ") + cudaGetErrorString(e),
+                            sizeof(cufft_cb::Params));
+        }
+        void* info = params_;
+        auto attach = [&](const char* symbol, cufftXtCallbackType type) {
+          FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(h_, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin),
+                                                    type, &info));
+        };
+        if (load) attach(load, forward ? CUFFT_CB_LD_REAL : CUFFT_CB_LD_COMPLEX);
+        if (store) attach(store, forward ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_REAL);
+      }
+      std::size_t work = 0;
+      FFTCONV_CUFFT_CHECK(forward ? cufftMakePlanMany64(h_, 2, n, real_embed, 1, real_dist, complex_embed, 1,
+                                                        complex_dist, CUFFT_R2C, batch, &work)
+                                  : cufftMakePlanMany64(h_, 2, n, complex_embed, 1, complex_dist, real_embed, 1,
+                                                        real_dist, CUFFT_C2R, batch, &work));
+    } catch (...) {
+      release();
+      throw;
     }
   }
-  ~FftPlan() { cufftDestroy(h_); }
+  ~FftPlan() { release(); }
   FftPlan(const FftPlan&) = delete;
   FftPlan& operator=(const FftPlan&) = delete;
   cufftHandle get() const { return h_; }
+  cufft_cb::Params* params() const { return static_cast<cufft_cb::Params*>(params_); }
 
  private:
+  void release() {
+    cufftDestroy(h_);
+    if (params_) cudaFree(params_);
+    params_ = nullptr;
+  }
   cufftHandle h_ = 0;
+  void* params_ = nullptr;
 };
 
 class DepthwisePlan final : public Plan {
  public:
   DepthwisePlan(const ConvProblem& p, Pass pass, const PlanOptions& opts) : p_(p), pass_(pass) {
-    nh_ = opts.basis_h > 0 ? opts.basis_h : next_smooth7(p.padded_h());
-    nw_ = opts.basis_w > 0 ? opts.basis_w : next_smooth7(p.padded_w());
-    if (nh_ < p.padded_h() || nw_ < p.padded_w())
+    // The wrapped extent (Note [wrapped padding]): zero padding shares its zeros between the edges.
+    nh_ = opts.basis_h > 0 ? opts.basis_h : next_smooth7(p.wrapped_h());
+    nw_ = opts.basis_w > 0 ? opts.basis_w : next_smooth7(p.wrapped_w());
+    if (nh_ < p.wrapped_h() || nw_ < p.wrapped_w())
       throw InvalidArgument("basis: " + std::to_string(nh_) + "x" + std::to_string(nw_) +
-                            " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
-                            std::to_string(p.padded_w()));
+                            " is smaller than the problem's circular extent " + std::to_string(p.wrapped_h()) + "x" +
+                            std::to_string(p.wrapped_w()) + " (Note [wrapped padding])");
     layout_ = {nh_, nw_, 2 * (nw_ / 2 + 1)};
     F_ = nh_ * (nw_ / 2 + 1);
     if (F_ > int64_t(0x7fffffff)) throw Unsupported("cufft depthwise: basis too large");
     const int64_t C = p.f, planes = p.S * C;
     // Buffers: A holds S*C planes (input spectra, in place to the result), B the C kernel planes
-    // (accgrad: the S*C gradOutput planes, and the C result planes in A's head after the sum).
+    // (accgrad: the S*C gradOutput planes, and the C result planes after A and B).
     a_planes_ = planes;
     b_planes_ = pass == Pass::accgrad ? planes : C;
     r_planes_ = pass == Pass::accgrad ? C : planes;
@@ -102,10 +133,25 @@ class DepthwisePlan final : public Plan {
     a_bytes_ = std::size_t(checked_mul(a_planes_, int64_t(plane_bytes), "cufft depthwise workspace"));
     b_bytes_ = std::size_t(checked_mul(b_planes_, int64_t(plane_bytes), "cufft depthwise workspace"));
     c_bytes_ = pass == Pass::accgrad ? std::size_t(C) * plane_bytes : 0;
+    // Callbacks (Note [depthwise products]) unless pinned off; they index 32-bit offsets.
+    auto it = opts.extra.find("edges");
+    const bool pinned = it != opts.extra.end();
+    callbacks_ = !pinned || parse_edge_mode(it->second) == EdgeMode::callback;
+    const bool fits = checked_mul(a_planes_, layout_.plane_floats(), "cufft depthwise offsets") <= int64_t(UINT32_MAX);
+    if (callbacks_ && !fits) {
+      if (pinned)
+        throw Unsupported("cufft depthwise: edges=callback indexes " + std::to_string(a_planes_ * layout_.plane_floats()) +
+                          " elements of one transform batch; the limit is 2^32 (use edges=copy)");
+      callbacks_ = false;
+    }
+    clip_callback_ = callbacks_ && !(pass == Pass::bprop && p.padding == Padding::mirror);
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
-    fwd_a_ = std::make_unique<FftPlan>(nh_, nw_, a_planes_, true);
-    fwd_b_ = std::make_unique<FftPlan>(nh_, nw_, b_planes_, true);
-    inv_ = std::make_unique<FftPlan>(nh_, nw_, r_planes_, false);
+    const char* load = callbacks_ ? "fftconv_cb_load_padded" : nullptr;
+    const char* product = callbacks_ && pass != Pass::accgrad ? "fftconv_cb_store_channel_product" : nullptr;
+    fwd_a_ = std::make_unique<FftPlan>(nh_, nw_, a_planes_, true, load, product);
+    fwd_b_ = std::make_unique<FftPlan>(nh_, nw_, b_planes_, true, pass == Pass::accgrad ? load : nullptr);
+    inv_ = std::make_unique<FftPlan>(nh_, nw_, r_planes_, false, nullptr,
+                                     clip_callback_ ? "fftconv_cb_store_clipped" : nullptr);
     arena_.reserve(a_bytes_ + b_bytes_ + c_bytes_);
   }
 
@@ -115,12 +161,16 @@ class DepthwisePlan final : public Plan {
 
   std::string describe() const override {
     std::ostringstream s;
+    const bool fold = pass_ == Pass::bprop && p_.padding == Padding::mirror;
     s << "cufft depthwise " << to_string(pass_) << " " << p_.to_string() << ": basis " << nh_ << "x" << nw_ << " ("
-      << F_ << " frequencies), " << p_.f << " channels, pad -> R2C in place -> "
+      << F_ << " frequencies), " << p_.f << " channels, "
+      << (callbacks_ ? "R2C padding in its load callback" : "pad -> R2C in place") << " -> "
       << (pass_ == Pass::accgrad ? "X conj(G) summed over the " + std::to_string(p_.S) + " images per channel"
-                                 : std::string(pass_ == Pass::fprop ? "X conj(W)" : "G W") + " per (image, channel)")
-      << " -> C2R in place -> " << (pass_ == Pass::bprop && p_.padding == Padding::mirror ? "fold" : "clip")
-      << " (Note [depthwise products]); workspace " << workspace_bytes() << " bytes";
+                                 : std::string(pass_ == Pass::fprop ? "X conj(W)" : "G W") +
+                                       (callbacks_ ? " in the R2C store callback" : " per (image, channel)"))
+      << " -> C2R in place -> " << (fold ? "fold" : clip_callback_ ? "clip in the C2R store callback" : "clip")
+      << " (edges=" << (callbacks_ ? "callback" : "copy") << ", Note [depthwise products]); workspace "
+      << workspace_bytes() << " bytes";
     return s.str();
   }
 
@@ -132,62 +182,73 @@ class DepthwisePlan final : public Plan {
       FFTCONV_CUFFT_CHECK(cufftSetStream(plan->get(), st));
     float* A = reinterpret_cast<float*>(arena_.base());
     float* B = reinterpret_cast<float*>(arena_.base() + a_bytes_);
+    float* R = pass_ == Pass::accgrad ? reinterpret_cast<float*>(arena_.base() + a_bytes_ + b_bytes_) : A;
     const ConvProblem& p = p_;
     const bool mirror = p.padding == Padding::mirror;
-    const float scale = float(1.0 / (double(nh_) * double(nw_)));
+    gpu_kernels::ClipSpec clip;
+    clip.scale = float(1.0 / (double(nh_) * double(nw_)));
+    // The operands: A's planes (input or gradOutput), and B's (the weight, or accgrad's gradOutput).
+    struct Source {
+      const float* data;
+      int64_t planes, h, w, ph, pw;
+      bool mirror;
+    };
+    const Source src_a = pass_ == Pass::bprop
+                             ? Source{static_cast<const float*>(a.grad_output), a_planes_, p.out_h(), p.out_w(), 0, 0, false}
+                             : Source{static_cast<const float*>(a.input), a_planes_, p.h, p.w, p.ph, p.pw, mirror};
+    const Source src_b = pass_ == Pass::accgrad
+                             ? Source{static_cast<const float*>(a.grad_output), b_planes_, p.out_h(), p.out_w(), 0, 0, false}
+                             : Source{static_cast<const float*>(a.weight), b_planes_, p.kh, p.kw, 0, 0, false};
+    switch (pass_) {
+      case Pass::fprop: clip.out_h = p.out_h(), clip.out_w = p.out_w(); break;
+      case Pass::bprop:
+        clip.out_h = p.h, clip.out_w = p.w, clip.off_h = p.ph, clip.off_w = p.pw;
+        clip.mirror_fold = mirror, clip.ph = p.ph, clip.pw = p.pw;
+        break;
+      case Pass::accgrad: clip.out_h = p.kh, clip.out_w = p.kw; break;
+    }
+    const bool b_callback = callbacks_ && pass_ == Pass::accgrad;  // the weight is embedded by a copy
+    if (callbacks_) {
+      const auto plane = cufft_cb::FastDiv::make(uint32_t(layout_.plane_floats()));
+      const auto row = cufft_cb::FastDiv::make(uint32_t(layout_.ld));
+      auto load = [&](const Source& o) {
+        cufft_cb::Params q;
+        q.src = o.data, q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw);
+        q.mirror = o.mirror ? 1 : 0, q.plane = plane, q.row = row;
+        return q;
+      };
+      cufft_cb::Params pa = load(src_a), pr;
+      pa.kernel = B, pa.channels = cufft_cb::FastDiv::make(uint32_t(p.f));
+      pa.freq = cufft_cb::FastDiv::make(uint32_t(F_)), pa.conj_kernel = pass_ == Pass::fprop;
+      pr.plane = plane, pr.row = row, pr.dst = static_cast<float*>(a.result), pr.scale = clip.scale;
+      pr.out_h = int32_t(clip.out_h), pr.out_w = int32_t(clip.out_w);
+      pr.off_h = int32_t(clip.off_h), pr.off_w = int32_t(clip.off_w);
+      gpu_kernels::write_callback_params(fwd_a_->params(), pa, fwd_b_->params(), load(src_b), inv_->params(), pr, st);
+    }
+    auto embed = [&](const Source& o, float* dst) {
+      gpu_kernels::embed_planes(o.data, o.planes, o.h, o.w, o.ph, o.pw, o.mirror, dst, layout_, st);
+    };
     auto r2c = [&](const FftPlan& plan, float* buf) {
       FFTCONV_CUFFT_CHECK(cufftExecR2C(plan.get(), buf, reinterpret_cast<cufftComplex*>(buf)));
     };
-    auto c2r = [&](float* buf) {
-      FFTCONV_CUFFT_CHECK(cufftExecC2R(inv_->get(), reinterpret_cast<cufftComplex*>(buf), buf));
-    };
-    auto multiply = [&](bool conj) {
-      multiply_by_channel<<<plane_grid(int(F_), a_planes_), kThreads, 0, st>>>(
-          reinterpret_cast<float2*>(A), reinterpret_cast<const float2*>(B), a_planes_, p.f, int(F_), conj);
+    // B first: with callbacks, A's R2C multiplies by B's spectra as it stores.
+    if (!b_callback) embed(src_b, B);
+    r2c(*fwd_b_, B);
+    if (!callbacks_) embed(src_a, A);
+    r2c(*fwd_a_, A);
+    if (pass_ == Pass::accgrad) {
+      sum_products_over_images<<<plane_grid(int(F_), p.f), kThreads, 0, st>>>(
+          reinterpret_cast<const float2*>(A), reinterpret_cast<const float2*>(B), p.S, p.f, int(F_),
+          reinterpret_cast<float2*>(R));
       FFTCONV_CUDA_CHECK_LAUNCH();
-    };
-    gpu_kernels::ClipSpec clip;
-    clip.scale = scale;
-    switch (pass_) {
-      case Pass::fprop:
-        gpu_kernels::embed_planes(static_cast<const float*>(a.input), a_planes_, p.h, p.w, p.ph, p.pw, mirror, A,
-                                  layout_, st);
-        gpu_kernels::embed_planes(static_cast<const float*>(a.weight), p.f, p.kh, p.kw, 0, 0, false, B, layout_, st);
-        r2c(*fwd_a_, A), r2c(*fwd_b_, B);
-        multiply(true);
-        c2r(A);
-        clip.out_h = p.out_h(), clip.out_w = p.out_w();
-        gpu_kernels::clip_planes(A, layout_, r_planes_, clip, static_cast<float*>(a.result), st);
-        break;
-      case Pass::bprop:
-        gpu_kernels::embed_planes(static_cast<const float*>(a.grad_output), a_planes_, p.out_h(), p.out_w(), 0, 0,
-                                  false, A, layout_, st);
-        gpu_kernels::embed_planes(static_cast<const float*>(a.weight), p.f, p.kh, p.kw, 0, 0, false, B, layout_, st);
-        r2c(*fwd_a_, A), r2c(*fwd_b_, B);
-        multiply(false);
-        c2r(A);
-        clip.out_h = p.h, clip.out_w = p.w;
-        clip.off_h = p.ph, clip.off_w = p.pw;
-        clip.mirror_fold = mirror, clip.ph = p.ph, clip.pw = p.pw;
-        gpu_kernels::clip_planes(A, layout_, r_planes_, clip, static_cast<float*>(a.result), st);
-        break;
-      case Pass::accgrad: {
-        float* R = reinterpret_cast<float*>(arena_.base() + a_bytes_ + b_bytes_);
-        gpu_kernels::embed_planes(static_cast<const float*>(a.input), a_planes_, p.h, p.w, p.ph, p.pw, mirror, A,
-                                  layout_, st);
-        gpu_kernels::embed_planes(static_cast<const float*>(a.grad_output), b_planes_, p.out_h(), p.out_w(), 0, 0,
-                                  false, B, layout_, st);
-        r2c(*fwd_a_, A), r2c(*fwd_a_, B);  // both hold S*C planes
-        sum_products_over_images<<<plane_grid(int(F_), p.f), kThreads, 0, st>>>(
-            reinterpret_cast<const float2*>(A), reinterpret_cast<const float2*>(B), p.S, p.f, int(F_),
-            reinterpret_cast<float2*>(R));
-        FFTCONV_CUDA_CHECK_LAUNCH();
-        c2r(R);
-        clip.out_h = p.kh, clip.out_w = p.kw;
-        gpu_kernels::clip_planes(R, layout_, r_planes_, clip, static_cast<float*>(a.result), st);
-        break;
-      }
+    } else if (!callbacks_) {
+      multiply_by_channel<<<plane_grid(int(F_), a_planes_), kThreads, 0, st>>>(
+          reinterpret_cast<float2*>(A), reinterpret_cast<const float2*>(B), a_planes_, p.f, int(F_),
+          pass_ == Pass::fprop);
+      FFTCONV_CUDA_CHECK_LAUNCH();
     }
+    FFTCONV_CUFFT_CHECK(cufftExecC2R(inv_->get(), reinterpret_cast<cufftComplex*>(R), R));
+    if (!clip_callback_) gpu_kernels::clip_planes(R, layout_, r_planes_, clip, static_cast<float*>(a.result), st);
   }
 
  private:
@@ -197,6 +258,7 @@ class DepthwisePlan final : public Plan {
   gpu_kernels::FftLayout layout_;
   int64_t a_planes_ = 0, b_planes_ = 0, r_planes_ = 0;
   std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0;
+  bool callbacks_ = false, clip_callback_ = false;
   int device_ = 0;
   std::unique_ptr<FftPlan> fwd_a_, fwd_b_, inv_;
   mutable DeviceArena arena_;
@@ -214,7 +276,21 @@ std::unique_ptr<Plan> make_cufft_depthwise_plan(const ConvProblem& p, Pass pass,
   if (!depthwise_native(p))
     throw Unsupported("cufft depthwise: needs groups = f = fo, stride 1, no dilation, no bias, zero or mirror padding (" +
                       p.to_string() + ")");
-  return std::make_unique<DepthwisePlan>(p, pass, opts);
+  // Note [depthwise products]: with autotune and nothing pinned, the two smallest smooth bases of the
+  // wrapped extent, each with callbacks and with copies, are timed (fastest_plan).
+  if (!opts.autotune || opts.extra.count("edges") || opts.basis_h > 0 || opts.basis_w > 0)
+    return std::make_unique<DepthwisePlan>(p, pass, opts);
+  const int64_t h1 = next_smooth7(p.wrapped_h()), w1 = next_smooth7(p.wrapped_w());
+  std::vector<PlanCandidate> cands;
+  for (const auto& [h, w] : {std::pair{h1, w1}, std::pair{next_smooth7(h1 + 1), next_smooth7(w1 + 1)}})
+    for (const char* edges : {"callback", "copy"}) {
+      PlanOptions o = opts;
+      o.basis_h = h, o.basis_w = w, o.extra["edges"] = edges;
+      cands.push_back({std::to_string(h) + "x" + std::to_string(w) + " " + edges,
+                       [=] { return std::make_unique<DepthwisePlan>(p, pass, o); }});
+    }
+  return fastest_plan("cufft", p, pass, opts, std::move(cands),
+                      [&] { return std::make_unique<DepthwisePlan>(p, pass, opts); }, "depthwise variant");
 }
 
 }  // namespace fftconv

@@ -9,6 +9,13 @@
 namespace fftconv::gpu_kernels {
 namespace {
 
+__global__ void write_params_kernel(cufft_cb::Params* dst_a, cufft_cb::Params a, cufft_cb::Params* dst_b,
+                                    cufft_cb::Params b, cufft_cb::Params* dst_c, cufft_cb::Params c) {
+  if (dst_a) *dst_a = a;
+  if (dst_b) *dst_b = b;
+  if (dst_c) *dst_c = c;
+}
+
 constexpr int kThreads = 256;
 unsigned blocks_for(int64_t n) { return grid_stride_blocks(n, kThreads); }
 
@@ -137,6 +144,14 @@ void fill_pointer_arrays(const cuComplex* a, int64_t stride_a, const cuComplex* 
                          int64_t stride_c, int64_t n, cuComplex** ptrs, cudaStream_t stream) {
   if (n == 0) return;
   pointer_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, stride_a, b, stride_b, c, stride_c, n, ptrs);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+void write_callback_params(cufft_cb::Params* dst_a, const cufft_cb::Params& a, cufft_cb::Params* dst_b,
+                           const cufft_cb::Params& b, cufft_cb::Params* dst_c, const cufft_cb::Params& c,
+                           cudaStream_t stream) {
+  if (!dst_a && !dst_b && !dst_c) return;
+  write_params_kernel<<<1, 1, 0, stream>>>(dst_a, a, dst_b, b, dst_c, c);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 

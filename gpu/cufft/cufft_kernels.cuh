@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "gpu/cufft/cufft_callbacks.hpp"
+
 namespace fftconv::gpu_kernels {
 
 // The layout of a real plane inside a cuFFT in-place R2C buffer: nh rows of ld floats each
@@ -44,5 +46,11 @@ void clip_planes(const float* src, FftLayout layout, int64_t planes, const ClipS
 // (pointer arrays for cublasCgemmBatched).
 void fill_pointer_arrays(const cuComplex* a, int64_t stride_a, const cuComplex* b, int64_t stride_b, cuComplex* c,
                          int64_t stride_c, int64_t n, cuComplex** ptrs, cudaStream_t stream);
+
+// *dst_a = a, *dst_b = b, *dst_c = c on `stream` (a null destination is skipped): the parameter
+// blocks of cuFFT plans with callbacks (Note [cufft callbacks]), rewritten in stream order.
+void write_callback_params(cufft_cb::Params* dst_a, const cufft_cb::Params& a, cufft_cb::Params* dst_b,
+                           const cufft_cb::Params& b, cufft_cb::Params* dst_c, const cufft_cb::Params& c,
+                           cudaStream_t stream);
 
 }  // namespace fftconv::gpu_kernels

@@ -242,10 +242,10 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
     if (pass == Pass::accgrad && tiles_.reduction != AccgradReduction::frequency)
       throw Unsupported("cufft: tiled accgrad reduces in the frequency domain only (accgrad_reduction=" +
                         std::string(to_string(tiles_.reduction)) + " requested)");
-  } else if (cfg_.nh < p.padded_h() || cfg_.nw < p.padded_w()) {
+  } else if (cfg_.nh < p.wrapped_h() || cfg_.nw < p.wrapped_w()) {
     throw InvalidArgument("cufft: basis " + std::to_string(cfg_.nh) + "x" + std::to_string(cfg_.nw) +
-                          " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
-                          std::to_string(p.padded_w()));
+                          " is smaller than the circular extent " + std::to_string(p.wrapped_h()) + "x" +
+                          std::to_string(p.wrapped_w()) + " (Note [wrapped padding])");
   }
   if (cfg_.math == ProductMath::automatic)
     throw InvalidArgument("cufft: the pipeline's math must be resolved (fp32, 3xtf32 or tf32)");
@@ -437,16 +437,6 @@ std::string CufftPipeline::workspace_summary() const {
 // ---------------------------------------------------------------------------------------------
 // Callback parameters (Note [cufft callbacks])
 
-namespace {
-// Each plan's block (null: that transform has no plan or no callbacks).
-__global__ void write_params_kernel(cufft_cb::Params* dst_a, cufft_cb::Params a, cufft_cb::Params* dst_b,
-                                    cufft_cb::Params b, cufft_cb::Params* dst_c, cufft_cb::Params c) {
-  if (dst_a) *dst_a = a;
-  if (dst_b) *dst_b = b;
-  if (dst_c) *dst_c = c;
-}
-}  // namespace
-
 void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c,
                                           cudaStream_t stream) const {
   const Roles r = roles(p_, pass_, &args);
@@ -470,9 +460,7 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
   auto* da = static_cast<cufft_cb::Params*>(params_block(planes_of(r.a, sc), kOperandA));
   auto* db = static_cast<cufft_cb::Params*>(params_block(planes_of(r.b, sc), kOperandB));
   auto* dc = static_cast<cufft_cb::Params*>(params_block(c.planes, kResult));
-  if (!da && !db && !dc) return;
-  write_params_kernel<<<1, 1, 0, stream>>>(da, operand(r.a), db, operand(r.b), dc, c);
-  FFTCONV_CUDA_CHECK_LAUNCH();
+  gpu_kernels::write_callback_params(da, operand(r.a), db, operand(r.b), dc, c, stream);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -160,6 +160,80 @@ TEST_CASE("cufft matches a double direct convolution on random problems, all pas
   CHECK(checked == 360);
 }
 
+TEST_CASE("cufft runs zero-padded layers on bases below the padded size (Note [wrapped padding])") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  for (const char* spec : {"S=2,f=3,fo=3,n=40,k=31,p=15", "S=2,f=3,fo=2,h=9,w=20,kh=3,kw=5,ph=4,pw=2"})
+    for (Pass pass : kPasses)
+      for (const char* edges : {"copy", "callback"}) {
+        const ConvProblem p = ConvProblem::parse(spec);
+        PlanOptions opts;
+        opts.autotune = false;
+        opts.extra["edges"] = edges;
+        opts.basis_h = next_smooth7(p.wrapped_h()), opts.basis_w = next_smooth7(p.wrapped_w());
+        INFO(spec, " ", to_string(pass), " ", edges);
+        auto plan = backend().plan(p, pass, opts);
+        INFO(plan->describe());
+        const Outcome o = run_and_compare(p, pass, *plan, rng);
+        CHECK(o.non_finite == 0);
+        CHECK(o.rel_l2 <= o.cancellation * tol(p, pass, opts.basis_h, opts.basis_w));
+        PlanOptions chosen;  // the tuner's own basis starts at the circular extent too
+        chosen.autotune = false;
+        const std::string d = backend().plan(p, pass, chosen)->describe();
+        const auto at = d.find("basis ");
+        REQUIRE(at != std::string::npos);
+        const int64_t nh = std::stoll(d.substr(at + 6)), nw = std::stoll(d.substr(d.find('x', at) + 1));
+        CHECK(nh >= p.wrapped_h());
+        CHECK(nw >= p.wrapped_w());
+        CHECK(nh * nw < next_smooth7(p.padded_h()) * next_smooth7(p.padded_w()));
+      }
+  PlanOptions below;
+  below.basis_h = 54;  // the circular extent of n=40, p=15 is 55
+  CHECK_THROWS_WITH_AS(backend().plan(ConvProblem::parse("S=1,f=1,fo=1,n=40,k=31,p=15"), Pass::fprop, below),
+                       doctest::Contains("basis_h: 54"), InvalidArgument);
+}
+
+TEST_CASE("cufft depthwise matches direct on wrapped bases with callback and copy edges, every pass and padding") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  int checked = 0;
+  for (const char* spec : {"S=3,f=5,fo=5,h=13,w=9,kh=5,kw=3,ph=2,pw=1,g=5,pad=mirror", "S=2,f=4,fo=4,n=16,k=7,p=3,g=4",
+                           "S=2,f=3,fo=3,h=12,w=17,kh=9,kw=9,ph=4,pw=4,g=3", "S=1,f=6,fo=6,h=10,w=7,kh=3,kw=2,g=6", "S=2,f=2,fo=2,h=9,w=6,kh=3,kw=2,ph=4,pw=3,g=2"})
+    for (Pass pass : kPasses)
+      for (std::string edges : {"", "copy", "callback"}) {  // "": the default (timed)
+        const ConvProblem p = ConvProblem::parse(spec);
+        PlanOptions opts;
+        if (!edges.empty()) opts.extra["edges"] = edges;
+        auto plan = backend().plan(p, pass, opts);
+        const std::string d = plan->describe();
+        INFO(spec, " ", to_string(pass), " ", d);
+        if (edges.empty())  // timed: each edge mode on the two smallest bases of the wrapped extent
+          CHECK(d.find("depthwise variant measured") != std::string::npos);
+        else
+          CHECK(d.find("edges=" + edges) != std::string::npos);
+        for (int rep = 0; rep < 2; ++rep) {  // fresh operands each time: the callbacks' parameters follow
+          const Outcome o = run_and_compare(p, pass, *plan, rng);
+          CHECK(o.non_finite == 0);
+          const auto [nh, nw] = plan->fourier_basis();  // the wrapped extent (Note [wrapped padding])
+          const int64_t h1 = next_smooth7(p.wrapped_h()), w1 = next_smooth7(p.wrapped_w());
+          CHECK((nh == h1 || (edges.empty() && nh == next_smooth7(h1 + 1))));
+          CHECK((nw == w1 || (edges.empty() && nw == next_smooth7(w1 + 1))));
+          CHECK(o.rel_l2 <= o.cancellation * tol(p, pass, nh, nw));
+        }
+        ++checked;
+      }
+  CHECK(checked == 45);
+  PlanOptions bad;
+  bad.extra["edges"] = "sideways";
+  CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=1,f=2,fo=2,n=8,k=3,g=2"), Pass::fprop, bad), InvalidArgument);
+  PlanOptions small;
+  small.basis_h = small.basis_w = 8;  // below the wrapped extent 9 of n=8, p=1
+  CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=1,f=2,fo=2,n=8,k=3,p=1,g=2"), Pass::fprop, small),
+                  InvalidArgument);
+  small.basis_h = small.basis_w = 10;  // above it: any basis that holds the extent
+  CHECK_NOTHROW(backend().plan(ConvProblem::parse("S=1,f=2,fo=2,n=8,k=3,p=1,g=2"), Pass::fprop, small));
+}
+
 TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache round-trips through a file") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());

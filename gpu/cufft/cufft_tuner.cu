@@ -84,8 +84,9 @@ const TilePlan* tiles(const CufftPins& pins) { return pins.tiles ? &*pins.tiles 
 // Basis pairs to consider, ranked by a flop model (FFTs of all planes + the complex products).
 std::vector<std::pair<int64_t, int64_t>> basis_candidates(const ConvProblem& p, Pass pass, const CufftPins& pins) {
   if (pins.tiles) return {{pins.tiles->fft_h, pins.tiles->fft_w}};
-  const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth_candidates(p.padded_h(), pins.max_prime);
-  const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth_candidates(p.padded_w(), pins.max_prime);
+  // From the circular extent up (Note [wrapped padding]: zero padding needs n + p per side, not n + 2p).
+  const auto hs = pins.nh ? std::vector<int64_t>{pins.nh} : smooth_candidates(p.wrapped_h(), pins.max_prime);
+  const auto ws = pins.nw ? std::vector<int64_t>{pins.nw} : smooth_candidates(p.wrapped_w(), pins.max_prime);
   const double planes = pass == Pass::fprop   ? double(p.S * p.f + p.fo * p.f + p.S * p.fo)
                         : pass == Pass::bprop ? double(p.S * p.fo + p.fo * p.f + p.S * p.f)
                                               : double(p.S * p.f + p.S * p.fo + p.fo * p.f);
@@ -169,7 +170,7 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
 std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                            const TuneRecord& r, const TilePlan* tiles) {
   try {
-    if (!tiles && (r.nh < p.padded_h() || r.nw < p.padded_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
+    if (!tiles && (r.nh < p.wrapped_h() || r.nw < p.wrapped_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
                                                              r.cublas_workspace, parse_spectrum_layout(r.layout),
@@ -412,12 +413,14 @@ const std::vector<std::string_view>& cufft_option_keys() {
 CufftPins read_cufft_pins(const ConvProblem& p, const PlanOptions& opts) {
   check_option_keys("cufft", opts.extra, cufft_option_keys());
   CufftPins pins;
-  if (opts.basis_h < 0 || (opts.basis_h > 0 && opts.basis_h < p.padded_h()))
-    throw InvalidArgument("basis_h: " + std::to_string(opts.basis_h) + " must be 0 (choose) or >= the padded height " +
-                          std::to_string(p.padded_h()));
-  if (opts.basis_w < 0 || (opts.basis_w > 0 && opts.basis_w < p.padded_w()))
-    throw InvalidArgument("basis_w: " + std::to_string(opts.basis_w) + " must be 0 (choose) or >= the padded width " +
-                          std::to_string(p.padded_w()));
+  if (opts.basis_h < 0 || (opts.basis_h > 0 && opts.basis_h < p.wrapped_h()))
+    throw InvalidArgument("basis_h: " + std::to_string(opts.basis_h) +
+                          " must be 0 (choose) or >= the circular extent's height " + std::to_string(p.wrapped_h()) +
+                          " (Note [wrapped padding])");
+  if (opts.basis_w < 0 || (opts.basis_w > 0 && opts.basis_w < p.wrapped_w()))
+    throw InvalidArgument("basis_w: " + std::to_string(opts.basis_w) +
+                          " must be 0 (choose) or >= the circular extent's width " + std::to_string(p.wrapped_w()) +
+                          " (Note [wrapped padding])");
   pins.nh = opts.basis_h;
   pins.nw = opts.basis_w;
   for (const auto& [key, value] : opts.extra) {

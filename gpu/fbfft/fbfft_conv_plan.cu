@@ -981,7 +981,7 @@ class FbfftConvPlan final : public Plan {
 }  // namespace
 
 Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis& out) {
-  const int64_t hp = p.padded_h(), wp = p.padded_w();
+  const int64_t hp = p.wrapped_h(), wp = p.wrapped_w();  // Note [wrapped padding]
   auto side = [](int64_t padded, int64_t pin, const char* name, int64_t& n) -> std::string {
     if (pin <= 0) {
       n = std::max<int64_t>(2, next_pow2(padded));
@@ -989,14 +989,14 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
     }
     if (!is_smooth7(pin) || pin < padded)
       return std::string(name) + "=" + std::to_string(pin) +
-             " must be of the form 2^a 3^b 5^c 7^d (fbfft's kernels), >= the padded size " + std::to_string(padded);
+             " must be of the form 2^a 3^b 5^c 7^d (fbfft's kernels), >= the circular extent " + std::to_string(padded);
     n = pin;
     return "";
   };
   int64_t nh = 0, nw = 0;
   if (std::string e = side(hp, pin_h, "basis_h", nh); !e.empty()) return {false, e};
   if (std::string e = side(wp, pin_w, "basis_w", nw); !e.empty()) return {false, e};
-  out.note = "basis next_pow2 of the padded input " + std::to_string(hp) + "x" + std::to_string(wp);
+  out.note = "basis next_pow2 of the circular extent " + std::to_string(hp) + "x" + std::to_string(wp);
   if (pin_h > 0 || pin_w > 0) out.note = "pinned basis";
   if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX)), fbfft::Kernel::automatic,
                         fbfft::Layout::freq_major) && pin_h <= 0 &&
@@ -1006,7 +1006,7 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
   }
   if (nh > fbfft::kMaxSide2d || nw > fbfft::kMaxSide2d ||
       !fbfft::supported(int(nh), int(nw), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
-    return {false, "basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
+    return {false, "basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the circular extent " +
                        std::to_string(hp) + "x" + std::to_string(wp) +
                        " has no fbfft kernel (2-D sides 2..128 of the form 2^a 3^b 5^c 7^d; a power-of-two side of "
                        "128 needs the other >= 32); a tiled plan (tile=auto, or 8..64) can run it"};
@@ -1016,12 +1016,12 @@ Support untiled_basis(const ConvProblem& p, int64_t pin_h, int64_t pin_w, Basis&
 }
 
 bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
-  const int64_t hp = p.padded_h(), wp = p.padded_w(), side = std::max(hp, wp);
+  const int64_t hp = p.wrapped_h(), wp = p.wrapped_w(), side = std::max(hp, wp);
   for (int n : fbfft::kSmoothSides2d) {  // ascending
     if (n < side) continue;
     if (int64_t(n) * (n / 2 + 1) >= int64_t(pow2.n_h) * (pow2.n_w / 2 + 1)) return false;
     out.n_h = out.n_w = n;
-    out.note = "smooth basis " + std::to_string(n) + "x" + std::to_string(n) + " for the padded input " +
+    out.note = "smooth basis " + std::to_string(n) + "x" + std::to_string(n) + " for the circular extent " +
                std::to_string(hp) + "x" + std::to_string(wp) + " (Note [smooth register FFT])";
     return true;
   }
@@ -1032,13 +1032,13 @@ bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
 // The register and four-step kernels run powers of two and smooth squares; the Stockham kernels
 // (Note [stockham kernels]) run every other 7-smooth rectangle, odd sides included, at a third to a
 // half of their throughput per frequency. So the rectangle of the smallest 7-smooth side >= each
-// padded side is a candidate only where it has at most half the frequencies of the better of the
-// power-of-two and smooth-square bases (a wide or tall input, or one whose power-of-two basis is
-// widened to 128x128); the plan's autotune times it against them. Invariant: a basis that is timed
+// side of the circular extent (Note [wrapped padding]) is a candidate only where it has at most half
+// the frequencies of the better of the power-of-two and smooth-square bases (a wide or tall input,
+// or one whose power-of-two basis is widened to 128x128); the plan's autotune times it against them. Invariant: a basis that is timed
 // is never chosen unmeasured, so a wrong margin costs tuning time, not speed. (H100, odd_rect fprop:
 // 42x54, 1,176 frequencies, 0.40 ms against 0.245 ms at 54x54, 1,512.)
 bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square, Basis& out) {
-  const int64_t hp = std::max<int64_t>(2, p.padded_h()), wp = std::max<int64_t>(2, p.padded_w());
+  const int64_t hp = std::max<int64_t>(2, p.wrapped_h()), wp = std::max<int64_t>(2, p.wrapped_w());
   const int64_t nh = next_smooth7(hp), nw = next_smooth7(wp);
   if (!fbfft::supported(int(std::min<int64_t>(nh, INT_MAX)), int(std::min<int64_t>(nw, INT_MAX)), fbfft::Kernel::automatic,
                         fbfft::Layout::freq_major))
@@ -1049,7 +1049,7 @@ bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square
   if (2 * freqs(nh, nw) > best) return false;  // also rules out nh x nw equal to either basis
   out.n_h = int(nh);
   out.n_w = int(nw);
-  out.note = "Stockham basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the padded input " +
+  out.note = "Stockham basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the circular extent " +
              std::to_string(hp) + "x" + std::to_string(wp) + " (Note [stockham bases])";
   return true;
 }

@@ -38,7 +38,7 @@ uint64_t fresh_seed() { return (uint64_t(std::random_device{}()) << 32) ^ std::r
 
 // The untiled basis side the backend picks (fbfft_conv_plan.hpp untiled_basis), for the tolerance.
 int64_t untiled_basis_elems(const ConvProblem& p) {
-  int64_t nh = std::max<int64_t>(2, next_pow2(p.padded_h())), nw = std::max<int64_t>(2, next_pow2(p.padded_w()));
+  int64_t nh = std::max<int64_t>(2, next_pow2(p.wrapped_h())), nw = std::max<int64_t>(2, next_pow2(p.wrapped_w()));
   if ((nh > 64 || nw > 64) && nh <= 128 && nw <= 128 &&
       !fbfft::supported(int(nh), int(nw), fbfft::Kernel::automatic, fbfft::Layout::freq_major))
     nh = nw = 128;
@@ -236,6 +236,28 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=26"), Unsupported);
     bad.basis_h = bad.basis_w = 12;
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p13, Pass::fprop, bad), doctest::Contains("basis_h=12"), Unsupported);
+  }
+
+  TEST_CASE("fbfft conv on wrapped bases (Note [wrapped padding]): zero padding needs n + p per side") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    // (the power-of-two basis of the padded input: 16x16, 128x128, 16x32, 16x16 under mirror padding)
+    for (const auto& [spec, basis] : {std::pair{"S=2,f=4,fo=4,n=7,k=3,p=1", "8x8"},
+                                      std::pair{"S=2,f=3,fo=3,n=40,k=31,p=15", "64x64"},
+                                      std::pair{"S=2,f=3,fo=2,h=9,w=20,kh=3,kw=5,ph=4,pw=2", "16x32"},
+                                      std::pair{"S=2,f=4,fo=4,n=7,k=3,p=1,pad=mirror", "16x16"}})
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(spec);
+        CAPTURE(to_string(pass));
+        PlanOptions o;
+        o.autotune = false;
+        const ConvProblem p = ConvProblem::parse(spec);
+        const std::string d = check_plan(p, pass, o, untiled_basis_elems(p));
+        CHECK(d.find(std::string("basis ") + basis) != std::string::npos);
+      }
+    PlanOptions below;  // a pin under the circular extent (8 for n=7, p=1) is refused
+    below.basis_h = below.basis_w = 7;
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(ConvProblem::parse("S=1,f=1,fo=1,n=7,k=3,p=1"), Pass::fprop, below),
+                         doctest::Contains("circular extent"), Unsupported);
   }
 
   TEST_CASE("fbfft conv on Stockham bases (Note [stockham bases]): pinned odd and rectangular bases, measured choice") {
@@ -646,8 +668,10 @@ TEST_SUITE("gpu") {
     o.basis_h = o.basis_w = 24;  // a smooth side (Note [smooth register FFT])
     CHECK_NOTHROW(fbfft_backend().plan(p, Pass::fprop, o));
     o = PlanOptions{};
-    o.tile = TileSpec::parse("12");  // no kernel for 12
+    o.tile = TileSpec::parse("11");  // not 7-smooth: no kernel
     CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::fprop, o), Unsupported);
+    o.tile = TileSpec::parse("12");  // a smooth square (Note [fbfft smooth tiles])
+    CHECK_NOTHROW(fbfft_backend().plan(p, Pass::fprop, o));
     o = PlanOptions{};
     o.tile = TileSpec::parse("16");
     o.extra["accgrad_reduction"] = "time";
