@@ -29,6 +29,25 @@ double AdjointSums::error() const {
 
 namespace {
 
+// The norm a pass's result enters the adjoint scale with (Note [adjoint tolerance]): its own, or,
+// where its sums cancel, the norm of n sums of K independent products of operands with the norms
+// given (Note [cancellation]), whichever is larger. Squared norms in, a norm out.
+double result_scale(double sq_result, int64_t n, int64_t K, double sq_a, int64_t na, double sq_b, int64_t nb) {
+  const double independent = std::sqrt(double(n) * double(K) * (sq_a / double(std::max<int64_t>(na, 1))) *
+                                       (sq_b / double(std::max<int64_t>(nb, 1))));
+  return std::max(std::sqrt(sq_result), independent);
+}
+
+// max(|y|·|g|, |x|·|gx|, |w|·|gw|) with each result's norm as result_scale() gives it.
+double adjoint_scale(const ConvProblem& p, double sq_x, double sq_w, double sq_g, double sq_y, double sq_gx,
+                     double sq_gw) {
+  const int64_t nx = p.input_elems(), nw = p.weight_elems(), ng = p.output_elems();
+  const double y = result_scale(sq_y, ng, p.reduction_length(Pass::fprop), sq_x, nx, sq_w, nw);
+  const double gx = result_scale(sq_gx, nx, p.reduction_length(Pass::bprop), sq_g, ng, sq_w, nw);
+  const double gw = result_scale(sq_gw, nw, p.reduction_length(Pass::accgrad), sq_x, nx, sq_g, ng);
+  return std::max({y * std::sqrt(sq_g), std::sqrt(sq_x) * gx, std::sqrt(sq_w) * gw});
+}
+
 // The seeds of the adjoint check's x, w (as make_pass_data_parallel draws an fprop) and g.
 uint64_t adjoint_input_seed(uint64_t seed) { return operand_seeds(seed).input; }
 uint64_t adjoint_weight_seed(uint64_t seed) { return operand_seeds(seed).weight; }
@@ -93,8 +112,7 @@ class HostSweepData final : public SweepData {
     a.result.resize(std::size_t(p.weight_elems()));  // gradBias is accounted for in lhs
     s.mid = dot(x.input.data(), g.result.data(), int64_t(x.input.size()));
     s.rhs = dot(x.weight.data(), a.result.data(), int64_t(x.weight.size()));
-    s.scale = std::sqrt(std::max({sq(x.result) * sq(g.grad_output), sq(x.input) * sq(g.result),
-                                  sq(x.weight) * sq(a.result)}));
+    s.scale = adjoint_scale(p, sq(x.input), sq(x.weight), sq(g.grad_output), sq(x.result), sq(g.result), sq(a.result));
     return s;
   }
 
@@ -202,7 +220,7 @@ class DeviceSweepData final : public SweepData {
     s.mid = dot_device(x, gx, nx);
     s.rhs = dot_device(w, gw, nw);
     auto sq = [](const float* v, int64_t n) { return dot_device(v, v, n); };
-    s.scale = std::sqrt(std::max({sq(y, ng) * sq(g, ng), sq(x, nx) * sq(gx, nx), sq(w, nw) * sq(gw, nw)}));
+    s.scale = adjoint_scale(p, sq(x, nx), sq(w, nw), sq(g, ng), sq(y, ng), sq(gx, nx), sq(gw, nw));
     return s;
   }
   Args poisoned_args() override {

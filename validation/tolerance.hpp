@@ -60,6 +60,10 @@ Tolerance with_cancellation(Tolerance t, double factor);
 //   |lhs - rhs| / scale <= 2 · max over passes of tolerance(p, pass, d, basis).rel_l2,
 // scale = max(||y||·||g||, ||x||·||gx||, ||w||·||gw||): by Cauchy–Schwarz an error δ in one pass's
 // result moves its inner product by at most ||δ||·||other operand||, and each side carries one pass.
+// Each result's norm is at least the one its sums would have without cancellation (Note
+// [cancellation]): where every kernel tap of a strided, dilated layer lands in the padding, y, gx
+// and gw are exactly zero and the backends' rounding noise would otherwise be measured against
+// noise.
 double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems);
 
 // Note [fft self-test tolerance]
