@@ -264,7 +264,7 @@ struct Variant {
 // and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
 // fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
 // lost fftw on L3, S = 8). A candidate whose fastest run after three rounds is 2x the best's is
-// dropped. On the GPU the tile=auto twins are candidates only where the padded input is larger than
+// dropped. On the GPU the tile=auto twins are candidates only where the circular extent is larger than
 // kGpuTwinSide per side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat
 // cufft's large untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled
 // 1.9 ms); below it each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
@@ -272,7 +272,7 @@ inline constexpr int64_t kGpuTwinSide = 128;
 
 std::vector<Variant> variants(const std::vector<const Backend*>& backends, const ConvProblem& p,
                               const PlanOptions& opts, Location where) {
-  const bool twins = where == Location::host || std::max(p.padded_h(), p.padded_w()) > kGpuTwinSide;
+  const bool twins = where == Location::host || std::max(p.wrapped_h(), p.wrapped_w()) > kGpuTwinSide;
   std::vector<Variant> out;
   for (const Backend* b : backends) {
     out.push_back({b, opts, std::string(b->name()), false});
@@ -328,10 +328,8 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
                                            : 0.0;
     return 1e3 * (gemm + unroll) + r.fixed_ms;
   }
-  // The GPU backends' bases start at the circular extent (Note [wrapped padding]); FFTW's at the padded side.
-  const bool wrapped = name == "cufft" || name == "fbfft";
-  const int64_t nh = model_basis(name, wrapped ? p.wrapped_h() : p.padded_h());
-  const int64_t nw = model_basis(name, wrapped ? p.wrapped_w() : p.padded_w());
+  // Every FFT backend's basis starts at the circular extent (Note [wrapped padding]).
+  const int64_t nh = model_basis(name, p.wrapped_h()), nw = model_basis(name, p.wrapped_w());
   const double freqs = double(nh) * double(nw / 2 + 1);
   const double transform = planes(p) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
   const double products = 8.0 * freqs * double(p.f) * double(p.fo) * double(p.S) / r.product_flops_per_s;

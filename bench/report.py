@@ -485,7 +485,7 @@ SECTIONS = [
      lambda R: layers_table(R["h100/layers_large.json"], memory=True),
      "`bench layers --set large --tile auto`: each backend untiled and with `tile=auto` (the shared tiling planner's "
      "choice, timed against the untiled plan), time (over cuDNN's best FMA time) · peak device memory of the plan; "
-     "`auto` adds the tile=auto twins where the padded input exceeds 128 per side."),
+     "`auto` adds the tile=auto twins where the circular extent exceeds 128 per side."),
     ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json", "h100/torch_depthwise.json"],
      lambda R: layers_table(R["h100/layers_depthwise.json"], R.get("h100/torch_depthwise.json"))
      if "h100/layers_depthwise.json" in R else [],

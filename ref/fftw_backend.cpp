@@ -53,7 +53,9 @@ std::size_t default_budget(const ConvProblem& p, const PlanOptions& o, std::size
 }
 
 PassShape pass_shape(const ConvProblem& p, Pass pass) {
-  const int64_t hp = p.padded_h(), oh = p.out_h(), kh = p.kh;
+  // Rows of the input in the basis that can be nonzero (and of gradInput that are kept): the padded
+  // side, or with zero padding only up to the end of the data (Note [wrapped padding]).
+  const int64_t hp = p.padding == Padding::zero ? p.h + p.ph : p.padded_h(), oh = p.out_h(), kh = p.kh;
   switch (pass) {
     case Pass::fprop: return {p.S, p.f, p.fo, false, true, hp, kh, oh, "C[S][fo] = X[S][f] * conj(W[fo][f])^T"};
     case Pass::bprop: return {p.S, p.fo, p.f, false, false, oh, kh, hp, "C[S][f] = G[S][fo] * W[fo][f]"};
@@ -101,7 +103,7 @@ class FftwPlan final : public Plan {
   FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note)
       : p_(p), pass_(pass), opts_(o), note_(std::move(note)) {
     shape_ = pass_shape(p, pass);
-    basis_ = choose_basis(p.padded_h(), p.padded_w(), shape_, o);
+    basis_ = choose_basis(p.wrapped_h(), p.wrapped_w(), shape_, o);  // Note [wrapped padding]
     engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
     budget_ = default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
     chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, budget_);

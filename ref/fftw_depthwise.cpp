@@ -48,8 +48,8 @@ class FftwDepthwisePlan final : public Plan {
 
  public:
   FftwDepthwisePlan(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), o_(o) {
-    nh_ = smooth7_candidates(p.padded_h()).front();
-    nw_ = smooth7_candidates(p.padded_w()).front();
+    nh_ = next_smooth7(p.wrapped_h());  // Note [wrapped padding]
+    nw_ = next_smooth7(p.wrapped_w());
     nf_ = nh_ * (nw_ / 2 + 1);
     const unsigned flags = engine_options(o).measure ? FFTW_MEASURE : FFTW_ESTIMATE;
     Aligned<T> re(std::size_t(nh_ * nw_) * sizeof(T)), cx(std::size_t(nf_) * sizeof(C));

@@ -217,7 +217,7 @@ class FftwTiledPlan final : public Plan {
 // and when it keeps the problem untiled the untiled fftw plan itself is returned.
 std::unique_ptr<Plan> make_fftw_tiled_plan(const ConvProblem& p, Pass pass, const PlanOptions& o) {
   PlanOptions pinned = o;
-  const BasisChoice untiled = choose_basis(p.padded_h(), p.padded_w(), pass_shape(p, pass), o);
+  const BasisChoice untiled = choose_basis(p.wrapped_h(), p.wrapped_w(), pass_shape(p, pass), o);
   pinned.basis_h = untiled.nh;
   pinned.basis_w = untiled.nw;
   TilingChoice c = plan_tiling(p, pass, pinned);

@@ -240,8 +240,8 @@ TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions
   require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.padded_h(), o.basis_h, o.policy),
-      untiled_side(p.padded_w(), o.basis_w, o.policy), o, out, plans);
+  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
+      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
   pick(out, plans, "none");
   return out;
 }
@@ -252,8 +252,8 @@ TilingChoice choose_fixed(const ConvProblem& p, Pass pass, int64_t fh, int64_t f
   check_side("tile", fw);
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.padded_h(), o.basis_h, o.policy),
-      untiled_side(p.padded_w(), o.basis_w, o.policy), o, out, plans);
+  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
+      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
   plans[0].reset();  // listed for comparison only
   if (out.candidates[0].note.empty()) out.candidates[0].note = "not requested (listed for comparison)";
   out.candidates[0].feasible = false;
@@ -271,8 +271,8 @@ TilingChoice choose(const ConvProblem& p, Pass pass, const TilingOptions& o) {
   const bool rectangular = p.padded_h() != p.padded_w() || p.kh != p.kw;
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.padded_h(), o.basis_h, o.policy),
-      untiled_side(p.padded_w(), o.basis_w, o.policy), o, out, plans);
+  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
+      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
   for (int64_t fh : sizes)
     for (int64_t fw : sizes)
       if (fh == fw || rectangular) add(p, pass, true, fh, fw, o, out, plans);

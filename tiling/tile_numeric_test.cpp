@@ -98,7 +98,9 @@ Vec direct(const Data& d, Pass pass) {
 }
 
 // A tile's buffers and its kept result, as a backend sees them. For an untiled plan the single
-// "tile" is the whole plane at offset 0 (the untiled formulas).
+// "tile" is the whole plane at offset 0 (the untiled formulas); with zero padding it ends with the
+// data (rows and columns past h + ph are zeros, and bprop keeps none of them), so that the plan's
+// basis may be the circular extent (Note [wrapped padding]), which execute() then wraps around.
 struct TileView {
   Window window, read, read_valid, keep;
 };
@@ -107,7 +109,9 @@ std::vector<TileView> tiles_of(const TilePlan& t) {
   std::vector<TileView> out;
   const ConvProblem& p = t.problem;
   if (!t.tiled) {
-    const Window pad{0, 0, p.padded_h(), p.padded_w()}, o{0, 0, p.out_h(), p.out_w()};
+    const bool zero = p.padding == Padding::zero;
+    const Window pad{0, 0, zero ? p.h + p.ph : p.padded_h(), zero ? p.w + p.pw : p.padded_w()};
+    const Window o{0, 0, p.out_h(), p.out_w()};
     if (t.pass == Pass::fprop) out.push_back({o, pad, pad, o});
     else if (t.pass == Pass::bprop) out.push_back({pad, o, o, pad});
     else out.push_back({o, pad, pad, {0, 0, p.kh, p.kw}});

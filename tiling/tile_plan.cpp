@@ -120,10 +120,10 @@ TilePlan make_tiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t
 
 TilePlan make_untiled_plan(const ConvProblem& p, Pass pass, int64_t fft_h, int64_t fft_w, int64_t images_in_flight) {
   require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
-  if (fft_h < p.padded_h() || fft_w < p.padded_w())
+  if (fft_h < p.wrapped_h() || fft_w < p.wrapped_w())
     throw Unsupported("basis: " + std::to_string(fft_h) + "x" + std::to_string(fft_w) +
-                      " is smaller than the padded input " + std::to_string(p.padded_h()) + "x" +
-                      std::to_string(p.padded_w()));
+                      " is smaller than the circular extent " + std::to_string(p.wrapped_h()) + "x" +
+                      std::to_string(p.wrapped_w()) + " (Note [wrapped padding])");
   TilePlan t;
   t.problem = p;
   t.pass = pass;

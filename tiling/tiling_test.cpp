@@ -234,7 +234,9 @@ TEST_CASE("untiled plans and accgrad reductions") {
   CHECK(u.plan.fft_h == 256);
   CHECK(u.plan.tiles_in_flight == 8);
   o.policy = SizePolicy::smooth;
-  CHECK(choose_untiled(ConvProblem::parse("n=27,k=3,p=1"), Pass::bprop, o).plan.fft_h == 30);
+  // The circular extent (Note [wrapped padding]): 28 with zero padding, the padded 29 under mirror.
+  CHECK(choose_untiled(ConvProblem::parse("n=27,k=3,p=1"), Pass::bprop, o).plan.fft_h == 28);
+  CHECK(choose_untiled(ConvProblem::parse("n=27,k=3,p=1,pad=mirror"), Pass::bprop, o).plan.fft_h == 30);
   CHECK_THROWS_AS(make_untiled_plan(p, Pass::fprop, 128, 256, 1), Unsupported);
   // Time reduction costs more inverses than frequency reduction on the same tile.
   const TilePlan f = make_tiled_plan(p, Pass::accgrad, 16, 16, 256, AccgradReduction::frequency);
