@@ -47,7 +47,7 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
     CAPTURE(p.to_string());
     CAPTURE(cpu.summary());
     const double untiled =
-        make_untiled_plan(p, pass, next_pow2(p.padded_h()), next_pow2(p.padded_w()), p.S).cost.workspace_bytes;
+        make_untiled_plan(p, pass, next_pow2(p.wrapped_h()), next_pow2(p.wrapped_w()), p.S).cost.workspace_bytes;
     const double budget =
         std::min(kDeviceInFlightBytes, std::max({untiled, cpu.cost.workspace_bytes, kDeviceInFlightFloorBytes}));
     const WorkspaceModel ws = workspace_model(cpu);
