@@ -276,13 +276,13 @@ for k in ks:
     t_time = best_time(fftconv.plan(p, "fprop", backend="im2col", threads=1), xs, ws)
     pf = fftconv.plan(p, "fprop", backend="fftw", tile="none", threads=1)
     t_fft = best_time(pf, xs, ws)
-    rows.append((k, t_time, t_fft, p.padded_h))
+    rows.append((k, t_time, t_fft, p.wrapped_h))
     print(f"k={k:2d}  im2col {t_time * 1e3:7.2f} ms   fftw {t_fft * 1e3:7.2f} ms")
 
 k_arr = np.array([r[0] for r in rows], float)
 t_time = np.array([r[1] for r in rows])
 t_fft = np.array([r[2] for r in rows])
-N_arr = np.array([r[3] for r in rows], float)            # the transform size grows with the padding
+N_arr = np.array([r[3] for r in rows], float)            # the transform size grows with the padding (n + p)
 
 time_model = S * f * fo * n**2 * k_arr**2                # multiply-adds
 c_time = np.linalg.lstsq(time_model[:, None], t_time, rcond=None)[0]
@@ -306,8 +306,10 @@ for name, meas, model in [("time domain", t_time, time_model * c_time), ("freque
 # What to read from the plot:
 #
 # * the time-domain cost grows like $k^2$, as the formula says (the fit is one constant);
-# * the FFT cost depends on $k$ only through the padded size $N = n + 2p$ (the output stays
-#   $n\times n$) — it is nearly flat;
+# * the FFT cost depends on $k$ only through the transform size $N = n + p$ (the output stays
+#   $n\times n$) — it is nearly flat. Not $n + 2p$: the transform is circular, and with zero padding
+#   the indices that wrap around land on the other side's zeros, so one side's $p$ zeros serve both
+#   edges (`Problem.wrapped_h`; the library's bases start there);
 # * small kernels favour the time domain, large ones the frequency domain. The crossover depends
 #   on the constants (cache behaviour, transform sizes), which is why the library measures instead of
 #   trusting asymptotics — and why the paper explores several basis sizes and, in its Section 6,

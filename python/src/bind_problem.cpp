@@ -86,6 +86,10 @@ void bind_problem(nb::module_& m) {
       .def_prop_ro("out_w", &ConvProblem::out_w)
       .def_prop_ro("padded_h", &ConvProblem::padded_h)
       .def_prop_ro("padded_w", &ConvProblem::padded_w)
+      .def_prop_ro("wrapped_h", &ConvProblem::wrapped_h,
+                   "the smallest circular basis side the FFT backends transform in: h + ph under zero padding "
+                   "(the zeros of one side serve both edges; at least out_h and kh), padded_h otherwise")
+      .def_prop_ro("wrapped_w", &ConvProblem::wrapped_w, "as wrapped_h, for the columns")
       .def_prop_ro("input_shape", [](const ConvProblem& p) { return shape_tuple(input_shape(p)); })
       .def_prop_ro("weight_shape", [](const ConvProblem& p) { return shape_tuple(weight_shape(p)); })
       .def_prop_ro("output_shape", [](const ConvProblem& p) { return shape_tuple(output_shape(p)); })

@@ -14,6 +14,9 @@ def test_problem_spec_round_trip():
     assert fftconv.Problem(p.spec) == p and hash(fftconv.Problem(p.spec)) == hash(p)
     assert (p.S, p.f, p.fo, p.h, p.w, p.kh, p.kw, p.ph, p.pw, p.padding) == (4, 3, 8, 20, 24, 5, 3, 2, 1, "mirror")
     assert p.out_h == 20 and p.out_w == 24 and p.output_shape == (4, 8, 20, 24)
+    assert (p.padded_h, p.wrapped_h) == (24, 24)  # mirror padding: the padded side
+    z = fftconv.Problem("S=1,f=1,fo=1,n=56,k=31,p=15")  # zero padding wraps: n + p
+    assert (z.padded_h, z.wrapped_h, z.wrapped_w) == (86, 71, 71)
     assert p.result_shape("accgrad") == p.weight_shape == (8, 3, 5, 3)
     assert fftconv.Problem("n=32,k=3", S=2) == fftconv.Problem(S=2, n=32, k=3)
     assert fftconv.Problem.preset("L1").S == 128
