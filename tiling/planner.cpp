@@ -183,11 +183,19 @@ void check_side(std::string_view what, int64_t n) {
                           std::to_string(kMinSide) + ", " + std::to_string(kMaxSide) + "]");
 }
 
+// The untiled candidate, first in every choice.
+void add_untiled(const ConvProblem& p, Pass pass, const TilingOptions& o, TilingChoice& out,
+                 std::vector<std::optional<TilePlan>>& plans) {
+  add(p, pass, false, untiled_side(p, true, o.basis_h, o.policy), untiled_side(p, false, o.basis_w, o.policy), o,
+      out, plans);
+}
+
 }  // namespace
 
-int64_t untiled_side(int64_t padded, int64_t pinned, SizePolicy policy) {
+int64_t untiled_side(const ConvProblem& p, bool rows, int64_t pinned, SizePolicy policy) {
   if (pinned > 0) return pinned;
-  return policy == SizePolicy::pow2 ? next_pow2(padded) : next_smooth7(padded);
+  const int64_t extent = rows ? p.wrapped_h() : p.wrapped_w();
+  return policy == SizePolicy::pow2 ? next_pow2(extent) : next_smooth7(extent);
 }
 
 std::string Candidate::label() const {
@@ -240,8 +248,7 @@ TilingChoice choose_untiled(const ConvProblem& p, Pass pass, const TilingOptions
   require_dense(p, "tiling");  // the planner tiles the dense problem (Note [lowering])
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
-      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
+  add_untiled(p, pass, o, out, plans);
   pick(out, plans, "none");
   return out;
 }
@@ -252,8 +259,7 @@ TilingChoice choose_fixed(const ConvProblem& p, Pass pass, int64_t fh, int64_t f
   check_side("tile", fw);
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
-      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
+  add_untiled(p, pass, o, out, plans);
   plans[0].reset();  // listed for comparison only
   if (out.candidates[0].note.empty()) out.candidates[0].note = "not requested (listed for comparison)";
   out.candidates[0].feasible = false;
@@ -271,8 +277,7 @@ TilingChoice choose(const ConvProblem& p, Pass pass, const TilingOptions& o) {
   const bool rectangular = p.padded_h() != p.padded_w() || p.kh != p.kw;
   TilingChoice out;
   std::vector<std::optional<TilePlan>> plans;
-  add(p, pass, false, untiled_side(p.wrapped_h(), o.basis_h, o.policy),
-      untiled_side(p.wrapped_w(), o.basis_w, o.policy), o, out, plans);
+  add_untiled(p, pass, o, out, plans);
   for (int64_t fh : sizes)
     for (int64_t fw : sizes)
       if (fh == fw || rectangular) add(p, pass, true, fh, fw, o, out, plans);

@@ -40,8 +40,9 @@ std::vector<std::string_view> with_tiling_option_keys(std::vector<std::string_vi
 // Does b run the planner's tiles (its option keys include the planner's, with_tiling_option_keys)?
 bool runs_planner_tiles(const Backend& b);
 
-// The untiled basis side for a padded side: `pinned` when > 0, else the next size of the policy.
-int64_t untiled_side(int64_t padded, int64_t pinned, SizePolicy policy);
+// The untiled basis side of p's rows (or columns): `pinned` when > 0, else the next size of the
+// policy from the circular extent (Note [wrapped padding]).
+int64_t untiled_side(const ConvProblem& p, bool rows, int64_t pinned, SizePolicy policy);
 
 // Sides a policy proposes: pow2 {8,16,32,64}; smooth every 2,3,5,7-smooth size in [8, 64].
 std::vector<int64_t> policy_sizes(SizePolicy policy);

@@ -1034,8 +1034,9 @@ bool smooth_basis(const ConvProblem& p, const Basis& pow2, Basis& out) {
 // half of their throughput per frequency. So the rectangle of the smallest 7-smooth side >= each
 // side of the circular extent (Note [wrapped padding]) is a candidate only where it has at most half
 // the frequencies of the better of the power-of-two and smooth-square bases (a wide or tall input,
-// or one whose power-of-two basis is widened to 128x128); the plan's autotune times it against them. Invariant: a basis that is timed
-// is never chosen unmeasured, so a wrong margin costs tuning time, not speed. (H100, odd_rect fprop:
+// or one whose power-of-two basis is widened to 128x128); the plan's autotune times it against them.
+// Invariant: a basis that is timed is never chosen unmeasured, so a wrong margin costs tuning time,
+// not speed. (H100, odd_rect fprop:
 // 42x54, 1,176 frequencies, 0.40 ms against 0.245 ms at 54x54, 1,512.)
 bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square, Basis& out) {
   const int64_t hp = std::max<int64_t>(2, p.wrapped_h()), wp = std::max<int64_t>(2, p.wrapped_w());

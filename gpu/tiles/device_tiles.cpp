@@ -10,8 +10,8 @@ TilePlan device_in_flight(const TilePlan& t, const PlanOptions& opts) {
   const TilingOptions o = tiling_options(opts);
   if (!t.tiled || o.tiles_in_flight > 0) return t;
   const ConvProblem& p = t.problem;
-  const TilePlan untiled = make_untiled_plan(p, t.pass, untiled_side(p.wrapped_h(), 0, o.policy),
-                                             untiled_side(p.wrapped_w(), 0, o.policy), p.S);
+  const TilePlan untiled =
+      make_untiled_plan(p, t.pass, untiled_side(p, true, 0, o.policy), untiled_side(p, false, 0, o.policy), p.S);
   const double budget =
       std::min(kDeviceInFlightBytes, std::max({untiled.cost.workspace_bytes, t.cost.workspace_bytes, kDeviceInFlightFloorBytes}));
   const WorkspaceModel ws = workspace_model(t);
