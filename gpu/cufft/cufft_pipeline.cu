@@ -387,7 +387,7 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
                                             CUFFT_C2R, batch, &work));
   fft_work_bytes_ = std::max(fft_work_bytes_, work);
   // The lease owns the handle and the parameter block from here on.
-  cufft_pool::Lease lease(key, parts.h, work, parts.params);
+  cufft_pool::Lease lease = cufft_pool::adopt(key, parts.h, work, parts.params);
   parts.created = false, parts.params = nullptr;
   fft_plans_.emplace(std::pair<int64_t, int>{batch, role}, std::move(lease));
 }

@@ -23,6 +23,7 @@ struct Pool {
   std::multimap<Key, Idle> idle;
   uint64_t clock = 0;
   std::size_t reused = 0;
+  std::size_t made = 0;
 };
 
 Pool& pool() {
@@ -80,6 +81,14 @@ std::optional<Lease> take(const Key& key) {
   return std::optional<Lease>(std::in_place, key, e.handle, e.work_bytes, e.params);
 }
 
+Lease adopt(const Key& key, cufftHandle h, std::size_t work_bytes, void* params) {
+  {
+    std::lock_guard<std::mutex> lock(pool().mutex);
+    ++pool().made;
+  }
+  return Lease(key, h, work_bytes, params);
+}
+
 std::size_t idle_count() {
   std::lock_guard<std::mutex> lock(pool().mutex);
   return pool().idle.size();
@@ -88,6 +97,11 @@ std::size_t idle_count() {
 std::size_t reuse_count() {
   std::lock_guard<std::mutex> lock(pool().mutex);
   return pool().reused;
+}
+
+std::size_t made_count() {
+  std::lock_guard<std::mutex> lock(pool().mutex);
+  return pool().made;
 }
 
 }  // namespace fftconv::cufft_pool

@@ -67,9 +67,13 @@ class Lease {
 
 // An idle plan made with `key`, or none.
 std::optional<Lease> take(const Key& key);
+// A plan just made with `key` (none was idle): the lease that returns it to the pool.
+Lease adopt(const Key& key, cufftHandle h, std::size_t work_bytes, void* params);
 
-// Idle plans in the pool now, and plans taken from it since the process started (for tests).
+// Idle plans in the pool now, plans taken from it and plans made (adopted) since the process
+// started (for tests).
 std::size_t idle_count();
 std::size_t reuse_count();
+std::size_t made_count();
 
 }  // namespace fftconv::cufft_pool

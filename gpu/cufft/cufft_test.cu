@@ -442,6 +442,25 @@ TEST_CASE("cufft plans made again take their transforms from the pool, one owner
   CHECK(cufft_pool::idle_count() <= std::size_t(cufft_pool::kIdleLimit));
 }
 
+TEST_CASE("cufft autotune links each transform once: candidates take the winner's plans from the pool") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  // Basis, layout and callbacks pinned, the CGEMM, weight transform and product math tuned: every
+  // candidate needs the same three transforms (padded A and B, clipped result), so exactly three plans
+  // are made, however many candidates are timed and whichever wins. Sizes no other case uses.
+  const ConvProblem p = ConvProblem::parse("S=5,f=3,fo=2,h=17,w=19,kh=4,kw=3,ph=1,pw=1");
+  PlanOptions opts;
+  opts.basis_h = 20, opts.basis_w = 21;
+  opts.extra = {{"edges", "callback"}, {"layout", "transposed"}};
+  const std::size_t made = cufft_pool::made_count(), reused = cufft_pool::reuse_count();
+  auto plan = backend().plan(p, Pass::fprop, opts);
+  INFO(plan->describe());
+  CHECK(cufft_pool::made_count() - made == 3);
+  CHECK(cufft_pool::reuse_count() - reused >= 3 * 4);  // three CGEMMs, 3xtf32 and the winner remade
+  std::mt19937 rng(7);
+  const Outcome o = run_and_compare(p, Pass::fprop, *plan, rng);
+  CHECK(o.rel_l2 <= o.cancellation * tol(p, Pass::fprop, 0));
+}
+
 TEST_CASE("cufft transforms operands that fill the basis in place, leaves them intact, stages misaligned ones") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());

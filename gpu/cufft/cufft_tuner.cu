@@ -211,7 +211,10 @@ CufftChoice heuristic(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
 // The autotuner's stages on one (problem, pass): the candidate bases with the first CGEMM, the
 // other CGEMM strategies on the winning basis, then the spectrum layouts, the callbacks and the
 // pruned weight transforms on the winner; a candidate replaces the winner only when it is faster.
-// `why_` collects every timing for describe().
+// `why_` collects every timing for describe(). Only the winner's configuration is kept: each
+// candidate's cuFFT plans go back to the pool once it is timed (Note [cuFFT plan pool]), so a later
+// candidate with the winner's transforms (another CGEMM, layout, weight transform or product math)
+// takes them instead of linking its callbacks again, and the winner is remade from the pool at the end.
 class Autotune {
  public:
   Autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins)
@@ -225,19 +228,23 @@ class Autotune {
     if (!pins_.gemm && first_math_ == ProductMath::fp32) time_gemms();
     time_variants();
     if (!pins_.math) time_math();
-    why_ << "; winner " << best_->config().to_string() << " at " << fmt_ms(best_ms_);
-    const PipelineConfig& c = best_->config();
+    why_ << "; winner " << best_->to_string() << " at " << fmt_ms(best_ms_);
+    const PipelineConfig& c = *best_;
     TuneRecord rec{c.nh, c.nw, std::string(to_string(c.gemm)), c.chunk, c.cublas_workspace,
                    std::string(to_string(c.layout)), std::string(to_string(c.edges)), std::string(to_string(c.weights)),
                    std::string(to_string(c.math)), best_ms_};
     TuneCache::instance().store(cache_key(p_, pass_, opts_, pins_), rec, opts_.tune_cache);
-    return {std::move(best_), why_.str()};
+    return {winner(), why_.str()};
   }
 
  private:
-  // Keeps pl when it is faster than the winner.
-  void offer(std::unique_ptr<CufftPipeline>& pl, double ms) {
-    if (ms < best_ms_) best_ms_ = ms, best_ = std::move(pl);
+  // Keeps pl's configuration when it is faster than the winner.
+  void offer(const CufftPipeline& pl, double ms) {
+    if (ms < best_ms_) best_ms_ = ms, best_ = pl.config();
+  }
+  // The winner remade: its plans come from the pool (no linking).
+  std::unique_ptr<CufftPipeline> winner() const {
+    return std::make_unique<CufftPipeline>(p_, pass_, *best_, tiles(pins_));
   }
 
   // Stage 1: the best-ranked bases with the first CGEMM, layout and edges. Throws CudaError when
@@ -266,7 +273,7 @@ class Autotune {
       why_ << (first ? "" : ", ") << nh << "x" << nw << ": " << fmt_ms(ms);
       first = false;
       timed_.push_back({ms, {nh, nw}});
-      offer(pl, ms);
+      offer(*pl, ms);
     }
     if (!best_ && !last_failure.empty()) throw CudaError("cufft: every candidate basis failed; last: " + last_failure);
     if (!best_) throw_no_fit(p_, pass_, opts_.workspace_limit, smallest);
@@ -277,9 +284,9 @@ class Autotune {
   // standard CGEMM's result.
   void time_gemms() {
     // Reference result of the standard CGEMM on the chosen basis, for the 3m accuracy check.
-    bench_.time(*best_, bench_.result.get());
+    bench_.time(*winner(), bench_.result.get());
     why_ << "; CGEMM {strided: " << fmt_ms(best_ms_);
-    const int64_t nh = best_->config().nh, nw = best_->config().nw;
+    const int64_t nh = best_->nh, nw = best_->nw;
     for (GemmStrategy g : kAllGemmStrategies) {
       if (g == GemmStrategy::strided) continue;
       std::unique_ptr<CufftPipeline> pl;
@@ -304,7 +311,7 @@ class Autotune {
         why_ << buf << (diff <= kGemm3mTolerance ? ", accepted)" : ", rejected)");
         if (!(diff <= kGemm3mTolerance)) continue;
       }
-      offer(pl, ms);
+      offer(*pl, ms);
     }
     why_ << "}";
   }
@@ -313,7 +320,7 @@ class Autotune {
   // basis (nh, nw > 0) or weight transform.
   void try_variant(const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0, int64_t nw = 0,
                    std::optional<WeightTransform> weights = std::nullopt) {
-    const PipelineConfig& c = best_->config();
+    const PipelineConfig c = *best_;
     try {
       auto pl = fit(p_, pass_, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
                     opts_.workspace_limit, nullptr, tiles(pins_), c.math);
@@ -323,7 +330,7 @@ class Autotune {
       }
       const double ms = bench_.time(*pl, bench_.result2.get());
       why_ << ", " << what << ": " << fmt_ms(ms);
-      offer(pl, ms);
+      offer(*pl, ms);
     } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
       why_ << ", " << what << ": failed (" << e.what() << ")";
     }
@@ -345,14 +352,14 @@ class Autotune {
                     EdgeMode::callback, basis.first, basis.second);
     }
     if (!pins_.layout) {
-      const EdgeMode e = best_->config().edges;
+      const EdgeMode e = best_->edges;
       try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
       if (callbacks)
         try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
     }
-    if (!pins_.weights && !pins_.tiles && best_->config().weights == WeightTransform::fft &&
-        weight_dft_supported(p_, best_->config().nh, best_->config().nw))
-      try_variant("weights dft", best_->config().layout, best_->config().edges, 0, 0, WeightTransform::dft);
+    if (!pins_.weights && !pins_.tiles && best_->weights == WeightTransform::fft &&
+        weight_dft_supported(p_, best_->nh, best_->nw))
+      try_variant("weights dft", best_->layout, best_->edges, 0, 0, WeightTransform::dft);
     why_ << "}";
     if (!callbacks && (!pins_.edges || !pins_.layout))
       why_ << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
@@ -361,9 +368,9 @@ class Autotune {
   // Stage 4: the 3xtf32 products (Note [product precision]) on the winner, kept when faster and within
   // kGemm3mTolerance of the fp32 products' result.
   void time_math() {
-    const PipelineConfig c = best_->config();
+    const PipelineConfig c = *best_;
     try {
-      bench_.time(*best_, bench_.result.get());  // the winner's fp32 result, the reference
+      bench_.time(*winner(), bench_.result.get());  // the winner's fp32 result, the reference
       auto pl = fit(p_, pass_, c.nh, c.nw, GemmStrategy::strided, c.layout, c.edges, c.weights, opts_.workspace_limit,
                     nullptr, tiles(pins_), ProductMath::tf32x3);
       if (!pl) {
@@ -376,7 +383,7 @@ class Autotune {
       std::snprintf(buf, sizeof buf, "; math {fp32: %s, 3xtf32: %s (rel diff %.2g vs fp32, %s)}", fmt_ms(best_ms_).c_str(),
                     fmt_ms(ms).c_str(), diff, diff <= kGemm3mTolerance ? "accepted" : "rejected");
       why_ << buf;
-      if (diff <= kGemm3mTolerance) offer(pl, ms);
+      if (diff <= kGemm3mTolerance) offer(*pl, ms);
     } catch (const Error& e) {
       why_ << "; math {3xtf32: failed (" << e.what() << ")}";
     }
@@ -393,7 +400,7 @@ class Autotune {
   const ProductMath first_math_;
   TuningBench bench_;
   std::ostringstream why_;
-  std::unique_ptr<CufftPipeline> best_;
+  std::optional<PipelineConfig> best_;  // the winner so far
   double best_ms_ = std::numeric_limits<double>::infinity();
   std::vector<std::pair<double, std::pair<int64_t, int64_t>>> timed_;  // (ms, basis) of the first stage
 };
