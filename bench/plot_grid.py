@@ -27,9 +27,11 @@ PASSES = ("fprop", "bprop", "accgrad")
 # The paper's top speed-ups of cuFFT convolution over cuDNN on the K40m (Section 4.1); the other kernel
 # sizes are only in its figures.
 PAPER_K40_TOP = {3: 1.84, 5: 5.33, 13: 23.54}
+PAPER_GRID_SIZE = 8232  # configurations of `--set paper-grid` (validation/problem_sets.cpp)
 
 
 # ----- reading ---------------------------------------------------------------------------------------
+
 
 def read_lines(path):
     """The complete lines of a .jsonl or .jsonl.gz file (gzip members in series; a truncated last
@@ -238,6 +240,8 @@ def describe_source(headers, records, paths):
     specs = {spec for (spec, _, _) in records}
     sample = sorted({h["selection"]["sample"] for h in headers if h.get("selection", {}).get("sample")})
     what = f"{len(specs)} configurations" + (f" (a seeded sample of {sample[0]})" if len(sample) == 1 else "")
+    if not sample and {h.get("set") for h in headers} == {"paper-grid"} and len(specs) < PAPER_GRID_SIZE:
+        what = f"{len(specs)} of the {PAPER_GRID_SIZE:,} configurations of paper-grid (the others not measured yet)"
     return f"{what} in {', '.join(pathlib.Path(p).name for p in paths)}, measured on {'; '.join(devices)}"
 
 

@@ -78,9 +78,9 @@ def not_measured(what, path, command):
 # the geometric mean of its configurations. Blue: FFT faster; red: cuDNN faster; black: nothing in the
 # cell ran (unsupported or out of memory: the paper's black cells); hatched: part of it did not.
 # The headline panels show the fastest of our backends per configuration and pass (or `auto`, when
-# the file has it); `bench/plot_grid.py` also draws one set per backend into `docs/figures/`. Until the
-# whole grid is measured, a seeded sample of it (`h100/grid-sample.jsonl.gz`) is shown where committed;
-# the title says which.
+# the file has it); `bench/plot_grid.py` also draws one set per backend into `docs/figures/`. The grid
+# is measured over several runs (`--shard`, `--resume`); until every configuration is in
+# `h100/grid.jsonl.gz`, the title says how many are, and cells with none measured stay blank.
 
 # %%
 def show_grid(path, baseline="cudnn"):
@@ -95,7 +95,7 @@ def show_grid(path, baseline="cudnn"):
     display(Markdown(plot_grid.summary_markdown(tables, baseline, source)))
 
 
-gpu_grid = first_existing("h100/grid.jsonl.gz", "h100/grid-sample.jsonl.gz")  # the whole grid, else a sample
+gpu_grid = first_existing("h100/grid.jsonl.gz", "h100/grid-sample.jsonl.gz")  # the grid, else a seeded sample
 if gpu_grid:
     show_grid(gpu_grid)
 else:
