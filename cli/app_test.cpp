@@ -130,6 +130,31 @@ TEST_CASE("cli: the reachable command tree behaves as the full one on the fuzz s
   CHECK(seeds > 0);
 }
 
+TEST_CASE("cli: plan and run read --tile-sizes and --workspace-limit alike") {
+  arguments_only() = true;
+  const std::string spec = "S=1,f=2,fo=2,n=16,k=3";
+  const std::vector<std::vector<std::string>> bad = {
+      {"--tile-sizes", "8,x"}, {"--tile-sizes", "8,,16"}, {"--tile-sizes", "8x16"}, {"--tile-sizes", ","},
+      {"--workspace-limit", "3T"}, {"--workspace-limit", "-1"}, {"--workspace-limit", "64MB"}};
+  for (const auto& flag : bad) {
+    std::vector<std::string> plan{"plan", "--problem", spec, "--pass", "fprop"}, run{"run", "--problem", spec};
+    plan.insert(plan.end(), flag.begin(), flag.end());
+    run.insert(run.end(), flag.begin(), flag.end());
+    CAPTURE(flag[1]);
+    const Outcome p = run_captured(plan, CommandTree::full), r = run_captured(run, CommandTree::full);
+    CHECK(p.status == 2);
+    CHECK(r.status == 2);
+    CHECK(p.err == r.err);
+    CHECK(p.err.find(flag[0].substr(2) + ": expected") != std::string::npos);
+  }
+  for (const char* ok : {"64m", "64M", "4k", "2G", "0"}) {
+    const Outcome p = run_captured({"plan", "--problem", spec, "--pass", "fprop", "--workspace-limit", ok},
+                                   CommandTree::full);
+    CAPTURE(ok);
+    CHECK(p.status == 0);
+  }
+}
+
 }  // namespace fftconv::cli
 
 TEST_CASE("cli: recorded commands quote what a shell would split or expand") {

@@ -1,11 +1,11 @@
 // `fftconv plan`: runs the tiling planner for one problem and pass and prints the chosen plan
 // with the candidate table (text) or one JSON object (--json).
-#include <charconv>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/tile_json.hpp"
 #include "common/errors.hpp"
 #include "api/auto_plan.hpp"
@@ -26,45 +26,6 @@ struct PlanArgs {
   bool no_autotune = false;
 };
 
-// "pow2" | "smooth" | "8,12,16" into the options.
-void apply_tile_sizes(const std::string& s, PlanOptions& o) {
-  if (s == "pow2" || s == "smooth") {
-    o.tile_sizes = parse_size_policy(s);
-    return;
-  }
-  std::string_view rest = s;
-  while (true) {
-    const auto comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    int64_t n = 0;
-    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
-    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
-      throw InvalidArgument("tile-sizes: expected pow2, smooth or a comma list of sizes, got '" + s + "'");
-    o.tile_candidates.push_back(n);
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-}
-
-// Bytes with an optional K/M/G suffix (powers of 1024).
-std::size_t parse_bytes(const std::string& s) {
-  uint64_t n = 0;
-  const char* end = s.data() + s.size();
-  auto [ptr, ec] = std::from_chars(s.data(), end, n);
-  uint64_t scale = 1;
-  if (ptr != end && ptr + 1 == end) {
-    switch (*ptr) {
-      case 'K': case 'k': scale = 1ull << 10; ++ptr; break;
-      case 'M': case 'm': scale = 1ull << 20; ++ptr; break;
-      case 'G': case 'g': scale = 1ull << 30; ++ptr; break;
-      default: break;
-    }
-  }
-  if (s.empty() || ec != std::errc() || ptr != end || n > UINT64_MAX / scale)
-    throw InvalidArgument("workspace-limit: expected bytes (optionally with K, M or G), got '" + s + "'");
-  return std::size_t(n * scale);
-}
-
 void run_plan(const PlanArgs& a, int* exit_code) {
   ConvProblem p = ConvProblem::parse(a.problem);
   if (!p.is_dense()) {  // the backends tile the dense problem the lowering runs (Note [lowering])
@@ -76,8 +37,8 @@ void run_plan(const PlanArgs& a, int* exit_code) {
   const Pass pass = parse_pass(a.pass);
   PlanOptions o;
   o.tile = TileSpec::parse(a.tile);
-  apply_tile_sizes(a.tile_sizes, o);
-  o.workspace_limit = parse_bytes(a.workspace_limit);
+  parse_tile_sizes(a.tile_sizes, o);
+  o.workspace_limit = parse_bytes(a.workspace_limit, "workspace-limit");
   if (!a.backend.empty()) {  // the backend's plan (auto: what was modelled and timed, and why)
     o.math = parse_product_math(a.math);
     o.autotune = !a.no_autotune;

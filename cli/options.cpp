@@ -19,10 +19,35 @@ std::size_t parse_bytes(const std::string& s, const char* flag) {
   unsigned long long v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   std::string_view unit(ptr, s.data() + s.size() - ptr);
-  unsigned shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : 99;
+  const char u = unit.size() == 1 ? char(unit[0] & ~0x20) : 0;  // upper case
+  unsigned shift = unit.empty() ? 0 : u == 'K' ? 10 : u == 'M' ? 20 : u == 'G' ? 30 : 99;
   if (s.empty() || ec != std::errc() || shift == 99 || (shift && v > (~0ull >> shift)))
     throw InvalidArgument(std::string(flag) + ": expected bytes like 1048576, 64M or 2G, got '" + s + "'");
   return std::size_t(v << shift);
+}
+
+void parse_tile_sizes(const std::string& s, PlanOptions& o) {
+  if (s == "pow2" || s == "smooth") {
+    o.tile_sizes = parse_size_policy(s);
+    return;
+  }
+  const auto bad = [&] {
+    return InvalidArgument("tile-sizes: expected pow2, smooth or a list of sizes like 8,16,32, got '" + s + "'");
+  };
+  std::string_view rest = s;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    TileSpec t;
+    try {
+      t = TileSpec::parse(rest.substr(0, comma));
+    } catch (const InvalidArgument&) {
+      throw bad();
+    }
+    if (t.kind != TileSpec::Kind::fixed || t.fft_h != t.fft_w) throw bad();
+    o.tile_candidates.push_back(t.fft_h);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  if (o.tile_candidates.empty()) throw InvalidArgument("tile-sizes: empty list");
 }
 
 void PlanFlags::add_to(CLI::App* cmd) {
@@ -49,21 +74,7 @@ void PlanFlags::add_to(CLI::App* cmd) {
 PlanOptions PlanFlags::to_options() const {
   PlanOptions o;
   o.tile = TileSpec::parse(tile);
-  if (tile_sizes == "pow2" || tile_sizes == "smooth") {
-    o.tile_sizes = parse_size_policy(tile_sizes);
-  } else {
-    std::string_view rest = tile_sizes;
-    while (!rest.empty()) {
-      auto comma = rest.find(',');
-      std::string_view item = rest.substr(0, comma);
-      TileSpec t = TileSpec::parse(item);
-      if (t.kind != TileSpec::Kind::fixed || t.fft_h != t.fft_w)
-        throw InvalidArgument("tile-sizes: expected pow2, smooth or a list of sizes like 8,16,32, got '" + tile_sizes + "'");
-      o.tile_candidates.push_back(t.fft_h);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    }
-    if (o.tile_candidates.empty()) throw InvalidArgument("tile-sizes: empty list");
-  }
+  parse_tile_sizes(tile_sizes, o);
   o.workspace_limit = parse_bytes(workspace_limit, "workspace-limit");
   if (!basis.empty()) {
     TileSpec b = TileSpec::parse(basis);

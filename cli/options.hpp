@@ -31,6 +31,9 @@ void add_timer_option(CLI::App* cmd, std::string& timer);
 
 // "123", "64M", "2G" (binary units) -> bytes; throws InvalidArgument naming `flag`.
 std::size_t parse_bytes(const std::string& s, const char* flag);
+// --tile-sizes: pow2 or smooth (PlanOptions::tile_sizes) or a list of square sizes like 8,16,32
+// (PlanOptions::tile_candidates); throws InvalidArgument naming the flag.
+void parse_tile_sizes(const std::string& s, PlanOptions& o);
 // KEY=VALUE pins (--opt and the like) into PlanOptions::extra; throws InvalidArgument naming `flag`.
 std::map<std::string, std::string> parse_extra(const std::vector<std::string>& kvs, const char* flag);
 
