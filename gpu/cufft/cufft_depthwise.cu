@@ -2,19 +2,17 @@
 // (image, channel) -> C2R -> clip, the edges and the product in cuFFT callbacks or in kernels of their own.
 #include "gpu/cufft/cufft_depthwise.hpp"
 
-#include <cufftXt.h>
-
+#include <algorithm>
 #include <cstdint>
-
 #include <mutex>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/cufft/cufft_callbacks.hpp"
-#include "gpu/cufft/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
 #include "gpu/cufft/cufft_kernels.cuh"
 #include "gpu/cufft/cufft_pipeline.hpp"
+#include "gpu/cufft/cufft_plan_pool.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -59,56 +57,21 @@ dim3 plane_grid(int F, int64_t planes) {
   return dim3(unsigned((F + kThreads - 1) / kThreads), unsigned(std::min<int64_t>(std::max<int64_t>(planes, 1), kMaxGridY)));
 }
 
-// An in-place batched R2C or C2R plan over nh×nw planes in the FftLayout (ld = 2*(nw/2+1)), with the
-// named LTO callbacks (Note [cufft callbacks]) attached; they read the plan's own device block of
-// cufft_cb::Params, which execute() rewrites on the stream before each use.
-class FftPlan {
- public:
-  FftPlan(int64_t nh, int64_t nw, int64_t batch, bool forward, const char* load = nullptr,
-          const char* store = nullptr) {
-    long long n[2] = {nh, nw}, real_embed[2] = {nh, 2 * (nw / 2 + 1)}, complex_embed[2] = {nh, nw / 2 + 1};
-    const long long real_dist = nh * 2 * (nw / 2 + 1), complex_dist = nh * (nw / 2 + 1);
-    FFTCONV_CUFFT_CHECK(cufftCreate(&h_));
-    try {
-      if (load || store) {
-        if (const cudaError_t e = cudaMalloc(&params_, sizeof(cufft_cb::Params)); e != cudaSuccess) {
-          (void)cudaGetLastError();
-          throw OutOfMemory(std::string("cufft depthwise: callback parameters: ") + cudaGetErrorString(e),
-                            sizeof(cufft_cb::Params));
-        }
-        void* info = params_;
-        auto attach = [&](const char* symbol, cufftXtCallbackType type) {
-          FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(h_, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin),
-                                                    type, &info));
-        };
-        if (load) attach(load, forward ? CUFFT_CB_LD_REAL : CUFFT_CB_LD_COMPLEX);
-        if (store) attach(store, forward ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_REAL);
-      }
-      std::size_t work = 0;
-      FFTCONV_CUFFT_CHECK(forward ? cufftMakePlanMany64(h_, 2, n, real_embed, 1, real_dist, complex_embed, 1,
-                                                        complex_dist, CUFFT_R2C, batch, &work)
-                                  : cufftMakePlanMany64(h_, 2, n, complex_embed, 1, complex_dist, real_embed, 1,
-                                                        real_dist, CUFFT_C2R, batch, &work));
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~FftPlan() { release(); }
-  FftPlan(const FftPlan&) = delete;
-  FftPlan& operator=(const FftPlan&) = delete;
-  cufftHandle get() const { return h_; }
-  cufft_cb::Params* params() const { return static_cast<cufft_cb::Params*>(params_); }
-
- private:
-  void release() {
-    cufftDestroy(h_);
-    if (params_) cudaFree(params_);
-    params_ = nullptr;
-  }
-  cufftHandle h_ = 0;
-  void* params_ = nullptr;
-};
+// An in-place batched R2C or C2R transform of nh×nw planes in the FftLayout (ld = 2*(nw/2+1)) with
+// the given LTO callbacks (Note [cufft callbacks]), from the plan pool (Note [cuFFT plan pool]); its
+// callbacks read the lease's own block of cufft_cb::Params, which execute() rewrites on the stream
+// before each use.
+cufft_pool::Lease fft_plan(int device, int role, int64_t nh, int64_t nw, int64_t batch, bool forward,
+                           cufft_pool::Load load = cufft_pool::Load::none,
+                           cufft_pool::Store store = cufft_pool::Store::none) {
+  cufft_pool::Key key;
+  key.device = device, key.role = role, key.load = load, key.store = store, key.inverse = !forward;
+  key.nh = nh, key.nw = nw, key.batch = batch;
+  const long long ld = 2 * (nw / 2 + 1), fw = nw / 2 + 1;
+  key.in_embed_w = forward ? ld : fw, key.in_stride = 1, key.in_dist = nh * key.in_embed_w;
+  key.out_embed_w = forward ? fw : ld, key.out_stride = 1, key.out_dist = nh * key.out_embed_w;
+  return cufft_pool::obtain(key);
+}
 
 class DepthwisePlan final : public Plan {
  public:
@@ -137,25 +100,26 @@ class DepthwisePlan final : public Plan {
     auto it = opts.extra.find("edges");
     const bool pinned = it != opts.extra.end();
     callbacks_ = !pinned || parse_edge_mode(it->second) == EdgeMode::callback;
-    const bool fits = checked_mul(a_planes_, layout_.plane_floats(), "cufft depthwise offsets") <= int64_t(UINT32_MAX);
-    if (callbacks_ && !fits) {
+    const int64_t indexed = checked_mul(a_planes_, layout_.plane_floats(), "cufft depthwise offsets");
+    if (callbacks_ && indexed > int64_t(UINT32_MAX)) {
       if (pinned)
-        throw Unsupported("cufft depthwise: edges=callback indexes " + std::to_string(a_planes_ * layout_.plane_floats()) +
+        throw Unsupported("cufft depthwise: edges=callback indexes " + std::to_string(indexed) +
                           " elements of one transform batch; the limit is 2^32 (use edges=copy)");
       callbacks_ = false;
     }
     clip_callback_ = callbacks_ && !(pass == Pass::bprop && p.padding == Padding::mirror);
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
-    const char* load = callbacks_ ? "fftconv_cb_load_padded" : nullptr;
-    const char* product = callbacks_ && pass != Pass::accgrad ? "fftconv_cb_store_channel_product" : nullptr;
-    fwd_a_ = std::make_unique<FftPlan>(nh_, nw_, a_planes_, true, load, product);
-    fwd_b_ = std::make_unique<FftPlan>(nh_, nw_, b_planes_, true, pass == Pass::accgrad ? load : nullptr);
-    inv_ = std::make_unique<FftPlan>(nh_, nw_, r_planes_, false, nullptr,
-                                     clip_callback_ ? "fftconv_cb_store_clipped" : nullptr);
-    arena_.reserve(a_bytes_ + b_bytes_ + c_bytes_);
+    using cufft_pool::Load, cufft_pool::Store;
+    const Load load = callbacks_ ? Load::padded : Load::none;
+    const Store product = callbacks_ && pass != Pass::accgrad ? Store::channel_product : Store::none;
+    fwd_a_ = fft_plan(device_, 0, nh_, nw_, a_planes_, true, load, product);
+    fwd_b_ = fft_plan(device_, 1, nh_, nw_, b_planes_, true, pass == Pass::accgrad ? load : Load::none);
+    inv_ = fft_plan(device_, 2, nh_, nw_, r_planes_, false, Load::none, clip_callback_ ? Store::clipped : Store::none);
+    work_bytes_ = std::max({fwd_a_.work_bytes(), fwd_b_.work_bytes(), inv_.work_bytes()});
+    arena_.reserve(workspace_bytes());
   }
 
-  std::size_t workspace_bytes() const override { return a_bytes_ + b_bytes_ + c_bytes_; }
+  std::size_t workspace_bytes() const override { return a_bytes_ + b_bytes_ + c_bytes_ + work_bytes_; }
 
   std::pair<int64_t, int64_t> fourier_basis() const override { return {nh_, nw_}; }
 
@@ -178,11 +142,14 @@ class DepthwisePlan final : public Plan {
     require_cuda_args(a, pass_, "cufft", device_);
     std::lock_guard<std::mutex> lock(mutex_);
     const auto st = static_cast<cudaStream_t>(a.stream);
-    for (const auto* plan : {fwd_a_.get(), fwd_b_.get(), inv_.get()})
-      FFTCONV_CUFFT_CHECK(cufftSetStream(plan->get(), st));
     float* A = reinterpret_cast<float*>(arena_.base());
     float* B = reinterpret_cast<float*>(arena_.base() + a_bytes_);
     float* R = pass_ == Pass::accgrad ? reinterpret_cast<float*>(arena_.base() + a_bytes_ + b_bytes_) : A;
+    void* work = arena_.base() + a_bytes_ + b_bytes_ + c_bytes_;
+    for (const cufft_pool::Lease* plan : {&fwd_a_, &fwd_b_, &inv_}) {
+      FFTCONV_CUFFT_CHECK(cufftSetStream(plan->handle(), st));
+      FFTCONV_CUFFT_CHECK(cufftSetWorkArea(plan->handle(), work));
+    }
     const ConvProblem& p = p_;
     const bool mirror = p.padding == Padding::mirror;
     gpu_kernels::ClipSpec clip;
@@ -209,33 +176,26 @@ class DepthwisePlan final : public Plan {
     }
     const bool b_callback = callbacks_ && pass_ == Pass::accgrad;  // the weight is embedded by a copy
     if (callbacks_) {
-      const auto plane = cufft_cb::FastDiv::make(uint32_t(layout_.plane_floats()));
-      const auto row = cufft_cb::FastDiv::make(uint32_t(layout_.ld));
       auto load = [&](const Source& o) {
-        cufft_cb::Params q;
-        q.src = o.data, q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw);
-        q.mirror = o.mirror ? 1 : 0, q.plane = plane, q.row = row;
-        return q;
+        return gpu_kernels::padded_load_params(o.data, o.h, o.w, o.ph, o.pw, o.mirror, layout_);
       };
-      cufft_cb::Params pa = load(src_a), pr;
+      cufft_cb::Params pa = load(src_a);
       pa.kernel = B, pa.channels = cufft_cb::FastDiv::make(uint32_t(p.f));
       pa.freq = cufft_cb::FastDiv::make(uint32_t(F_)), pa.conj_kernel = pass_ == Pass::fprop;
-      pr.plane = plane, pr.row = row, pr.dst = static_cast<float*>(a.result), pr.scale = clip.scale;
-      pr.out_h = int32_t(clip.out_h), pr.out_w = int32_t(clip.out_w);
-      pr.off_h = int32_t(clip.off_h), pr.off_w = int32_t(clip.off_w);
-      gpu_kernels::write_callback_params(fwd_a_->params(), pa, fwd_b_->params(), load(src_b), inv_->params(), pr, st);
+      const cufft_cb::Params pr = gpu_kernels::clipped_store_params(static_cast<float*>(a.result), clip, clip.scale, layout_);
+      gpu_kernels::write_callback_params(params(fwd_a_), pa, params(fwd_b_), load(src_b), params(inv_), pr, st);
     }
     auto embed = [&](const Source& o, float* dst) {
       gpu_kernels::embed_planes(o.data, o.planes, o.h, o.w, o.ph, o.pw, o.mirror, dst, layout_, st);
     };
-    auto r2c = [&](const FftPlan& plan, float* buf) {
-      FFTCONV_CUFFT_CHECK(cufftExecR2C(plan.get(), buf, reinterpret_cast<cufftComplex*>(buf)));
+    auto r2c = [&](const cufft_pool::Lease& plan, float* buf) {
+      FFTCONV_CUFFT_CHECK(cufftExecR2C(plan.handle(), buf, reinterpret_cast<cufftComplex*>(buf)));
     };
     // B first: with callbacks, A's R2C multiplies by B's spectra as it stores.
     if (!b_callback) embed(src_b, B);
-    r2c(*fwd_b_, B);
+    r2c(fwd_b_, B);
     if (!callbacks_) embed(src_a, A);
-    r2c(*fwd_a_, A);
+    r2c(fwd_a_, A);
     if (pass_ == Pass::accgrad) {
       sum_products_over_images<<<plane_grid(int(F_), p.f), kThreads, 0, st>>>(
           reinterpret_cast<const float2*>(A), reinterpret_cast<const float2*>(B), p.S, p.f, int(F_),
@@ -247,20 +207,22 @@ class DepthwisePlan final : public Plan {
           pass_ == Pass::fprop);
       FFTCONV_CUDA_CHECK_LAUNCH();
     }
-    FFTCONV_CUFFT_CHECK(cufftExecC2R(inv_->get(), reinterpret_cast<cufftComplex*>(R), R));
+    FFTCONV_CUFFT_CHECK(cufftExecC2R(inv_.handle(), reinterpret_cast<cufftComplex*>(R), R));
     if (!clip_callback_) gpu_kernels::clip_planes(R, layout_, r_planes_, clip, static_cast<float*>(a.result), st);
   }
 
  private:
+  static cufft_cb::Params* params(const cufft_pool::Lease& plan) { return static_cast<cufft_cb::Params*>(plan.params()); }
+
   ConvProblem p_;
   Pass pass_;
   int64_t nh_ = 0, nw_ = 0, F_ = 0;
   gpu_kernels::FftLayout layout_;
   int64_t a_planes_ = 0, b_planes_ = 0, r_planes_ = 0;
-  std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0;
+  std::size_t a_bytes_ = 0, b_bytes_ = 0, c_bytes_ = 0, work_bytes_ = 0;  // work: cuFFT's work area
   bool callbacks_ = false, clip_callback_ = false;
   int device_ = 0;
-  std::unique_ptr<FftPlan> fwd_a_, fwd_b_, inv_;
+  cufft_pool::Lease fwd_a_, fwd_b_, inv_;
   mutable DeviceArena arena_;
   mutable std::mutex mutex_;
 };

@@ -47,6 +47,13 @@ void clip_planes(const float* src, FftLayout layout, int64_t planes, const ClipS
 void fill_pointer_arrays(const cuComplex* a, int64_t stride_a, const cuComplex* b, int64_t stride_b, cuComplex* c,
                          int64_t stride_c, int64_t n, cuComplex** ptrs, cudaStream_t stream);
 
+// Callback parameter blocks for planes in `layout` (Note [cufft callbacks]): the padding load of
+// dense h×w source planes placed at (ph, pw) (the map of embed_planes), and the clipping store of
+// clip's window, times `scale`, into dense dst planes (the map of clip_planes without the fold).
+cufft_cb::Params padded_load_params(const float* src, int64_t h, int64_t w, int64_t ph, int64_t pw, bool mirror,
+                                    const FftLayout& layout);
+cufft_cb::Params clipped_store_params(float* dst, const ClipSpec& clip, float scale, const FftLayout& layout);
+
 // *dst_a = a, *dst_b = b, *dst_c = c on `stream` (a null destination is skipped): the parameter
 // blocks of cuFFT plans with callbacks (Note [cufft callbacks]), rewritten in stream order.
 void write_callback_params(cufft_cb::Params* dst_a, const cufft_cb::Params& a, cufft_cb::Params* dst_b,

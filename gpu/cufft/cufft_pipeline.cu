@@ -61,7 +61,6 @@
 #include "common/errors.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_callbacks.hpp"
-#include "gpu/cufft/cufft_callbacks_fatbin.h"  // generated: kCufftCallbacksFatbin (gpu/CMakeLists.txt)
 #include "gpu/runtime/device_arena.hpp"
 #include "gpu/fft/fbfft.hpp"
 #include "gpu/cufft/cufft_kernels.cuh"
@@ -325,8 +324,6 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
                         " elements of one transform batch; the limit is 2^32 (use edges=copy, another layout or a "
                         "smaller chunk)");
   }
-  long long n[2] = {cfg_.nh, cfg_.nw};
-  long long real_embed[2] = {cfg_.nh, ld_}, complex_embed[2] = {cfg_.nh, fw_}, dense_embed[2] = {cfg_.nh, cfg_.nw};
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
   // The spectra: [plane][freq] (transposed and gather layouts: stride 1, distance F), or
   // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
@@ -334,8 +331,9 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
   cufft_pool::Key key;
   FFTCONV_CUDA_CHECK(cudaGetDevice(&key.device));
-  key.role = role, key.load_callback = load_cb ? (inverse ? 2 : 1) : 0, key.store_callback = store_cb;
-  key.inverse = inverse, key.nh = cfg_.nh, key.nw = cfg_.nw, key.batch = batch;
+  key.role = role, key.inverse = inverse, key.nh = cfg_.nh, key.nw = cfg_.nw, key.batch = batch;
+  key.load = !load_cb ? cufft_pool::Load::none : inverse ? cufft_pool::Load::freq_major : cufft_pool::Load::padded;
+  key.store = store_cb ? cufft_pool::Store::clipped : cufft_pool::Store::none;
   if (!inverse) {
     key.in_embed_w = in_place ? cfg_.nw : ld_, key.in_stride = 1, key.in_dist = in_place ? cfg_.nh * cfg_.nw : real_dist;
     key.out_embed_w = fw_, key.out_stride = cstride, key.out_dist = cdist;
@@ -343,52 +341,8 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
     key.in_embed_w = fw_, key.in_stride = cstride, key.in_dist = cdist;
     key.out_embed_w = ld_, key.out_stride = 1, key.out_dist = real_dist;
   }
-  if (auto pooled = cufft_pool::take(key)) {
-    fft_work_bytes_ = std::max(fft_work_bytes_, pooled->work_bytes());
-    fft_plans_.emplace(std::pair<int64_t, int>{batch, role}, std::move(*pooled));
-    return;
-  }
-  // A new plan; until it is whole, the guard destroys what exists.
-  struct Parts {
-    cufftHandle h = 0;
-    bool created = false;
-    void* params = nullptr;
-    ~Parts() {
-      if (created) cufftDestroy(h);
-      if (params) cudaFree(params);
-    }
-  } parts;
-  FFTCONV_CUFFT_CHECK(cufftCreate(&parts.h));
-  parts.created = true;
-  FFTCONV_CUFFT_CHECK(cufftSetAutoAllocation(parts.h, 0));
-  // cuFFT keeps the address of the plan's parameter block (written by write_callback_params).
-  void* info = nullptr;
-  if (load_cb || store_cb) {
-    if (const cudaError_t e = cudaMalloc(&parts.params, sizeof(cufft_cb::Params)); e != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw OutOfMemory(std::string("cufft: callback parameters: ") + cudaGetErrorString(e), sizeof(cufft_cb::Params));
-    }
-    info = parts.params;
-  }
-  auto attach = [&](const char* symbol, cufftXtCallbackType type) {
-    FFTCONV_CUFFT_CHECK(cufftXtSetJITCallback(parts.h, symbol, kCufftCallbacksFatbin, sizeof(kCufftCallbacksFatbin),
-                                              type, &info));
-  };
-  if (load_cb && !inverse) attach("fftconv_cb_load_padded", CUFFT_CB_LD_REAL);
-  if (load_cb && inverse) attach("fftconv_cb_load_freq_major", CUFFT_CB_LD_COMPLEX);
-  if (store_cb) attach("fftconv_cb_store_clipped", CUFFT_CB_ST_REAL);
-  std::size_t work = 0;
-  if (!inverse)
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(parts.h, 2, n, in_place ? dense_embed : real_embed, 1,
-                                            in_place ? cfg_.nh * cfg_.nw : real_dist, complex_embed, cstride, cdist,
-                                            CUFFT_R2C, batch, &work));
-  else
-    FFTCONV_CUFFT_CHECK(cufftMakePlanMany64(parts.h, 2, n, complex_embed, cstride, cdist, real_embed, 1, real_dist,
-                                            CUFFT_C2R, batch, &work));
-  fft_work_bytes_ = std::max(fft_work_bytes_, work);
-  // The lease owns the handle and the parameter block from here on.
-  cufft_pool::Lease lease = cufft_pool::adopt(key, parts.h, work, parts.params);
-  parts.created = false, parts.params = nullptr;
+  cufft_pool::Lease lease = cufft_pool::obtain(key);
+  fft_work_bytes_ = std::max(fft_work_bytes_, lease.work_bytes());
   fft_plans_.emplace(std::pair<int64_t, int>{batch, role}, std::move(lease));
 }
 
@@ -440,23 +394,15 @@ std::string CufftPipeline::workspace_summary() const {
 void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t sc, void* spectra_c,
                                           cudaStream_t stream) const {
   const Roles r = roles(p_, pass_, &args);
-  const auto plane = cufft_cb::FastDiv::make(uint32_t(cfg_.nh * ld_)), row = cufft_cb::FastDiv::make(uint32_t(ld_));
+  const gpu_kernels::FftLayout layout{cfg_.nh, cfg_.nw, ld_};
   auto operand = [&](const Operand& o) {
-    cufft_cb::Params q;
-    q.src = chunk_source(o, s0, tiled_);
-    q.h = int32_t(o.h), q.w = int32_t(o.w), q.ph = int32_t(o.ph), q.pw = int32_t(o.pw), q.mirror = o.mirror ? 1 : 0;
-    q.plane = plane, q.row = row;
-    return q;
+    return gpu_kernels::padded_load_params(chunk_source(o, s0, tiled_), o.h, o.w, o.ph, o.pw, o.mirror, layout);
   };
-  cufft_cb::Params c;
-  c.plane = plane, c.row = row;
+  cufft_cb::Params c = gpu_kernels::clipped_store_params(chunk_result(args.result, r, pass_, s0), r.clip,
+                                                         inverse_scale(), layout);
   c.spectra = static_cast<float*>(spectra_c);
   c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
   c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
-  const gpu_kernels::ClipSpec& k = r.clip;
-  c.dst = chunk_result(args.result, r, pass_, s0);
-  c.out_h = int32_t(k.out_h), c.out_w = int32_t(k.out_w), c.off_h = int32_t(k.off_h), c.off_w = int32_t(k.off_w);
-  c.scale = inverse_scale();
   auto* da = static_cast<cufft_cb::Params*>(params_block(planes_of(r.a, sc), kOperandA));
   auto* db = static_cast<cufft_cb::Params*>(params_block(planes_of(r.b, sc), kOperandB));
   auto* dc = static_cast<cufft_cb::Params*>(params_block(c.planes, kResult));

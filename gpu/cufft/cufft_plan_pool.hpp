@@ -1,5 +1,6 @@
 // A process-wide pool of idle cuFFT plans, so that a pipeline planned again (a cached auto or tuner
-// choice, the tuner's winner re-made after timing) takes its transforms without re-linking them.
+// choice, the tuner's winner re-made after timing) takes its transforms without re-linking them. Both
+// cufft plans (the pipeline and the depthwise plan) make their transforms here (obtain).
 #pragma once
 #include <cufft.h>
 
@@ -22,13 +23,17 @@ namespace fftconv::cufft_pool {
 // kept (least recently returned dropped first). The pool is never destroyed: plans still in it at
 // exit go with the process (cufftDestroy after the CUDA runtime has shut down is not safe).
 
-// Everything that makes a plan (cufftMakePlanMany64's arguments, the callbacks, the device) and the
-// pipeline role whose callback parameter block it carries.
+// The LTO callbacks of cufft_callbacks_lto.cu a plan can carry (Note [cufft callbacks]).
+enum class Load : int { none = 0, padded = 1, freq_major = 2 };          // R2C real, C2R complex
+enum class Store : int { none = 0, clipped = 1, channel_product = 2 };  // C2R real, R2C complex
+
+// Everything that makes a 2-D plan (cufftMakePlanMany64's arguments: n = {nh, nw}, embeds {nh, *_embed_w},
+// the callbacks, the device) and the role whose callback parameter block it carries.
 struct Key {
   int device = 0;
-  int role = 0;             // the pipeline's role (its callbacks read that role's parameters)
-  int load_callback = 0;    // 0 none, 1 padded real load, 2 frequency-major complex load
-  bool store_callback = false;
+  int role = 0;             // the owner's role for it (its callbacks read that role's parameters)
+  Load load = Load::none;
+  Store store = Store::none;
   bool inverse = false;     // C2R (else R2C)
   long long nh = 0, nw = 0;
   long long in_embed_w = 0, in_stride = 0, in_dist = 0;
@@ -67,10 +72,12 @@ class Lease {
 
 // An idle plan made with `key`, or none.
 std::optional<Lease> take(const Key& key);
-// A plan just made with `key` (none was idle): the lease that returns it to the pool.
-Lease adopt(const Key& key, cufftHandle h, std::size_t work_bytes, void* params);
+// An idle plan made with `key`, else a new one: its callbacks attached with a parameter block of
+// their own, no work area allocated (the owner sets one of at least work_bytes()). Throws
+// OutOfMemory for the parameter block, CudaError when cuFFT refuses the plan.
+Lease obtain(const Key& key);
 
-// Idle plans in the pool now, plans taken from it and plans made (adopted) since the process
+// Idle plans in the pool now, plans taken from it and plans made by obtain since the process
 // started (for tests).
 std::size_t idle_count();
 std::size_t reuse_count();
