@@ -112,9 +112,11 @@ class DepthwisePlan final : public Plan {
     using cufft_pool::Load, cufft_pool::Store;
     const Load load = callbacks_ ? Load::padded : Load::none;
     const Store product = callbacks_ && pass != Pass::accgrad ? Store::channel_product : Store::none;
-    fwd_a_ = fft_plan(device_, 0, nh_, nw_, a_planes_, true, load, product);
-    fwd_b_ = fft_plan(device_, 1, nh_, nw_, b_planes_, true, pass == Pass::accgrad ? load : Load::none);
-    inv_ = fft_plan(device_, 2, nh_, nw_, r_planes_, false, Load::none, clip_callback_ ? Store::clipped : Store::none);
+    // Roles of their own in the pool's keys (3-5; the pipeline's are 0-2): these transforms run in
+    // place, and a plan the pipeline made for its own placement is never handed to them.
+    fwd_a_ = fft_plan(device_, 3, nh_, nw_, a_planes_, true, load, product);
+    fwd_b_ = fft_plan(device_, 4, nh_, nw_, b_planes_, true, pass == Pass::accgrad ? load : Load::none);
+    inv_ = fft_plan(device_, 5, nh_, nw_, r_planes_, false, Load::none, clip_callback_ ? Store::clipped : Store::none);
     work_bytes_ = std::max({fwd_a_.work_bytes(), fwd_b_.work_bytes(), inv_.work_bytes()});
     arena_.reserve(workspace_bytes());
   }
