@@ -185,7 +185,7 @@ class DepthwisePlan final : public Plan {
       pa.kernel = B, pa.channels = cufft_cb::FastDiv::make(uint32_t(p.f));
       pa.freq = cufft_cb::FastDiv::make(uint32_t(F_)), pa.conj_kernel = pass_ == Pass::fprop;
       const cufft_cb::Params pr = gpu_kernels::clipped_store_params(static_cast<float*>(a.result), clip, clip.scale, layout_);
-      gpu_kernels::write_callback_params(params(fwd_a_), pa, params(fwd_b_), load(src_b), params(inv_), pr, st);
+      gpu_kernels::write_callback_params(fwd_a_.params(), pa, fwd_b_.params(), load(src_b), inv_.params(), pr, st);
     }
     auto embed = [&](const Source& o, float* dst) {
       gpu_kernels::embed_planes(o.data, o.planes, o.h, o.w, o.ph, o.pw, o.mirror, dst, layout_, st);
@@ -214,8 +214,6 @@ class DepthwisePlan final : public Plan {
   }
 
  private:
-  static cufft_cb::Params* params(const cufft_pool::Lease& plan) { return static_cast<cufft_cb::Params*>(plan.params()); }
-
   ConvProblem p_;
   Pass pass_;
   int64_t nh_ = 0, nw_ = 0, F_ = 0;

@@ -353,7 +353,7 @@ cufftHandle CufftPipeline::fft_plan(int64_t batch, Role role) const {
   return it->second.handle();
 }
 
-void* CufftPipeline::params_block(int64_t batch, Role role) const {
+cufft_cb::Params* CufftPipeline::params_block(int64_t batch, Role role) const {
   auto it = fft_plans_.find({batch, role});
   return it == fft_plans_.end() ? nullptr : it->second.params();
 }
@@ -403,9 +403,9 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
   c.spectra = static_cast<float*>(spectra_c);
   c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
   c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
-  auto* da = static_cast<cufft_cb::Params*>(params_block(planes_of(r.a, sc), kOperandA));
-  auto* db = static_cast<cufft_cb::Params*>(params_block(planes_of(r.b, sc), kOperandB));
-  auto* dc = static_cast<cufft_cb::Params*>(params_block(c.planes, kResult));
+  cufft_cb::Params* da = params_block(planes_of(r.a, sc), kOperandA);
+  cufft_cb::Params* db = params_block(planes_of(r.b, sc), kOperandB);
+  cufft_cb::Params* dc = params_block(c.planes, kResult);
   gpu_kernels::write_callback_params(da, operand(r.a), db, operand(r.b), dc, c, stream);
 }
 

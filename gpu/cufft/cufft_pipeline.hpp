@@ -122,7 +122,7 @@ class CufftPipeline {
   class Execution;  // one run(): its buffers and steps (cufft_pipeline.cu)
   cufftHandle fft_plan(int64_t batch, Role role) const;
   // The callback parameter block of that plan (null without the plan or its callbacks).
-  void* params_block(int64_t batch, Role role) const;
+  cufft_cb::Params* params_block(int64_t batch, Role role) const;
   void make_fft_plan(int64_t batch, Role role);
   // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.
   bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }

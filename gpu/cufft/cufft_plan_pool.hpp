@@ -9,6 +9,10 @@
 #include <optional>
 #include <utility>
 
+namespace fftconv::cufft_cb {
+struct Params;  // gpu/cufft/cufft_callbacks.hpp
+}  // namespace fftconv::cufft_cb
+
 namespace fftconv::cufft_pool {
 
 // Note [cuFFT plan pool]
@@ -59,7 +63,7 @@ class Lease {
 
   cufftHandle handle() const { return handle_; }
   std::size_t work_bytes() const { return work_bytes_; }
-  void* params() const { return params_; }  // null without callbacks
+  cufft_cb::Params* params() const { return static_cast<cufft_cb::Params*>(params_); }  // null without callbacks
 
  private:
   void release() noexcept;  // back to the pool (or destroyed)
