@@ -489,8 +489,8 @@ SECTIONS = [
     ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json", "h100/torch_depthwise.json"],
      lambda R: layers_table(R["h100/layers_depthwise.json"], R.get("h100/torch_depthwise.json"))
      if "h100/layers_depthwise.json" in R else [],
-     "`bench layers --set depthwise`: ConvNeXt, RepLKNet and SLaK depthwise layers at batch 64 (cufft's native "
-     "depthwise path), ResNet strided and DeepLab dilated layers (through the lowering)."),
+     "`bench layers --set depthwise`: ConvNeXt, RepLKNet and SLaK depthwise layers at batch 64 (the native "
+     "depthwise paths: fbfft's fused kernels, cufft's callbacks), ResNet strided and DeepLab dilated layers (through the lowering)."),
     ("Shared weight spectra on the H100", ["h100/step.json"], lambda R: step_lines(R["h100/step.json"]),
      "`bench step`: one training step's fprop and bprop with the weight spectra prepared once and read by both."),
     ("The paper's AlexNet / OverFeat-fast table on the H100, and VGG-16",

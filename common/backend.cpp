@@ -172,6 +172,11 @@ Support dense_problem_support(const ConvProblem& p) {
                  "padding), not " + what};
 }
 
+bool is_depthwise(const ConvProblem& p) {
+  return p.g > 1 && p.g == p.f && p.g == p.fo && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.bias &&
+         p.padding != Padding::circular;
+}
+
 void require_fp32_products(const PlanOptions& o, std::string_view backend) {
   if (o.math != ProductMath::automatic && o.math != ProductMath::fp32)
     throw Unsupported(std::string(backend) + ": math=" + std::string(to_string(o.math)) +

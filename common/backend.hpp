@@ -151,6 +151,10 @@ Support problem_support(const ConvProblem& p);
 // problem_support(p), and {false, which option} unless p.is_dense(): the answer of a backend that
 // computes the dense problem only (api/lowering.hpp runs the others through it).
 Support dense_problem_support(const ConvProblem& p);
+// A depthwise problem as the FFT backends compute it natively (Note [depthwise products]): groups
+// g > 1 with g = f = fo, stride 1, no dilation, no bias, zero or mirror padding (the lowering in
+// api/lowering.hpp adds the others around it).
+bool is_depthwise(const ConvProblem& p);
 // Throws Unsupported (naming backend and option) unless p is valid and dense: for Backend::plan().
 void require_dense(const ConvProblem& p, std::string_view backend);
 // Throws Unsupported naming `math` unless o.math is automatic or fp32: for the backends whose

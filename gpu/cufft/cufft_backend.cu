@@ -134,7 +134,7 @@ class CufftBackend final : public Backend {
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "cufft computes in f32 only"};
-    if (problem_support(p).ok && depthwise_native(p)) return available();  // Note [depthwise products]
+    if (problem_support(p).ok && is_depthwise(p)) return available();  // Note [depthwise products]
     if (Support s = dense_problem_support(p); !s.ok) return s;
     return available();
   }
@@ -142,7 +142,7 @@ class CufftBackend final : public Backend {
   std::vector<std::string_view> option_keys() const override { return cufft_option_keys(); }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    if (problem_support(p).ok && depthwise_native(p)) {  // Note [depthwise products]
+    if (problem_support(p).ok && is_depthwise(p)) {  // Note [depthwise products]
       check_option_keys(*this, opts);
       if (opts.tile.kind == TileSpec::Kind::fixed)
         throw Unsupported("cufft: a depthwise problem runs untiled (tile=" + opts.tile.to_string() + ")");

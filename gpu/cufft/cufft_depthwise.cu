@@ -13,6 +13,7 @@
 #include "gpu/cufft/cufft_kernels.cuh"
 #include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/cufft/cufft_plan_pool.hpp"
+#include "gpu/fft/fbfft.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -33,23 +34,6 @@ __global__ void multiply_by_channel(float2* __restrict__ a, const float2* __rest
     const float2 x = a[p * F + q], k = w[(p % C) * F + q];
     const float ki = conj ? -k.y : k.y;
     a[p * F + q] = make_float2(x.x * k.x - x.y * ki, x.x * ki + x.y * k.x);
-  }
-}
-
-// out[c][q] = sum_s x[s*C + c][q] * conj(g[s*C + c][q]).
-__global__ void sum_products_over_images(const float2* __restrict__ x, const float2* __restrict__ g, int64_t S,
-                                         int64_t C, int F, float2* __restrict__ out) {
-  const int q = blockIdx.x * blockDim.x + threadIdx.x;
-  if (q >= F) return;
-  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
-    float re = 0.f, im = 0.f;
-    for (int64_t s = 0; s < S; ++s) {
-      const int64_t i = (s * C + c) * F + q;
-      const float2 a = x[i], b = g[i];
-      re += a.x * b.x + a.y * b.y;
-      im += a.y * b.x - a.x * b.y;
-    }
-    out[c * F + q] = make_float2(re, im);
   }
 }
 
@@ -199,10 +183,8 @@ class DepthwisePlan final : public Plan {
     if (!callbacks_) embed(src_a, A);
     r2c(fwd_a_, A);
     if (pass_ == Pass::accgrad) {
-      sum_products_over_images<<<plane_grid(int(F_), p.f), kThreads, 0, st>>>(
-          reinterpret_cast<const float2*>(A), reinterpret_cast<const float2*>(B), p.S, p.f, int(F_),
-          reinterpret_cast<float2*>(R));
-      FFTCONV_CUDA_CHECK_LAUNCH();
+      fbfft::depthwise_weight_products(reinterpret_cast<const float2*>(A), reinterpret_cast<const float2*>(B), p.S, p.f,
+                                       F_, reinterpret_cast<float2*>(R), st);
     } else if (!callbacks_) {
       multiply_by_channel<<<plane_grid(int(F_), a_planes_), kThreads, 0, st>>>(
           reinterpret_cast<float2*>(A), reinterpret_cast<const float2*>(B), a_planes_, p.f, int(F_),
@@ -229,13 +211,8 @@ class DepthwisePlan final : public Plan {
 
 }  // namespace
 
-bool depthwise_native(const ConvProblem& p) {
-  return p.g > 1 && p.g == p.f && p.g == p.fo && p.sh == 1 && p.sw == 1 && p.dh == 1 && p.dw == 1 && !p.bias &&
-         p.padding != Padding::circular;
-}
-
 std::unique_ptr<Plan> make_cufft_depthwise_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) {
-  if (!depthwise_native(p))
+  if (!is_depthwise(p))
     throw Unsupported("cufft depthwise: needs groups = f = fo, stride 1, no dilation, no bias, zero or mirror padding (" +
                       p.to_string() + ")");
   // Note [depthwise products]: with autotune and nothing pinned, the two smallest smooth bases of the

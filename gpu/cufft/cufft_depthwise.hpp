@@ -23,9 +23,8 @@ namespace fftconv {
 // cuFFT's kernels), so with autotune both are timed on the two smallest bases. Stride 1, no
 // dilation, no bias (the lowering above the backends adds those). (H100, RepLKNet 31x31 at 56x56,
 // fprop: 1.54 ms by copies at 90x90, 1.00 ms by callbacks at 72x72.)
-bool depthwise_native(const ConvProblem& p);
 
-// The plan of a depthwise problem (depthwise_native(p)) for any pass. Throws Unsupported for other
+// The plan of a depthwise problem (is_depthwise(p)) for any pass. Throws Unsupported for other
 // problems, OutOfMemory when its buffers do not fit.
 std::unique_ptr<Plan> make_cufft_depthwise_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts);
 

@@ -14,6 +14,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft.hpp"
 #include "gpu/fbfft/fbfft_conv_plan.hpp"
+#include "gpu/fbfft/fbfft_depthwise.hpp"
 #include "gpu/tiles/device_tiles.hpp"
 #include "gpu/tiles/measured_tile.hpp"
 #include "tiling/planner.hpp"
@@ -58,13 +59,15 @@ class FbfftBackend final : public Backend {
   std::string_view summary() const override {
     return "CUDA: warp-shuffle and register FFTs of power-of-two sizes and smooth squares 6..120, Stockham FFTs of "
            "every other 7-smooth size, with implicit padding + cuBLAS CGEMM on their frequency-major output (paper "
-           "Table 1, no transpositions); untiled up to 128x128 or tiled 8..128";
+           "Table 1, no transpositions); untiled up to 128x128 or tiled 8..128; depthwise layers in one fused "
+           "kernel per pass";
   }
 
   Support available() const override { return cuda_device_support(); }
 
   Support supports(const ConvProblem& p, Pass, DType dtype) const override {
     if (dtype != DType::f32) return {false, "fbfft computes in fp32 only (dtype=f64 requested)"};
+    if (fbfft_conv::depthwise_support(p).ok) return {};  // Note [fused depthwise transforms]
     if (Support s = dense_problem_support(p); !s.ok) return s;
     fbfft_conv::Basis basis;
     const Support untiled = fbfft_conv::untiled_basis(p, 0, 0, basis);
@@ -78,11 +81,13 @@ class FbfftBackend final : public Backend {
   std::vector<std::string_view> option_keys() const override { return fbfft_conv::option_keys(); }
 
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass pass, const PlanOptions& opts) const override {
-    require_dense(p, "fbfft");
+    const bool depthwise = fbfft_conv::depthwise_support(p).ok;
+    if (!depthwise) require_dense(p, "fbfft");
     (void)fbfft_conv::Options::parse(opts.extra);  // before the device: a wrong option is an error anywhere
     const std::string what = "fbfft: cannot plan " + std::string(to_string(pass)) + " for " + p.to_string();
     if (opts.dtype != DType::f32) throw Unsupported(what + ": fp32 only (dtype=f64 requested)");
     if (Support s = available(); !s.ok) throw Unsupported(what + ": " + s.reason);
+    if (depthwise) return fbfft_conv::make_depthwise_plan(p, pass, opts);  // Note [fused depthwise transforms]
     if (opts.tile.kind == TileSpec::Kind::none) return plan_untiled(p, pass, opts, what);
     return plan_tiled(p, pass, opts, what);
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/fftconv.hpp"
+#include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fft/fbfft.hpp"
@@ -258,6 +259,55 @@ TEST_SUITE("gpu") {
     below.basis_h = below.basis_w = 7;
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(ConvProblem::parse("S=1,f=1,fo=1,n=7,k=3,p=1"), Pass::fprop, below),
                          doctest::Contains("circular extent"), Unsupported);
+  }
+
+  TEST_CASE("fbfft depthwise (Note [fused depthwise transforms]): one fused kernel for fprop and bprop, every pass, sides pinned and measured") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    int checked = 0;
+    for (const char* spec : {"S=2,f=4,fo=4,n=16,k=7,p=3,g=4", "S=3,f=5,fo=5,h=13,w=9,kh=5,kw=3,ph=2,pw=1,g=5",
+                             "S=2,f=3,fo=3,h=12,w=17,kh=9,kw=9,ph=4,pw=4,g=3", "S=1,f=6,fo=6,h=10,w=7,kh=3,kw=2,g=6",
+                             "S=2,f=2,fo=2,h=9,w=6,kh=3,kw=2,ph=4,pw=3,g=2", "S=3,f=3,fo=3,n=7,k=13,p=6,g=3",
+                             "S=1,f=2,fo=2,n=40,k=31,p=15,g=2", "S=1,f=2,fo=2,n=56,k=51,p=25,g=2"})
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+        for (bool tune : {false, true}) {
+          const ConvProblem p = ConvProblem::parse(spec);
+          CAPTURE(spec);
+          CAPTURE(to_string(pass));
+          const int side = fbfft::depthwise_side(std::max(p.wrapped_h(), p.wrapped_w()));
+          REQUIRE(side > 0);
+          PlanOptions o;
+          o.autotune = tune;
+          const std::string d = check_plan(p, pass, o, int64_t(side) * side);
+          CHECK(d.find("fbfft depthwise") != std::string::npos);
+          if (tune)
+            CHECK(d.find("depthwise basis measured") != std::string::npos);
+          else
+            CHECK(d.find("basis " + std::to_string(side) + "x" + std::to_string(side)) != std::string::npos);
+          ++checked;
+        }
+    CHECK(checked == 48);
+    PlanOptions pin;
+    pin.basis_h = pin.basis_w = 32;
+    const ConvProblem p = ConvProblem::parse("S=2,f=4,fo=4,n=16,k=7,p=3,g=4");
+    CHECK(check_plan(p, Pass::fprop, pin, 32 * 32).find("basis 32x32") != std::string::npos);
+    // Mirror padding, and a circular extent above 120, run the groups one by one (the dense path).
+    for (const char* spec : {"S=2,f=3,fo=3,n=9,k=3,p=1,g=3,pad=mirror", "S=1,f=2,fo=2,n=120,k=5,p=2,g=2"}) {
+      const ConvProblem q = ConvProblem::parse(spec);
+      CAPTURE(spec);
+      const std::string d = check_plan(q, Pass::fprop, PlanOptions{}, untiled_basis_elems(q));
+      CHECK(d.find("fbfft depthwise") == std::string::npos);
+    }
+    // The fused transform's own checks name the field.
+    fbfft::DepthwiseArgs bad;
+    bad.batch = 1;
+    bad.in.n_h = bad.in.n_w = bad.out.n_h = bad.out.n_w = 9;
+    CHECK_THROWS_WITH_AS(fbfft::validate(bad), doctest::Contains("kernel"), InvalidArgument);
+    bad.kernel = reinterpret_cast<const float2*>(&bad);
+    bad.in.input = reinterpret_cast<const float*>(&bad);
+    bad.out.output = reinterpret_cast<float*>(&bad);
+    CHECK_THROWS_WITH_AS(fbfft::validate(bad), doctest::Contains("kDepthwiseSides"), InvalidArgument);
+    bad.in.n_w = bad.out.n_w = 10;
+    CHECK_THROWS_WITH_AS(fbfft::validate(bad), doctest::Contains("in.n_h=9"), InvalidArgument);
   }
 
   TEST_CASE("fbfft conv on Stockham bases (Note [stockham bases]): pinned odd and rectangular bases, measured choice") {

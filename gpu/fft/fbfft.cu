@@ -214,6 +214,30 @@ void validate(const InverseArgs& a) {
     bad("window_split", a.window_split, "must be 0 (automatic), 1, 4, 8 or 16");
 }
 
+int depthwise_side(int64_t n) {
+  for (int side : kDepthwiseSides)
+    if (side >= n) return side;
+  return 0;
+}
+
+void validate(const DepthwiseArgs& a) {
+  if (a.in.layout != Layout::standard)
+    throw InvalidArgument(std::string("fbfft: in.layout=") + to_string(a.in.layout) + " must be standard (depthwise)");
+  if (!a.kernel && a.batch > 0) bad("batch", a.batch, "needs a non-null kernel spectrum (depthwise)");
+  if (a.channels < 1) bad("channels", a.channels, "must be >= 1");
+  // The windows as the separate transforms check them; the spectra between them stay on chip.
+  ForwardArgs f = a.in;
+  f.batch = a.batch, f.output = const_cast<float2*>(a.kernel);
+  validate(f);
+  InverseArgs v = a.out;
+  v.batch = a.batch, v.input = a.kernel;
+  validate(v);
+  if (a.in.n_h != a.in.n_w) bad("in.n_h", a.in.n_h, "must equal in.n_w=" + std::to_string(a.in.n_w) + " (depthwise: squares)");
+  if (depthwise_side_index(a.in.n_h) < 0) bad("in.n_h", a.in.n_h, "is not a side of fbfft::kDepthwiseSides");
+  if (a.out.n_h != a.in.n_h || a.out.n_w != a.in.n_w)
+    bad("out.n_h", a.out.n_h, "must equal in.n_h=" + std::to_string(a.in.n_h) + " (one basis)");
+}
+
 void forward(const ForwardArgs& a, cudaStream_t stream) {
   validate(a);
   const detail::Launcher& l = launcher_or_throw(a.n_h, a.n_w, a.kernel, a.layout);

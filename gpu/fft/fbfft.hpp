@@ -178,6 +178,41 @@ inline constexpr int kWindowSplits[] = {1, 4, 8, 16};
 // The lanes per plane inverse_window() runs `a` with: a.window_split, or when 0 the automatic choice.
 int inverse_window_split(const InverseArgs& a);
 
+// A depthwise pass in one kernel (Note [fused depthwise transforms]): for each plane b < batch, the
+// forward of `in`'s window (as forward() with in.layout standard), times the kernel spectrum of
+// channel b % channels (conjugated when conj), then the inverse to `out`'s window (as inverse()).
+// The kernel spectra are `channels` planes of n × (n/2+1) in the standard layout (forward() of the
+// kernels). Square sides of kDepthwiseSides only; in.batch, out.batch, in.output and out.input are
+// not read (batch is the batch, the spectra stay in shared memory).
+struct DepthwiseArgs {
+  int64_t batch = 0;
+  ForwardArgs in;
+  InverseArgs out;
+  const float2* kernel = nullptr;
+  int64_t channels = 1;
+  bool conj = false;
+  bool dependent_launch = true;  // as in ForwardArgs
+};
+// The sides of the fused depthwise kernels: the powers of two 8..64 and the smooth sides from 8
+// (kSmoothSides2d), every register 2-D square up to 120.
+inline constexpr int kDepthwiseSides[] = {8,  10, 12, 14, 16, 18, 20, 24, 28, 30,  32,  36,  40,  42,
+                                          48, 50, 54, 56, 60, 64, 72, 80, 84, 96, 100, 108, 112, 120};
+constexpr int depthwise_side_index(int n) {
+  for (int i = 0; i < int(sizeof(kDepthwiseSides) / sizeof(kDepthwiseSides[0])); ++i)
+    if (kDepthwiseSides[i] == n) return i;
+  return -1;
+}
+// The smallest side of kDepthwiseSides >= n, or 0 when n > 120.
+int depthwise_side(int64_t n);
+// Throws InvalidArgument naming the field for inconsistent arguments (as validate() of in and out,
+// n_h != n_w, a side not in kDepthwiseSides, a null kernel, channels < 1, in.layout not standard).
+void validate(const DepthwiseArgs& a);
+void depthwise(const DepthwiseArgs& a, cudaStream_t stream = nullptr);
+// accGrad's product of a depthwise layer: out[c][f] = sum_s x[s*C + c][f] * conj(g[s*C + c][f]) for
+// c < C and the F frequencies of a plane (standard layout, planes contiguous).
+void depthwise_weight_products(const float2* x, const float2* g, int64_t images, int64_t channels, int64_t freqs,
+                               float2* out, cudaStream_t stream = nullptr);
+
 // Direct-DFT twins with the same contract (one thread per output element, double accumulation),
 // for tests; any n_h, n_w >= 1 (not only powers of two).
 void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
+#include <type_traits>
 #include <utility>
 
 #include "gpu/runtime/cuda_check.hpp"
@@ -184,8 +185,137 @@ __device__ __forceinline__ void stage_freq_major(float2* smem, const float2* glo
   cp_async_wait_all();
 }
 
-template <int NH, int NW, int G0, bool Full>
-__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW, G0>::kMinBlocks) forward_2d_reg_kernel(ForwardArgs a, int log_p) {
+// Stages (1)-(3) of the inverse on the block's group of kP planes from `first`, whose standard half
+// spectra are in shared memory (plane q at smem + q * kSpecStride): columns, rows, and the output
+// window's store (Note [register 2-D kernels]).
+template <class T>
+__device__ __forceinline__ void inverse_group(const InverseArgs& a, float2* smem, int64_t first, int kP, int nthreads,
+                                              const Job<T::RowFft::kG>& rj, const Job<T::ColFft::kG>& cj) {
+  using RowFft = typename T::RowFft;
+  using ColFft = typename T::ColFft;
+  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  float* real = reinterpret_cast<float*>(smem);
+  const int t = threadIdx.x;
+  // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
+  {
+    float2* s = smem + cj.q * T::kSpecStride + cj.j;
+    // Column value at frequency kh (column 0, or n_w/2 when `upper`).
+    auto load = [&](int kh, bool upper) {  // threads without a job read nothing
+      return cj.live ? s[kh * kNw2 + (upper ? kHalf : 0)] : make_float2(0.f, 0.f);
+    };
+    float2 w[ColFft::kR];
+    const int lane_kh = ColFft::lane_freq(cj.p);
+    if (cj.j == 0) {
+      // Hermitian parts of columns 0 and n_w/2 (whose inverses are real), packed as one column.
+      static_for<ColFft::kR>([&](auto r) {
+        const int kh = ColFft::reg_freq(r) + lane_kh, km = T::kPow2 ? (kNh - kh) & (kNh - 1) : (kh == 0 ? 0 : kNh - kh);
+        const float2 a0 = load(kh, false), a1 = load(kh, true), b0 = load(km, false), b1 = load(km, true);
+        w[r] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
+                       make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
+      });
+    } else {
+      static_for<ColFft::kR>([&](auto r) { w[r] = load(ColFft::reg_freq(r) + lane_kh, false); });
+    }
+    ColFft::inverse(w, cj.p);
+    if constexpr (ColFft::kG > 1) __syncwarp();  // partner lanes' reads before this lane's writes
+    const int y0 = cj.p * ColFft::kR;
+    if (cj.live) {
+      if (cj.j == 0) {
+        static_for<ColFft::kR>([&](auto r) {
+          s[(y0 + r) * kNw2] = make_float2(w[r].x, 0.f);
+          s[(y0 + r) * kNw2 + kHalf] = make_float2(w[r].y, 0.f);
+        });
+      } else {
+        static_for<ColFft::kR>([&](auto r) { s[(y0 + r) * kNw2] = w[r]; });
+      }
+    }
+  }
+  __syncthreads();
+  // (2) rows 2j, 2j+1 of plane q: Hermitian extension, DIT, scale
+  float2 v[RowFft::kR];
+  {
+    const float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
+    const int lane_k = RowFft::lane_freq(rj.p);
+    static_for<RowFft::kR>([&](auto r) {
+      const int k = RowFft::reg_freq(r) + lane_k;
+      const int kk = k <= kHalf ? k : kNw - k;  // X[n_w - k] = conj(X[k])
+      float2 za = s[kk], zb = s[kNw2 + kk];
+      if (kk == 0 || kk == kHalf) {
+        za.y = 0.f;
+        zb.y = 0.f;
+      } else if (k > kHalf) {
+        za.y = -za.y;
+        zb.y = -zb.y;
+      }
+      v[r] = pack_ab(za, zb);
+    });
+    RowFft::inverse(v, rj.p);
+  }
+  __syncthreads();  // every half spectrum is read before the real rows overwrite them
+  if (rj.live) {
+    float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
+    static_for<RowFft::kR>([&](auto r) {
+      r0[r] = v[r].x * a.scale;
+      r0[kNw + r] = v[r].y * a.scale;
+    });
+  }
+  __syncthreads();
+  // (3) the output window, consecutive threads on consecutive addresses; a rolled loop at the
+  // smooth sides (Note [rolled window stores])
+  auto store = [&](int e) {
+    const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
+    const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
+    if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
+      a.output[plane * a.out_plane_stride + oy * a.out_ld + ox] = real[eq * T::kRealStride + y * kNw + x];
+  };
+  if constexpr (T::kPow2) {
+    for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
+  } else {
+#pragma unroll 1
+    for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
+  }
+}
+
+// Note [fused depthwise transforms]
+// A depthwise layer's product is elementwise (Note [depthwise products]), so its whole pass fits in
+// one kernel: the forward kernel's instance for DepthwiseArgs leaves the block's half spectra in
+// shared memory (the standard layout's path), multiplies each by its channel's kernel spectrum
+// (read from global memory, where the C spectra stay in L2), and runs the inverse's stages on them
+// (inverse_group) to the clipped window. The spectra never reach global memory: a pass reads its
+// input and writes its result once, against a write and a read of every spectrum per transform in
+// the cuFFT pipeline. Invariant: the fused instance runs the same stage code as the separate
+// forward and inverse kernels; the forward's own instances compile to the same registers as before
+// it was added.
+template <class Args>
+__device__ __forceinline__ const ForwardArgs& forward_args_of(const Args& a) {
+  if constexpr (std::is_same_v<Args, DepthwiseArgs>) return a.in;
+  else return a;
+}
+template <class Args>
+constexpr int forward_min_blocks(int plain) { return std::is_same_v<Args, DepthwiseArgs> ? 0 : plain; }
+
+// Each spectrum of the block's planes [first, first + planes) in shared memory times its channel's
+// kernel spectrum (conjugated when a.conj).
+template <class T>
+__device__ __forceinline__ void multiply_by_kernels(const DepthwiseArgs& a, float2* smem, int64_t first, int planes,
+                                                    int nthreads) {
+  constexpr int kPlaneElems = T::kNh * T::kNw2;
+  const float2* __restrict__ kernel = a.kernel;
+  const int channels = static_cast<int>(a.channels), c0 = static_cast<int>(first % a.channels);
+  for (int e = threadIdx.x; e < planes * kPlaneElems; e += nthreads) {
+    const int q = e / kPlaneElems, f = e - q * kPlaneElems;
+    const float2 k = kernel[static_cast<int64_t>((c0 + q) % channels) * kPlaneElems + f];
+    const float ki = a.conj ? -k.y : k.y;
+    float2& x = smem[q * T::kSpecStride + f];
+    x = make_float2(x.x * k.x - x.y * ki, x.x * ki + x.y * k.x);
+  }
+}
+
+template <int NH, int NW, int G0, bool Full, class Args>
+__global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, forward_min_blocks<Args>(RegTile<NH, NW, G0>::kMinBlocks))
+    forward_2d_reg_kernel(Args args, int log_p) {
+  constexpr bool kFused = std::is_same_v<Args, DepthwiseArgs>;  // Note [fused depthwise transforms]
+  const ForwardArgs a = forward_args_of(args);
   using T = RegTile<NH, NW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
@@ -283,7 +413,12 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, RegTile<NH, NW,
         });
       }
     }
-    if (a.layout != Layout::freq_major) {
+    if constexpr (kFused) {
+      __syncthreads();
+      multiply_by_kernels<T>(args, smem, first, planes, nthreads);
+      __syncthreads();
+      inverse_group<T>(args.out, smem, first, kP, nthreads, rj, cj);
+    } else if (a.layout != Layout::freq_major) {
       __syncthreads();
       copy_spectra<T, true>(a.layout, smem, a.output, nullptr, first, a.batch, kP, nthreads);
     }
@@ -296,14 +431,13 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
   using T = RegTile<NH, NW, G0>;
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
-  constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
+  constexpr int kNh = T::kNh, kHalf = T::kHalf;
   // Planes per block: T::kPlanes in the Full instance (everything below is then compile-time),
   // fewer for small batches.
   if constexpr (Full) log_p = ilog2(T::kPlanes);
   const int kP = Full ? T::kPlanes : 1 << log_p;
   const int nthreads = Full ? T::kThreads : static_cast<int>(blockDim.x);
   extern __shared__ float2 smem[];
-  float* real = reinterpret_cast<float*>(smem);
   const int t = threadIdx.x;
   const int64_t ldb = a.ld_batch ? a.ld_batch : a.batch;
   wait_for_prior_grids();  // Note [dependent launch]
@@ -320,84 +454,7 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads) inverse_2d_reg_
     else
       copy_spectra<T, false>(a.layout, smem, nullptr, a.input, first, a.batch, kP, nthreads);
     __syncthreads();
-    // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
-    {
-      float2* s = smem + cj.q * T::kSpecStride + cj.j;
-      // Column value at frequency kh (column 0, or n_w/2 when `upper`).
-      auto load = [&](int kh, bool upper) {  // threads without a job read nothing
-        return cj.live ? s[kh * kNw2 + (upper ? kHalf : 0)] : make_float2(0.f, 0.f);
-      };
-      float2 w[ColFft::kR];
-      const int lane_kh = ColFft::lane_freq(cj.p);
-      if (cj.j == 0) {
-        // Hermitian parts of columns 0 and n_w/2 (whose inverses are real), packed as one column.
-        static_for<ColFft::kR>([&](auto r) {
-          const int kh = ColFft::reg_freq(r) + lane_kh, km = T::kPow2 ? (kNh - kh) & (kNh - 1) : (kh == 0 ? 0 : kNh - kh);
-          const float2 a0 = load(kh, false), a1 = load(kh, true), b0 = load(km, false), b1 = load(km, true);
-          w[r] = pack_ab(make_float2(0.5f * (a0.x + b0.x), 0.5f * (a0.y - b0.y)),
-                         make_float2(0.5f * (a1.x + b1.x), 0.5f * (a1.y - b1.y)));
-        });
-      } else {
-        static_for<ColFft::kR>([&](auto r) { w[r] = load(ColFft::reg_freq(r) + lane_kh, false); });
-      }
-      ColFft::inverse(w, cj.p);
-      if constexpr (ColFft::kG > 1) __syncwarp();  // partner lanes' reads before this lane's writes
-      const int y0 = cj.p * ColFft::kR;
-      if (cj.live) {
-        if (cj.j == 0) {
-          static_for<ColFft::kR>([&](auto r) {
-            s[(y0 + r) * kNw2] = make_float2(w[r].x, 0.f);
-            s[(y0 + r) * kNw2 + kHalf] = make_float2(w[r].y, 0.f);
-          });
-        } else {
-          static_for<ColFft::kR>([&](auto r) { s[(y0 + r) * kNw2] = w[r]; });
-        }
-      }
-    }
-    __syncthreads();
-    // (2) rows 2j, 2j+1 of plane q: Hermitian extension, DIT, scale
-    float2 v[RowFft::kR];
-    {
-      const float2* s = smem + rj.q * T::kSpecStride + 2 * rj.j * kNw2;
-      const int lane_k = RowFft::lane_freq(rj.p);
-      static_for<RowFft::kR>([&](auto r) {
-        const int k = RowFft::reg_freq(r) + lane_k;
-        const int kk = k <= kHalf ? k : kNw - k;  // X[n_w - k] = conj(X[k])
-        float2 za = s[kk], zb = s[kNw2 + kk];
-        if (kk == 0 || kk == kHalf) {
-          za.y = 0.f;
-          zb.y = 0.f;
-        } else if (k > kHalf) {
-          za.y = -za.y;
-          zb.y = -zb.y;
-        }
-        v[r] = pack_ab(za, zb);
-      });
-      RowFft::inverse(v, rj.p);
-    }
-    __syncthreads();  // every half spectrum is read before the real rows overwrite them
-    if (rj.live) {
-      float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
-      static_for<RowFft::kR>([&](auto r) {
-        r0[r] = v[r].x * a.scale;
-        r0[kNw + r] = v[r].y * a.scale;
-      });
-    }
-    __syncthreads();
-    // (3) the output window, consecutive threads on consecutive addresses; a rolled loop at the
-    // smooth sides (Note [rolled window stores])
-    auto store = [&](int e) {
-      const int eq = plane_of<T>(e), y = row_of<T>(e), x = col_of<T>(e);
-      const int64_t plane = first + eq, oy = y - a.out_off_h, ox = x - a.out_off_w;
-      if (plane < a.batch && oy >= 0 && oy < a.out_h && ox >= 0 && ox < a.out_w)
-        a.output[plane * a.out_plane_stride + oy * a.out_ld + ox] = real[eq * T::kRealStride + y * kNw + x];
-    };
-    if constexpr (T::kPow2) {
-      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
-    } else {
-#pragma unroll 1
-      for (int e = t; e < kP * kNh * kNw; e += nthreads) store(e);
-    }
+    inverse_group<T>(a, smem, first, kP, nthreads, rj, cj);
     __syncthreads();
   }
 }
@@ -423,14 +480,20 @@ void launch_reg(void (*full)(Args, int), void (*partial)(Args, int), const Args&
 
 template <int NH, int NW, int G0>
 void launch_forward(const ForwardArgs& a, cudaStream_t stream) {
-  launch_reg<NH, NW, G0>(forward_2d_reg_kernel<NH, NW, G0, true>, forward_2d_reg_kernel<NH, NW, G0, false>, a, stream);
+  launch_reg<NH, NW, G0>(forward_2d_reg_kernel<NH, NW, G0, true, ForwardArgs>, forward_2d_reg_kernel<NH, NW, G0, false, ForwardArgs>, a,
+                         stream);
 }
 template <int NH, int NW, int G0>
 void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
   launch_reg<NH, NW, G0>(inverse_2d_reg_kernel<NH, NW, G0, true>, inverse_2d_reg_kernel<NH, NW, G0, false>, a, stream);
 }
 template <int NH, int NW, int G0>
-const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<NH, NW, G0, true>); }
+void launch_depthwise(const DepthwiseArgs& a, cudaStream_t stream) {
+  launch_reg<NH, NW, G0>(forward_2d_reg_kernel<NH, NW, G0, true, DepthwiseArgs>,
+                         forward_2d_reg_kernel<NH, NW, G0, false, DepthwiseArgs>, a, stream);
+}
+template <int NH, int NW, int G0>
+const void* forward_kernel() { return reinterpret_cast<const void*>(forward_2d_reg_kernel<NH, NW, G0, true, ForwardArgs>); }
 template <int NH, int NW, int G0>
 const void* inverse_kernel() { return reinterpret_cast<const void*>(inverse_2d_reg_kernel<NH, NW, G0, true>); }
 
@@ -452,6 +515,20 @@ constexpr std::array<Launcher, sizeof...(I)> make_smooth_table(std::index_sequen
 template <std::size_t Begin, std::size_t End>
 constexpr auto smooth_table() {
   return make_smooth_table<Begin>(std::make_index_sequence<End - Begin>{});
+}
+
+// The fused depthwise kernels of kDepthwiseSides[Begin, End) (Note [fused depthwise transforms]),
+// split over three translation units like the smooth squares: sides up to 32, 36..64, 72..120.
+using DepthwiseLauncher = void (*)(const DepthwiseArgs&, cudaStream_t);
+inline constexpr std::size_t kDepthwiseMedium = depthwise_side_index(36), kDepthwiseLarge = depthwise_side_index(72);
+inline constexpr std::size_t kDepthwiseEnd = std::size(kDepthwiseSides);
+template <std::size_t Begin, std::size_t... I>
+constexpr std::array<DepthwiseLauncher, sizeof...(I)> make_depthwise_table(std::index_sequence<I...>) {
+  return {&launch_depthwise<kDepthwiseSides[Begin + I], kDepthwiseSides[Begin + I], 0>...};
+}
+template <std::size_t Begin, std::size_t End>
+constexpr auto depthwise_table() {
+  return make_depthwise_table<Begin>(std::make_index_sequence<End - Begin>{});
 }
 
 }  // namespace fftconv::fbfft::detail::reg2d
