@@ -148,29 +148,27 @@ std::unique_ptr<Plan> make_depthwise_plan(const ConvProblem& p, Pass pass, const
   if (opts.tile.kind == TileSpec::Kind::fixed)
     throw Unsupported(what + ": a depthwise problem runs untiled (tile=" + opts.tile.to_string() + ")");
   const int64_t need = extent(p);
+  auto make = [=, dependent = o.dependent](int n) -> std::unique_ptr<Plan> {
+    return std::make_unique<DepthwisePlan>(p, pass, n, dependent);
+  };
   if (opts.basis_h > 0 || opts.basis_w > 0) {
     const int64_t n = std::max(opts.basis_h, opts.basis_w);
     if (opts.basis_h != opts.basis_w || fbfft::depthwise_side_index(int(std::min<int64_t>(n, 1 << 20))) < 0 || n < need)
       throw Unsupported(what + ": basis " + std::to_string(opts.basis_h) + "x" + std::to_string(opts.basis_w) +
                         " must be a square of a side of fbfft::kDepthwiseSides (8..120) >= the circular extent " +
                         std::to_string(need));
-    return std::make_unique<DepthwisePlan>(p, pass, int(n), o.dependent);
+    return make(int(n));
   }
-  const int first = fbfft::depthwise_side(need);
-  if (!opts.autotune) return std::make_unique<DepthwisePlan>(p, pass, first, o.dependent);
+  const int first = fbfft::depthwise_side(need);  // > 0: depthwise_support
+  if (!opts.autotune) return make(first);
   // The next power of two when it has a kernel (smooth sides above 32 run at about half the
-  // bandwidth of the powers of two, Note [fbfft smooth tiles]), else the next side.
+  // bandwidth of the powers of two, Note [fbfft smooth tiles]), else the next side (0: none).
   const int pow2 = int(next_pow2(first));
   const int second = pow2 != first && fbfft::depthwise_side_index(pow2) >= 0 ? pow2 : fbfft::depthwise_side(first + 1);
   std::vector<PlanCandidate> cands;
-  for (int n : {first, second}) {
-    if (n == 0 || (n == second && second == first)) continue;
-    cands.push_back({std::to_string(n) + "x" + std::to_string(n),
-                     [=, dep = o.dependent] { return std::make_unique<DepthwisePlan>(p, pass, n, dep); }});
-  }
-  return fastest_plan("fbfft", p, pass, opts, std::move(cands),
-                      [=, dep = o.dependent] { return std::make_unique<DepthwisePlan>(p, pass, first, dep); },
-                      "depthwise basis");
+  for (int n : {first, second})
+    if (n > 0) cands.push_back({std::to_string(n) + "x" + std::to_string(n), [=] { return make(n); }});
+  return fastest_plan("fbfft", p, pass, opts, std::move(cands), [=] { return make(first); }, "depthwise basis");
 }
 
 }  // namespace fftconv::fbfft_conv
