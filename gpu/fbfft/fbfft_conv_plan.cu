@@ -221,11 +221,13 @@ class FbfftConvPlan final : public Plan {
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void* stream) const override {
     if (pass_ == Pass::accgrad) throw Unsupported("fbfft: accgrad reads no weights to prepare");
     if (!weight) throw InvalidArgument("prepare_weights: weight is null");
+    const auto st = static_cast<cudaStream_t>(stream);
     auto out = std::make_shared<FbfftWeights>();
     out->key_ = weights_key();
-    out->spectra.allocate(sizes_[kSpecW]);
+    out->spare = spare_;
+    spare_->take(out->spectra, out->read, st);  // Note [prepared spectra memory on the device]
+    if (out->spectra.bytes() != sizes_[kSpecW]) out->spectra.allocate(sizes_[kSpecW]);
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto st = static_cast<cudaStream_t>(stream);
     timing_ = nullptr;
     transform_weight(static_cast<const float*>(weight), out->spectra.as<float2>(), st);
     FFTCONV_CUDA_CHECK(cudaStreamSynchronize(st));  // the spectra are complete when this returns
@@ -239,15 +241,54 @@ class FbfftConvPlan final : public Plan {
     Args args = a;
     if (!args.weight) args.weight = w->spectra.get();  // not read: the checks want an operand there
     run(args, w->spectra.as<float2>());
+    w->note_read(static_cast<cudaStream_t>(a.stream));
   }
 
  private:
+  // Note [prepared spectra memory on the device]
+  // A training step prepares weight spectra of the same size every step (132 MB at L5), and a
+  // cudaMalloc and cudaFree of that size cost more than the weight transform they serve (the free
+  // also waits for the whole device). So released spectra go back to the plan's spare slot with an
+  // event recorded after the last execute_with() that read them, and the next prepare_weights()
+  // takes the memory back after making its stream wait for that event: no allocation, no host
+  // wait, and no write before the earlier readers are done. Readers on several streams are
+  // chained through the event (each waits for the previous one before recording it). A CUDA graph
+  // that captured execute_with() holds the address, not the object: it reads whatever the memory
+  // holds when it replays, so the weights must live as long as the graph.
+  struct SpectraSpare {
+    std::mutex mutex;
+    DeviceBuffer buffer;
+    CudaEvent read;
+    // The spare memory into `b` and its event into `ev`, `stream` made to wait for the event.
+    void take(DeviceBuffer& b, CudaEvent& ev, cudaStream_t stream) {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (read) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, read.get(), 0));
+      b = std::move(buffer), ev = std::move(read);
+    }
+    void give(DeviceBuffer& b, CudaEvent& ev) noexcept {
+      std::lock_guard<std::mutex> lock(mutex);
+      buffer = std::move(b), read = std::move(ev);
+    }
+  };
   // Weight spectra made by prepare_weights(): [freq][fo*f] in the plan's basis.
   struct FbfftWeights final : PreparedWeights {
+    ~FbfftWeights() override {
+      if (spare) spare->give(spectra, read);
+    }
     std::string key_;
     DeviceBuffer spectra;
+    mutable CudaEvent read;  // after the last execute_with() that read the spectra
+    std::shared_ptr<SpectraSpare> spare;
     std::string key() const override { return key_; }
     std::size_t bytes() const override { return spectra.bytes(); }
+    mutable std::mutex mutex;  // note_read() from plans on several threads
+    void note_read(cudaStream_t stream) const {
+      if (stream_capturing(stream)) return;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!read) read = CudaEvent::create();
+      else FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, read.get(), 0));
+      FFTCONV_CUDA_CHECK(cudaEventRecord(read.get(), stream));
+    }
   };
   std::string weights_key() const {
     return "fbfft weight spectra " + std::to_string(n_h_) + "x" + std::to_string(n_w_) + " of " +
@@ -960,6 +1001,7 @@ class FbfftConvPlan final : public Plan {
   std::string math_note_;
   mutable double product_flops_ = 0;    // of the last execute()
   mutable const float2* prepared_ = nullptr;  // inside execute_with(): the prepared weight spectra
+  std::shared_ptr<SpectraSpare> spare_ = std::make_shared<SpectraSpare>();  // prepare_weights()' memory
   int64_t freqs_ = 0;
   bool tiled_ = false;
   TilePlan tile_plan_;

@@ -692,6 +692,56 @@ TEST_SUITE("gpu") {
     CHECK(fbfft_backend().plan(p, Pass::fprop, plain)->last_breakdown().empty());
   }
 
+  TEST_CASE("fbfft conv: prepared weight spectra (Note [prepared spectra memory on the device]) give execute()'s bits, reused across steps and streams") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    const ConvProblem p = ConvProblem::parse("S=3,f=6,fo=5,h=13,w=13,kh=3,kw=3,ph=1,pw=1");
+    PlanOptions o;
+    o.autotune = false;
+    const auto fprop = fbfft_backend().plan(p, Pass::fprop, o);
+    std::tie(o.basis_h, o.basis_w) = fprop->fourier_basis();
+    const auto bprop = fbfft_backend().plan(p, Pass::bprop, o);
+    cudaStream_t s2 = nullptr;
+    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    // Each step: new weights, prepared on one stream and read by both passes on the other; the
+    // spectra of the step before went back to the spare slot, so a stale or early write shows.
+    for (int step = 0; step < 4; ++step) {
+      CAPTURE(step);
+      const PassData fd = make_pass_data(p, Pass::fprop, fresh_seed());
+      const PassData bd = make_pass_data(p, Pass::bprop, fresh_seed());
+      DeviceBuffer x = upload(fd.input), w = upload(fd.weight), g = upload(bd.grad_output);
+      DeviceBuffer y0 = upload(fd.result), y1 = upload(fd.result), gx0 = upload(bd.result), gx1 = upload(bd.result);
+      Args fa, ba;
+      fa.input = x.get(), fa.weight = w.get(), fa.result = y0.get();
+      ba.grad_output = g.get(), ba.weight = w.get(), ba.result = gx0.get();
+      fprop->execute(fa), bprop->execute(ba);
+      const cudaStream_t prep = step % 2 ? s2 : nullptr, use = step % 2 ? nullptr : s2;
+      const auto prepared = fprop->prepare_weights(w.get(), prep);
+      CHECK(prepared->bytes() > 0);
+      fa.result = y1.get(), ba.result = gx1.get(), fa.weight = ba.weight = nullptr, fa.stream = ba.stream = use;
+      fprop->execute_with(fa, *prepared);
+      bprop->execute_with(ba, *prepared);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::size_t ny = std::size_t(p.result_elems(Pass::fprop)), ngx = std::size_t(p.result_elems(Pass::bprop));
+      const auto a = download<float>(y0, ny), b = download<float>(y1, ny);
+      CHECK(count_nan(b) == 0);
+      CHECK(a == b);
+      CHECK(download<float>(gx0, ngx) == download<float>(gx1, ngx));
+    }
+    FFTCONV_CUDA_CHECK(cudaStreamDestroy(s2));
+    // Spectra of another basis, or for accGrad: typed errors before any work.
+    PlanOptions other;
+    other.autotune = false;
+    other.basis_h = other.basis_w = 32;
+    const auto wide = fbfft_backend().plan(p, Pass::fprop, other);
+    const PassData d = make_pass_data(p, Pass::fprop, 3);
+    DeviceBuffer w = upload(d.weight);
+    const auto prepared = fprop->prepare_weights(w.get(), nullptr);
+    Args a;
+    CHECK_THROWS_WITH_AS(wide->execute_with(a, *prepared), doctest::Contains("prepared for"), InvalidArgument);
+    CHECK_THROWS_AS(fbfft_backend().plan(p, Pass::accgrad, o)->prepare_weights(w.get(), nullptr), Unsupported);
+    CHECK_THROWS_AS(fprop->prepare_weights(nullptr, nullptr), InvalidArgument);
+  }
+
   TEST_CASE("fbfft conv runs on a user stream") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     cudaStream_t stream = nullptr;

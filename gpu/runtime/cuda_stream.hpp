@@ -1,8 +1,11 @@
 // CudaStream: a non-blocking CUDA stream owned for a scope (the autotuners' and benchmarks' own
 // streams). Destroying it does not wait for its work: the owner synchronizes first where it must.
+// CudaEvent: an owned event without timing, for ordering work across streams; movable.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <utility>
 
 #include "gpu/runtime/cuda_check.hpp"
 
@@ -21,6 +24,31 @@ class CudaStream {
 
  private:
   cudaStream_t s_ = nullptr;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent() = default;  // no event yet: create() makes one
+  static CudaEvent create() {
+    CudaEvent e;
+    FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&e.e_, cudaEventDisableTiming));
+    return e;
+  }
+  ~CudaEvent() {
+    if (e_) cudaEventDestroy(e_);
+  }
+  CudaEvent(CudaEvent&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  CudaEvent& operator=(CudaEvent&& o) noexcept {
+    std::swap(e_, o.e_);
+    return *this;
+  }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  cudaEvent_t get() const { return e_; }
+  explicit operator bool() const { return e_ != nullptr; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
 };
 
 }  // namespace fftconv
