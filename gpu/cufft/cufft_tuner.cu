@@ -365,8 +365,8 @@ class Autotune {
       why_ << " (callback variants not timed: under " << kCallbackMinMs << " ms)";
   }
 
-  // Stage 4: the 3xtf32 products (Note [product precision]) on the winner, kept when faster and within
-  // kGemm3mTolerance of the fp32 products' result.
+  // Stage 4: the 3xtf32 products (Note [product precision]) on the winner, kept when within
+  // kGemm3mTolerance of the fp32 products' result and faster by products::kTensorCoreMargin.
   void time_math() {
     const PipelineConfig c = *best_;
     try {
@@ -380,10 +380,12 @@ class Autotune {
       const double ms = bench_.time(*pl, bench_.result2.get());
       const double diff = bench_.rel_diff();
       char buf[128];
+      const bool faster = ms <= products::kTensorCoreMargin * best_ms_;
       std::snprintf(buf, sizeof buf, "; math {fp32: %s, 3xtf32: %s (rel diff %.2g vs fp32, %s)}", fmt_ms(best_ms_).c_str(),
-                    fmt_ms(ms).c_str(), diff, diff <= kGemm3mTolerance ? "accepted" : "rejected");
+                    fmt_ms(ms).c_str(), diff,
+                    diff > kGemm3mTolerance ? "rejected" : faster ? "accepted" : "not faster by the margin");
       why_ << buf;
-      if (diff <= kGemm3mTolerance) offer(*pl, ms);
+      if (diff <= kGemm3mTolerance && faster) offer(*pl, ms);
     } catch (const Error& e) {
       why_ << "; math {3xtf32: failed (" << e.what() << ")}";
     }

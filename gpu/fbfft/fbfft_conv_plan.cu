@@ -865,7 +865,8 @@ class FbfftConvPlan final : public Plan {
       const double t = time_graph();
       note << (fork ? "; " : "") << "products " << to_string(first) << " " << best << " ms, " << to_string(other)
            << " " << t << " ms";
-      math_ = t < best ? other : first;
+      const double t3 = first == ProductMath::tf32x3 ? best : t, t32 = first == ProductMath::tf32x3 ? t : best;
+      math_ = t3 <= products::kTensorCoreMargin * t32 ? ProductMath::tf32x3 : ProductMath::fp32;
       math_note_ = "timed";
     }
     tune_note_ += note.str();

@@ -1,0 +1,224 @@
+// GPU tests of the frequency-domain products (doctest suite "gpu"): the 3xTF32 split (Note [product
+// precision]) against a double reference and the fp32 products, on the operands that hurt it:
+// random values, a wide dynamic range, values at TF32's rounding boundary, denormals, and NaN/Inf,
+// in the three forms the passes use (N/N, C/N, N/C), batched.
+#include <cublas_v2.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/errors.hpp"
+#include "gpu/gemm/products.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/test_device.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+struct Form {
+  cublasOperation_t opa, opb;
+  const char* name;
+};
+constexpr Form kForms[] = {{CUBLAS_OP_N, CUBLAS_OP_N, "N/N"}, {CUBLAS_OP_C, CUBLAS_OP_N, "C/N"}, {CUBLAS_OP_N, CUBLAS_OP_C, "N/C"}};
+constexpr int64_t kM = 40, kN = 24, kK = 72, kBatch = 3;
+
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+// The stored operands of one batched product in `form`: A is m×k (k×m when conjugated), B k×n (n×k).
+struct Operands {
+  Form form;
+  int64_t lda, ldb, sa, sb;
+  std::vector<cf> a, b;
+  explicit Operands(Form f) : form(f) {
+    lda = f.opa == CUBLAS_OP_N ? kM : kK;
+    ldb = f.opb == CUBLAS_OP_N ? kK : kN;
+    sa = kM * kK, sb = kK * kN;
+    a.resize(std::size_t(sa * kBatch)), b.resize(std::size_t(sb * kBatch));
+  }
+  cd opa(int64_t q, int64_t i, int64_t l) const {
+    return form.opa == CUBLAS_OP_N ? cd(a[std::size_t(q * sa + i + l * lda)]) : std::conj(cd(a[std::size_t(q * sa + l + i * lda)]));
+  }
+  cd opb(int64_t q, int64_t l, int64_t j) const {
+    return form.opb == CUBLAS_OP_N ? cd(b[std::size_t(q * sb + l + j * ldb)]) : std::conj(cd(b[std::size_t(q * sb + j + l * ldb)]));
+  }
+  // C (m×n column-major per batch) in double.
+  std::vector<cd> reference() const {
+    std::vector<cd> c(std::size_t(kM * kN * kBatch));
+    for (int64_t q = 0; q < kBatch; ++q)
+      for (int64_t j = 0; j < kN; ++j)
+        for (int64_t i = 0; i < kM; ++i) {
+          cd s = 0;
+          for (int64_t l = 0; l < kK; ++l) s += opa(q, i, l) * opb(q, l, j);
+          c[std::size_t(q * kM * kN + i + j * kM)] = s;
+        }
+    return c;
+  }
+};
+
+// C of the operands in `math` on the GPU.
+std::vector<cf> run(const Operands& o, ProductMath math) {
+  DeviceBuffer a = upload(o.a), b = upload(o.b), c(std::size_t(kM * kN * kBatch) * sizeof(cf));
+  cublasHandle_t h = nullptr;
+  FFTCONV_CUBLAS_CHECK(cublasCreate(&h));
+  products::StridedBatch g;
+  g.opa = o.form.opa, g.opb = o.form.opb, g.m = kM, g.n = kN, g.k = kK, g.batch = kBatch;
+  g.a = a.as<cuComplex>(), g.lda = o.lda, g.stride_a = o.sa;
+  g.b = b.as<cuComplex>(), g.ldb = o.ldb, g.stride_b = o.sb;
+  g.c = c.as<cuComplex>(), g.ldc = kM, g.stride_c = kM * kN;
+  try {
+    products::cgemm(h, math, g);
+    FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (...) {
+    cublasDestroy(h);
+    throw;
+  }
+  cublasDestroy(h);
+  return download<cf>(c, std::size_t(kM * kN * kBatch));
+}
+
+// Normwise relative error of `got` against `ref`.
+double rel_l2(const std::vector<cf>& got, const std::vector<cd>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) num += std::norm(cd(got[i]) - ref[i]), den += std::norm(ref[i]);
+  return std::sqrt(num / den);
+}
+
+// The fp32 tolerance model (Note [tolerance model]) of a sum without a transform: 4 · 2^-24 · sqrt(K')
+// with K' = 2K real products per complex element, plus one rounding.
+double fp32_tolerance() { return 4.0 * std::ldexp(1.0, -24) * (1.0 + std::sqrt(2.0 * double(kK))); }
+
+// Fills both operands with gen(rng) (real and imaginary parts drawn separately).
+void fill(Operands& o, std::mt19937& rng, const std::function<float(std::mt19937&)>& gen) {
+  for (auto* v : {&o.a, &o.b})
+    for (cf& x : *v) x = cf(gen(rng), gen(rng));
+}
+
+// Both products of one operand class within the fp32 model, in every form; 3xtf32 no more than
+// `worse` times fp32's error (floored at one fp32 rounding).
+void check_class(const char* what, const std::function<float(std::mt19937&)>& gen, double worse) {
+  for (const Form& f : kForms) {
+    CAPTURE(what);
+    CAPTURE(f.name);
+    Operands o(f);
+    std::mt19937 rng(7);
+    fill(o, rng, gen);
+    const auto ref = o.reference();
+    const double e32 = rel_l2(run(o, ProductMath::fp32), ref), e3x = rel_l2(run(o, ProductMath::tf32x3), ref);
+    const double e1 = rel_l2(run(o, ProductMath::tf32), ref);
+    const std::string label = std::string(what) + " " + f.name;
+    MESSAGE(label << ": rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << ", tf32 " << e1 << " (model " << fp32_tolerance() << ")");
+    CHECK(e32 <= fp32_tolerance());
+    CHECK(e3x <= fp32_tolerance());
+    CHECK(e3x <= worse * std::max(e32, std::ldexp(1.0, -24)));
+    CHECK(e1 > 8 * e3x);  // one TF32 product is visibly less accurate: the split is doing the work
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("products: 3xtf32 keeps fp32 accuracy on random, wide-range and TF32-boundary operands (Note [product precision])") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("products");
+    check_class("uniform [-1, 1)", [](std::mt19937& r) { return std::uniform_real_distribution<float>(-1, 1)(r); }, 8);
+    // Magnitudes 2^-40 .. 2^40: each sum is dominated by its largest terms, whose small parts must not be lost.
+    check_class("wide range", [](std::mt19937& r) {
+      const float m = std::uniform_real_distribution<float>(0.5f, 1)(r) * (r() % 2 ? 1.f : -1.f);
+      return std::ldexp(m, int(r() % 81) - 40);
+    }, 8);
+    // The 13 bits TF32 drops at (0x1000), just below (0x0fff) and just above (0x1001) half a TF32 ulp:
+    // where truncating and rounding the big part differ most.
+    check_class("TF32 boundary", [](std::mt19937& r) {
+      static constexpr uint32_t kLow[] = {0x1000, 0x0fff, 0x1001, 0x1fff};
+      const uint32_t bits = 0x3f800000u | ((uint32_t(r()) & 0x3ffu) << 13) | kLow[r() % 4] | (r() % 2 ? 0x80000000u : 0);
+      return from_bits(bits);
+    }, 8);
+  }
+
+  TEST_CASE("products: denormal operands: fp32 accuracy beside normal values, an absolute floor of 2^-136 alone") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("products");
+    // A denormal k·2^-149 (k < 2^23) beside values of order 1 adds below the sums' fp32 rounding.
+    check_class("a quarter denormal", [](std::mt19937& r) {
+      if (r() % 4) return std::uniform_real_distribution<float>(-1, 1)(r);
+      return std::ldexp(float(int(r() % (1u << 23))), -149) * (r() % 2 ? 1.f : -1.f);
+    }, 8);
+    // A all denormal, B of order 1. TF32 keeps 10 fraction bits, which for a denormal are an absolute
+    // quantum of 2^-136: the split then holds a to 2^-137 per component, so each element of C is off
+    // by at most 2^-136·Σ_l |op(B)(l, j)| (plus its own fp32 rounding), about 1e-3 of these sums,
+    // where fp32 keeps its usual relative accuracy. Flushed denormals would lose whole sums.
+    for (const Form& f : kForms) {
+      CAPTURE(f.name);
+      Operands o(f);
+      std::mt19937 rng(11);
+      auto den = [&] { return std::ldexp(float(int(rng() % (1u << 23))), -149) * (rng() % 2 ? 1.f : -1.f); };
+      for (cf& x : o.a) x = cf(den(), den());
+      for (cf& x : o.b) x = cf(std::uniform_real_distribution<float>(-1, 1)(rng), std::uniform_real_distribution<float>(-1, 1)(rng));
+      const auto ref = o.reference();
+      const auto c32 = run(o, ProductMath::fp32), c3x = run(o, ProductMath::tf32x3);
+      const double e32 = rel_l2(c32, ref), e3x = rel_l2(c3x, ref);
+      int64_t over = 0;
+      double worst = 0;  // the largest error over its bound
+      for (int64_t q = 0; q < kBatch; ++q)
+        for (int64_t j = 0; j < kN; ++j) {
+          double sum_b = 0;
+          for (int64_t l = 0; l < kK; ++l) sum_b += std::abs(o.opb(q, l, j));
+          for (int64_t i = 0; i < kM; ++i) {
+            const std::size_t at = std::size_t(q * kM * kN + i + j * kM);
+            const double bound = std::ldexp(sum_b, -136) + 8 * std::ldexp(std::abs(ref[at]), -24);
+            const double err = std::abs(cd(c3x[at]) - ref[at]);
+            worst = std::max(worst, err / bound);
+            over += err > bound;
+          }
+        }
+      const std::string form(f.name);
+      MESSAGE(form << " all-denormal A: rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << "; worst 3xtf32 error / floor " << worst);
+      CHECK(e32 <= fp32_tolerance());
+      CHECK(over == 0);
+    }
+  }
+
+  TEST_CASE("products: NaN and Inf in an operand reach the results they touch, in every mode") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("products");
+    for (const Form& f : kForms)
+      for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+        CAPTURE(f.name);
+        CAPTURE(bad);
+        Operands o(f);
+        std::mt19937 rng(5);
+        fill(o, rng, [](std::mt19937& r) { return std::uniform_real_distribution<float>(0.25f, 1)(r); });
+        // One bad value in A's batch 1 at op(A)(i=3, l=5): row 3 of C in batch 1 turns non-finite, nothing else.
+        const int64_t i = 3, l = 5, q = 1;
+        const std::size_t at = std::size_t(q * o.sa + (f.opa == CUBLAS_OP_N ? i + l * o.lda : l + i * o.lda));
+        o.a[at] = cf(bad, 0.5f);
+        for (ProductMath m : {ProductMath::fp32, ProductMath::tf32x3, ProductMath::tf32}) {
+          const std::string mode(to_string(m));
+          CAPTURE(mode);
+          const auto c = run(o, m);
+          int64_t wrong = 0;
+          for (int64_t qq = 0; qq < kBatch; ++qq)
+            for (int64_t j = 0; j < kN; ++j)
+              for (int64_t ii = 0; ii < kM; ++ii) {
+                const cf v = c[std::size_t(qq * kM * kN + ii + j * kM)];
+                const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
+                wrong += finite == (qq == q && ii == i);
+              }
+          CHECK(wrong == 0);
+        }
+      }
+  }
+}
