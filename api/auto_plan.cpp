@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/atomic_write.hpp"
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "tiling/planner.hpp"
@@ -132,14 +133,7 @@ class PlanCache {
     doc[key] = rec;
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
-    const std::string tmp = file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      if (!out) return;  // a cache that cannot be written is only slower, never an error
-      out << doc.dump(1) << "\n";
-      if (!out) return;
-    }
-    std::filesystem::rename(tmp, file, ec);
+    (void)write_file_atomically(file, doc.dump(1) + "\n");  // a cache that cannot be written is only slower
   }
 
  private:

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/atomic_write.hpp"
 #include "common/errors.hpp"
 
 namespace fftconv {
@@ -66,15 +67,8 @@ std::map<std::string, TuneRecord> load(const std::string& file) {
 void save(const std::string& file, const std::map<std::string, TuneRecord>& entries) {
   nlohmann::json j{{"format", kFormat}, {"version", kVersion}, {"entries", nlohmann::json::object()}};
   for (const auto& [key, rec] : entries) j["entries"][key] = to_json(rec);
-  const std::string tmp = file + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw InvalidArgument("tune_cache: cannot write '" + tmp + "'");
-    out << j.dump(2) << "\n";
-    if (!out) throw InvalidArgument("tune_cache: write to '" + tmp + "' failed");
-  }
-  if (std::rename(tmp.c_str(), file.c_str()) != 0)
-    throw InvalidArgument("tune_cache: cannot rename '" + tmp + "' to '" + file + "'");
+  if (const std::string why = write_file_atomically(file, j.dump(2) + "\n"); !why.empty())
+    throw InvalidArgument("tune_cache: " + why);
 }
 
 }  // namespace
