@@ -12,27 +12,11 @@
 #include "common/padding.hpp"
 #include "tiling/cost_model.hpp"
 #include "tiling/planner.hpp"
+#include "tiling/random_problems.hpp"
 
 using namespace fftconv;
 
 namespace {
-
-ConvProblem random_problem(std::mt19937& rng) {
-  auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  ConvProblem p;
-  p.S = uni(1, 8); p.f = uni(1, 16); p.fo = uni(1, 16);
-  p.h = uni(1, 200); p.w = uni(1, 200);
-  p.padding = uni(0, 1) ? Padding::mirror : Padding::zero;
-  p.ph = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.h - 1 : 8, 8));
-  p.pw = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.w - 1 : 8, 8));
-  p.kh = uni(1, std::min<int64_t>(p.padded_h(), 40));
-  p.kw = uni(1, std::min<int64_t>(p.padded_w(), 40));
-  return p;
-}
-
-Pass random_pass(std::mt19937& rng) {
-  return Pass(std::uniform_int_distribution<int>(0, 2)(rng));
-}
 
 // Every element of region() is written by exactly one tile, and each window is well formed.
 void check_geometry(const TilePlan& t) {
@@ -96,8 +80,8 @@ TEST_CASE("random problems: tiles partition the result and windows are well form
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int64_t> side(2, 80);
   for (int trial = 0; trial < 3000; ++trial) {
-    const ConvProblem p = random_problem(rng);
-    const Pass pass = random_pass(rng);
+    const ConvProblem p = testing::random_tiling_problem(rng);
+    const Pass pass = testing::random_pass(rng);
     const int64_t fh = side(rng), fw = side(rng);
     if (fh < p.kh || fw < p.kw || fh > largest_tile_side(p, pass, true) || fw > largest_tile_side(p, pass, false)) {
       CHECK_THROWS_AS(make_tiled_plan(p, pass, fh, fw, 4), Unsupported);
@@ -112,7 +96,7 @@ TEST_CASE("random problems: a bprop chunk's fold footprint holds every element i
   std::uniform_int_distribution<int64_t> side(2, 40);
   int chunks = 0, exact = 0;
   for (int trial = 0; trial < 400; ++trial) {
-    ConvProblem p = random_problem(rng);
+    ConvProblem p = testing::random_tiling_problem(rng);
     p.h = std::min<int64_t>(p.h, 60), p.w = std::min<int64_t>(p.w, 60);  // brute force below
     p.ph = std::min(p.ph, p.padding == Padding::mirror ? p.h - 1 : p.ph);
     p.pw = std::min(p.pw, p.padding == Padding::mirror ? p.w - 1 : p.pw);
@@ -170,8 +154,8 @@ TEST_CASE("random problems: choose() honours the workspace limit or throws Unsup
   std::mt19937 rng(std::random_device{}());
   int chosen_tiled = 0, unsupported = 0;
   for (int trial = 0; trial < 1500; ++trial) {
-    const ConvProblem p = random_problem(rng);
-    const Pass pass = random_pass(rng);
+    const ConvProblem p = testing::random_tiling_problem(rng);
+    const Pass pass = testing::random_pass(rng);
     TilingOptions o;
     o.policy = trial % 2 ? SizePolicy::smooth : SizePolicy::pow2;
     o.workspace_limit = std::size_t(1) << std::uniform_int_distribution<int>(10, 28)(rng);

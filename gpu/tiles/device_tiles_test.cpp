@@ -7,29 +7,9 @@
 #include "common/fft_size.hpp"
 #include "gpu/tiles/device_tiles.hpp"
 #include "tiling/cost_model.hpp"
+#include "tiling/random_problems.hpp"
 
 using namespace fftconv;
-
-namespace {
-
-ConvProblem random_problem(std::mt19937& rng) {
-  auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  ConvProblem p;
-  p.S = uni(1, 8); p.f = uni(1, 16); p.fo = uni(1, 16);
-  p.h = uni(1, 200); p.w = uni(1, 200);
-  p.padding = uni(0, 1) ? Padding::mirror : Padding::zero;
-  p.ph = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.h - 1 : 8, 8));
-  p.pw = uni(0, std::min<int64_t>(p.padding == Padding::mirror ? p.w - 1 : 8, 8));
-  p.kh = uni(1, std::min<int64_t>(p.padded_h(), 40));
-  p.kw = uni(1, std::min<int64_t>(p.padded_w(), 40));
-  return p;
-}
-
-Pass random_pass(std::mt19937& rng) {
-  return Pass(std::uniform_int_distribution<int>(0, 2)(rng));
-}
-
-}  // namespace
 
 TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at least 64 MiB, at most 1 GiB), keeps a pinned bound and the limit") {
   // Properties on random problems: at least the CPU rule's count, at most every item, and where it
@@ -38,9 +18,9 @@ TEST_CASE("device_in_flight: the GPU rule fills the untiled plan's workspace (at
   std::uniform_int_distribution<int64_t> side(2, 64);
   int raised = 0;
   for (int trial = 0; trial < 1000; ++trial) {
-    ConvProblem p = random_problem(rng);
+    ConvProblem p = testing::random_tiling_problem(rng);
     p.S = std::uniform_int_distribution<int64_t>(1, 256)(rng);
-    const Pass pass = random_pass(rng);
+    const Pass pass = testing::random_pass(rng);
     const int64_t fh = std::max(p.kh, side(rng)), fw = std::max(p.kw, side(rng));
     const TilePlan cpu = make_tiled_plan(p, pass, fh, fw, side(rng));
     const TilePlan gpu = device_in_flight(cpu, PlanOptions{});
