@@ -424,9 +424,9 @@ def cpu_auto_table(doc):
     judged = [r for r in rows if r.get("choice_ratio") is not None]
     if judged:  # the plan auto ran, timed as the candidate with that plan (bench/tools/cpu_auto.py)
         good = sum(r["choice_ratio"] <= 1.10 for r in judged)
-        spread = max(max(r["auto"]["best_ms"] / (r["choice_ratio"] * min(r["fftw"]["best_ms"], r["im2col"]["best_ms"])),
-                         r["choice_ratio"] * min(r["fftw"]["best_ms"], r["im2col"]["best_ms"]) / r["auto"]["best_ms"])
-                     for r in judged)
+        # auto's own time over its plan's time as a candidate (choice_ratio times the same base)
+        through_auto = [r["ratio"] / r["choice_ratio"] for r in judged]
+        spread = max(max(t, 1 / t) for t in through_auto)
         text += (f" The plan auto ran, timed as the candidate with that plan, is within 10% of the faster in {good} of "
                  f"{len(judged)} cases (worst {max(r['choice_ratio'] for r in judged):.2f}); one plan timed in the two "
                  f"processes differed by up to {spread:.2f}x.")

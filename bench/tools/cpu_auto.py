@@ -29,10 +29,16 @@ def run(binary, problem, pass_, backend, repeat, threads, env):
     return json.loads(out)
 
 
+# auto's describe() is 'auto -> <candidate> (<reason>): <the candidate's describe()>'.
 def choice(plan):
-    """auto's describe() starts 'auto -> <candidate> (<reason>): <the backend's describe()>'."""
+    """The candidate auto chose: 'fftw', 'fftw tile=auto' or 'im2col'."""
     backend = plan.split(" -> ", 1)[1].split(" ", 1)[0]
     return backend + (" tile=auto" if plan.split(" -> ", 1)[1].startswith(backend + " tile=auto") else "")
+
+
+def ran_plan(plan):
+    """The describe() of the plan auto ran."""
+    return plan.split("): ", 1)[-1]
 
 
 def main(argv=None):
@@ -73,8 +79,7 @@ def main(argv=None):
         r["ratio_all"] = r["auto"]["best_ms"] / min(best, r["fftw_tiled"]["best_ms"])
         # The plan auto ran is one of the candidates' plans: its time as that candidate, over the same
         # base, judges the choice apart from the noise between two processes running one plan.
-        ran = r["auto"]["plan"].split("): ", 1)[-1]
-        same = [b for b in ("fftw", "fftw_tiled", "im2col") if r[b]["plan"] == ran]
+        same = [b for b in ("fftw", "fftw_tiled", "im2col") if r[b]["plan"] == ran_plan(r["auto"]["plan"])]
         r["choice_ratio"] = min(r[b]["best_ms"] for b in same) / best if same else None
         rows.append(r)
         print(f"{layer} S={s} {p:8s} fftw {r['fftw']['best_ms']:8.2f} tiled {r['fftw_tiled']['best_ms']:8.2f} "
