@@ -322,6 +322,10 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
                                            : 0.0;
     return 1e3 * (gemm + unroll) + r.fixed_ms;
   }
+  if (name == "cufft" && is_pointwise(p))  // Note [pointwise basis]: one real product, planes read and written once
+    return 1e3 * (2.0 * p.madds() / r.product_flops_per_s +
+                  4.0 * double(p.S * (p.f + p.fo)) * double(p.h * p.w) / r.bytes_per_s) +
+           r.fixed_ms;
   // Every FFT backend's basis starts at the circular extent (Note [wrapped padding]).
   const int64_t nh = model_basis(name, p.wrapped_h()), nw = model_basis(name, p.wrapped_w());
   const double freqs = double(nh) * double(nw / 2 + 1);

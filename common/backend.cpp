@@ -177,6 +177,10 @@ bool is_depthwise(const ConvProblem& p) {
          p.padding != Padding::circular;
 }
 
+bool is_pointwise(const ConvProblem& p) {
+  return problem_support(p).ok && p.is_dense() && p.kh == 1 && p.kw == 1 && p.ph == 0 && p.pw == 0;
+}
+
 void require_fp32_products(const PlanOptions& o, std::string_view backend) {
   if (o.math != ProductMath::automatic && o.math != ProductMath::fp32)
     throw Unsupported(std::string(backend) + ": math=" + std::string(to_string(o.math)) +

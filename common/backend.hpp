@@ -155,6 +155,9 @@ Support dense_problem_support(const ConvProblem& p);
 // g > 1 with g = f = fo, stride 1, no dilation, no bias, zero or mirror padding (the lowering in
 // api/lowering.hpp adds the others around it).
 bool is_depthwise(const ConvProblem& p);
+// A dense problem with a 1×1 kernel and no padding: the cufft backend computes it without
+// transforms (Note [pointwise basis], gpu/cufft/cufft_pointwise.hpp).
+bool is_pointwise(const ConvProblem& p);
 // Throws Unsupported (naming backend and option) unless p is valid and dense: for Backend::plan().
 void require_dense(const ConvProblem& p, std::string_view backend);
 // Throws Unsupported naming `math` unless o.math is automatic or fp32: for the backends whose

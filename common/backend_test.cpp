@@ -132,3 +132,16 @@ TEST_CASE("Registry::get: a backend the build leaves out says why, an unknown na
   CHECK_THROWS_WITH_AS(r.get("nosuch"), doctest::Contains("unknown name 'nosuch'"), InvalidArgument);
   CHECK(r.find("cufft") == nullptr);
 }
+
+TEST_CASE("is_depthwise and is_pointwise name the problems the FFT backends compute natively") {
+  CHECK(is_depthwise(ConvProblem::parse("S=2,f=8,fo=8,h=9,w=9,kh=3,kw=3,g=8")));
+  CHECK_FALSE(is_depthwise(ConvProblem::parse("S=2,f=8,fo=8,h=9,w=9,kh=3,kw=3,g=4")));
+  CHECK_FALSE(is_depthwise(ConvProblem::parse("S=2,f=8,fo=8,h=9,w=9,kh=3,kw=3,g=8,s=2")));
+  CHECK(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=1")));
+  CHECK(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=1,pad=mirror")));
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=1,ph=1,pw=0")));  // padded
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=3")));
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=1,s=2")));  // lowered first
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=8,fo=8,h=9,w=7,kh=1,kw=1,g=2")));
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=8,fo=4,h=9,w=7,kh=1,kw=1,bias=1")));
+}

@@ -12,6 +12,7 @@
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/cufft/cufft_depthwise.hpp"
+#include "gpu/cufft/cufft_pointwise.hpp"
 #include "gpu/cufft/cufft_tuner.hpp"
 #include "gpu/gemm/products.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -152,6 +153,7 @@ class CufftBackend final : public Backend {
     require_dense(p, "cufft");
     const CufftPins pins = read_cufft_pins(p, opts);  // before the device: a wrong option is an error anywhere
     if (Support s = available(); !s.ok) throw Unsupported("cufft: " + s.reason);
+    if (pointwise_applies(p, opts, pins)) return make_cufft_pointwise_plan(p, pass, opts);  // Note [pointwise basis]
     if (opts.tile.kind != TileSpec::Kind::none) {
       if (pins.naive) throw Unsupported("cufft: the naive variant runs untiled only (tile=" + opts.tile.to_string() + ")");
       const TilingChoice c = plan_tiling(p, pass, frequency_reduction_only(opts, "cufft"));
@@ -172,6 +174,13 @@ class CufftBackend final : public Backend {
   }
 
  private:
+  // Note [pointwise basis]: a 1×1 kernel without padding, unless a pin asks for the FFT pipeline
+  // (a basis, a fixed tile, tensor-core math or any of the pipeline's options).
+  static bool pointwise_applies(const ConvProblem& p, const PlanOptions& opts, const CufftPins& pins) {
+    return is_pointwise(p) && opts.basis_h <= 0 && opts.basis_w <= 0 && opts.tile.kind != TileSpec::Kind::fixed &&
+           (!pins.math || *pins.math == ProductMath::fp32) && !pins.gemm && !pins.layout && !pins.edges &&
+           !pins.weights && !pins.naive && pins.max_prime == kDefaultMaxPrime;
+  }
   // The autotuned plan of `pins`; `why` goes before the tuner's reasons in describe().
   static std::unique_ptr<Plan> tuned_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                           const CufftPins& pins, const std::string& why) {

@@ -645,3 +645,45 @@ TEST_CASE("DeviceArena grows only when a larger workspace is asked for") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("cufft pointwise (Note [pointwise basis]): 1x1 kernels without transforms, every pass, accGrad in chunks; pins select the pipeline") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(31);
+  for (const char* spec : {"S=3,f=5,fo=4,h=9,w=7,kh=1,kw=1", "S=1,f=7,fo=3,h=1,w=11,kh=1,kw=1",
+                           "S=6,f=33,fo=17,h=14,w=14,kh=1,kw=1,pad=mirror"})
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      CAPTURE(spec);
+      CAPTURE(to_string(pass));
+      REQUIRE(is_pointwise(p));
+      PlanOptions o;
+      for (std::size_t limit : {std::size_t(0), std::size_t(1), std::size_t(2 * p.f * p.fo * 4)}) {
+        CAPTURE(limit);
+        o.workspace_limit = limit;  // accGrad: partials of every image, none (one GEMM per image), two per chunk
+        const auto plan = backend().plan(p, pass, o);
+        const std::string d = plan->describe();
+        INFO(d);
+        CHECK(d.find("cufft pointwise") != std::string::npos);
+        CHECK(plan->fourier_basis() == std::pair<int64_t, int64_t>{1, 1});
+        CHECK(plan->workspace_bytes() <= (limit ? limit : std::size_t(256) << 20));
+        if (pass == Pass::accgrad && p.S > 1 && limit != 1) CHECK(d.find("partials in chunks of") != std::string::npos);
+        const Outcome r = run_and_compare(p, pass, *plan, rng);
+        CHECK(r.non_finite == 0);
+        CHECK(r.rel_l2 <= r.cancellation * tolerance(p, pass, DType::f32, 1).rel_l2);
+        CHECK(plan->last_products().flops == doctest::Approx(2.0 * double(p.madds())));
+      }
+    }
+  // A pinned basis, a pipeline option or tensor-core math runs the FFT pipeline; padding is not pointwise.
+  const ConvProblem p = ConvProblem::parse("S=2,f=4,fo=3,h=8,w=8,kh=1,kw=1");
+  PlanOptions pinned;
+  pinned.basis_h = pinned.basis_w = 8;
+  CHECK(backend().plan(p, Pass::fprop, pinned)->describe().find("pointwise") == std::string::npos);
+  PlanOptions gemm;
+  gemm.extra["gemm"] = "strided";
+  CHECK(backend().plan(p, Pass::fprop, gemm)->describe().find("pointwise") == std::string::npos);
+  PlanOptions tc;
+  tc.math = ProductMath::tf32x3;
+  CHECK(backend().plan(p, Pass::fprop, tc)->describe().find("pointwise") == std::string::npos);
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=4,fo=3,h=8,w=8,kh=1,kw=1,ph=1,pw=1")));
+  CHECK_FALSE(is_pointwise(ConvProblem::parse("S=2,f=4,fo=4,h=8,w=8,kh=1,kw=1,g=2")));
+}
