@@ -54,7 +54,7 @@ json header_json(const GridBenchOptions& o, bool device, int64_t configurations)
 
 // The records of a grid file by key (a later line replaces an earlier one), its other lines apart.
 struct GridFile {
-  std::vector<std::string> others;             // header and end lines, in file order
+  std::vector<std::string> others;             // header and end lines, in file order, each once
   std::map<std::string, std::string> records;  // key -> line
   int64_t replaced = 0;
 };
@@ -70,8 +70,9 @@ void read_grid_file(const std::string& path, const std::string& what, GridFile& 
       throw InvalidArgument(what + ": line " + std::to_string(i + 1) + " of '" + path + "' is not JSON (" + e.what() + ")");
     }
     const std::string key = grid_record_key(j);
-    if (key.empty()) {
-      into.others.push_back(lines[i]);
+    if (key.empty()) {  // a run's header or end line; the same run read twice (a re-merge) keeps one copy
+      if (std::find(into.others.begin(), into.others.end(), lines[i]) == into.others.end())
+        into.others.push_back(lines[i]);
       continue;
     }
     into.replaced += into.records.count(key) ? 1 : 0;

@@ -151,6 +151,9 @@ TEST_CASE("shards split the configurations and merge joins them in set order, gz
   CHECK(twice.records == 12);
   CHECK(twice.replaced == 12);
   CHECK(twice.complete == 2);
+  CHECK(twice.headers == 1);  // one run read twice: its header and end line once
+  CHECK(read(merged).headers.size() == 1);
+  CHECK(read(merged).ends.size() == 1);
   std::filesystem::remove_all(dir);
 }
 
