@@ -91,10 +91,12 @@ stage_sanitize() {
 }
 
 stage_validate() {
-  log "validate smoke at full speed, then a paper-grid sample"
+  log "validate smoke, torch-parity and random at full speed, then a paper-grid sample"
   local rc=0
   $FC validate --set smoke --backends auto,cufft,fbfft --out "$OUT/smoke.jsonl" --no-progress | tail -12 | tee -a "$summary" || rc=1
   $FC validate --set torch-parity --backends auto,cufft,fbfft --out "$OUT/torch-parity.jsonl" --no-progress | tail -12 |
+    tee -a "$summary" || rc=1
+  $FC validate --set random --backends auto,cufft,fbfft --out "$OUT/random.jsonl" --no-progress | tail -12 |
     tee -a "$summary" || rc=1
   $FC validate --set paper-grid --sample "${GRID_SAMPLE:-200}" --seed 7 --backends cufft,fbfft --check gpu64 \
     --out "$OUT/grid-sample.jsonl" --no-progress | tail -12 | tee -a "$summary" || rc=1

@@ -17,6 +17,9 @@ $FC validate --set smoke --backends fftw,im2col,direct --out build/validation-re
 $FC validate --set smoke --backends fftw --tile auto --out build/validation-results/smoke-tiled.jsonl
 echo "== validation: torch-parity (stride, dilation, groups, bias, circular padding), every CPU backend"
 $FC validate --set torch-parity --backends fftw,im2col,direct --no-progress --out build/validation-results/torch-parity.jsonl
+echo "== validation: the random set (strides, dilations, groups, paddings drawn), every CPU backend, untiled and tiled"
+$FC validate --set random --backends fftw,im2col,direct --no-progress --out build/validation-results/random.jsonl
+$FC validate --set random --backends fftw --tile auto --no-progress --out build/validation-results/random-tiled.jsonl
 echo "== validation: seeded sample of paper-grid, capped in size"
 $FC validate --set paper-grid --sample 150 --seed 1 --max-elements 200000 --backends fftw,im2col \
   --out build/validation-results/paper-grid-sample.jsonl
