@@ -195,14 +195,15 @@ class LoweredBackend final : public Backend {
 template <class T>
 void host_step(LoweringStep step, const LoweringMap& m, const T* src, const T* bias, T* dst) {
   const int64_t n = step_elems(m, step);
+  const LoweringDivisors<PlainDiv> d = plain_divisors(m);
 #pragma omp parallel for schedule(static) if (n > (1 << 14))
   for (int64_t e = 0; e < n; ++e) {
     switch (step) {
-      case LoweringStep::input: dst[e] = lowered_input(m, src, e); break;
+      case LoweringStep::input: dst[e] = lowered_input(m, d, src, e); break;
       case LoweringStep::weight: dst[e] = lowered_weight(m, src, e); break;
       case LoweringStep::output: dst[e] = lowered_output(m, src, bias, e); break;
       case LoweringStep::grad_output: dst[e] = lowered_grad_output(m, src, e); break;
-      case LoweringStep::input_grad: dst[e] = lowered_input_grad(m, src, e); break;
+      case LoweringStep::input_grad: dst[e] = lowered_input_grad(m, d, src, e); break;
       case LoweringStep::weight_grad: dst[e] = lowered_weight_grad(m, src, e); break;
     }
   }

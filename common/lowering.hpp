@@ -84,14 +84,41 @@ enum class LoweringStep {
 // Elements the step writes.
 int64_t step_elems(const LoweringMap& m, LoweringStep step);
 
+// The flat destination index of the input and input_grad maps split into its coordinates by
+// runtime sizes. Div is PlainDiv (int64 division: the host loops) or the device kernels' 32-bit
+// multiply-high division (IndexDiv, gpu/runtime/fast_div.hpp; the GPU has no 64-bit integer divide
+// and runs it as a software routine); split() takes the last digit off a mixed-radix index.
+struct PlainDiv {
+  int64_t d = 1;
+  constexpr int64_t div(int64_t x) const { return x / d; }
+};
+template <class Div>
+constexpr int64_t split(int64_t& x, const Div& by) {
+  const int64_t q = by.div(x), r = x - q * by.d;
+  x = q;
+  return r;
+}
+template <class Div>
+struct LoweringDivisors {
+  Div in_w, in_h, phases_w, phases_h, f_run, S;  // x' as [runs][S][f_run][phases_h][phases_w][I.h][I.w]
+  Div w, h, f, step_h, step_w;                  // P's input as [S][f][h][w], f as [runs][f_run]
+};
+template <class Div, class Make>
+constexpr LoweringDivisors<Div> lowering_divisors(const LoweringMap& m, Make make) {
+  return {make(m.inner.w), make(m.inner.h), make(m.phases_w), make(m.phases_h), make(m.f_run), make(m.outer.S),
+          make(m.outer.w), make(m.outer.h), make(m.outer.f), make(m.step_h), make(m.step_w)};
+}
+inline LoweringDivisors<PlainDiv> plain_divisors(const LoweringMap& m) {
+  return lowering_divisors<PlainDiv>(m, [](int64_t d) { return PlainDiv{d}; });
+}
+
 // One element of each map. T is float or double; e indexes the destination.
-template <class T>
-constexpr T lowered_input(const LoweringMap& m, const T* x, int64_t e) {
-  const ConvProblem& I = m.inner;
+template <class T, class Div>
+constexpr T lowered_input(const LoweringMap& m, const LoweringDivisors<Div>& d, const T* x, int64_t e) {
   const ConvProblem& P = m.outer;
-  const int64_t j = e % I.w, i = (e / I.w) % I.h, ci = (e / (I.w * I.h)) % I.f;
-  const int64_t s = (e / (I.w * I.h * I.f)) % P.S, run = e / (I.w * I.h * I.f * P.S);
-  const int64_t b = ci % m.phases_w, a = (ci / m.phases_w) % m.phases_h, c = run * m.f_run + ci / (m.phases_w * m.phases_h);
+  const int64_t j = split(e, d.in_w), i = split(e, d.in_h), b = split(e, d.phases_w), a = split(e, d.phases_h);
+  const int64_t cl = split(e, d.f_run), s = split(e, d.S), run = e;
+  const int64_t c = run * m.f_run + cl;
   int64_t r = i * m.step_h + a, col = j * m.step_w + b;
   if (m.explicit_pad) {
     if (r >= m.hp || col >= m.wp) return T(0);
@@ -100,6 +127,10 @@ constexpr T lowered_input(const LoweringMap& m, const T* x, int64_t e) {
     if (r < 0 || col < 0) return T(0);
   }
   return x[((s * P.f + c) * P.h + r) * P.w + col];
+}
+template <class T>
+constexpr T lowered_input(const LoweringMap& m, const T* x, int64_t e) {
+  return lowered_input(m, plain_divisors(m), x, e);
 }
 
 template <class T>
@@ -137,12 +168,13 @@ constexpr T lowered_grad_output(const LoweringMap& m, const T* g, int64_t e) {
 }
 
 // The adjoint of lowered_input: gradInput element e sums the elements of I's gradInput that read it.
-template <class T>
-constexpr T lowered_input_grad(const LoweringMap& m, const T* gx, int64_t e) {
+template <class T, class Div>
+constexpr T lowered_input_grad(const LoweringMap& m, const LoweringDivisors<Div>& d, const T* gx, int64_t e) {
   const ConvProblem& I = m.inner;
   const ConvProblem& P = m.outer;
-  const int64_t col = e % P.w, r = (e / P.w) % P.h, c = (e / (P.w * P.h)) % P.f, s = e / (P.w * P.h * P.f);
-  const int64_t run = c / m.f_run, cl = c % m.f_run;
+  const int64_t col = split(e, d.w), r = split(e, d.h), c = split(e, d.f), s = e;
+  int64_t run = c;
+  const int64_t cl = split(run, d.f_run);
   const T* base = gx + (run * P.S + s) * I.f * I.h * I.w;
   if (!m.explicit_pad) return base[(cl * I.h + r) * I.w + col];
   int64_t rows[3] = {0, 0, 0}, cols[3] = {0, 0, 0};
@@ -150,15 +182,21 @@ constexpr T lowered_input_grad(const LoweringMap& m, const T* gx, int64_t e) {
   const int nc = padded_positions(col, P.w, P.pw, P.padding, cols);
   T acc = T(0);
   for (int y = 0; y < nr; ++y) {
-    const int64_t a = rows[y] % m.step_h, i = rows[y] / m.step_h;
+    int64_t i = rows[y];
+    const int64_t a = split(i, d.step_h);
     if (a >= m.phases_h || i >= I.h) continue;
     for (int x = 0; x < nc; ++x) {
-      const int64_t b = cols[x] % m.step_w, j = cols[x] / m.step_w;
+      int64_t j = cols[x];
+      const int64_t b = split(j, d.step_w);
       if (b >= m.phases_w || j >= I.w) continue;
       acc += base[(((cl * m.phases_h + a) * m.phases_w + b) * I.h + i) * I.w + j];
     }
   }
   return acc;
+}
+template <class T>
+constexpr T lowered_input_grad(const LoweringMap& m, const T* gx, int64_t e) {
+  return lowered_input_grad(m, plain_divisors(m), gx, e);
 }
 
 // The adjoint of lowered_weight restricted to the taps: gradWeight element e reads its tap of I's.

@@ -8,6 +8,7 @@
 #include "common/errors.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
+#include "gpu/runtime/fast_div.hpp"
 
 namespace fftconv {
 
@@ -15,23 +16,35 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <LoweringStep Step>
-__global__ void lowering_map(LoweringMap m, const float* src, const float* bias, float* dst, int64_t n) {
+template <LoweringStep Step, class Div>
+__global__ void lowering_map(LoweringMap m, LoweringDivisors<Div> d, const float* src, const float* bias, float* dst,
+                             int64_t n) {
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
-    if constexpr (Step == LoweringStep::input) dst[e] = lowered_input(m, src, e);
+    if constexpr (Step == LoweringStep::input) dst[e] = lowered_input(m, d, src, e);
     else if constexpr (Step == LoweringStep::weight) dst[e] = lowered_weight(m, src, e);
     else if constexpr (Step == LoweringStep::output) dst[e] = lowered_output(m, src, bias, e);
     else if constexpr (Step == LoweringStep::grad_output) dst[e] = lowered_grad_output(m, src, e);
-    else if constexpr (Step == LoweringStep::input_grad) dst[e] = lowered_input_grad(m, src, e);
+    else if constexpr (Step == LoweringStep::input_grad) dst[e] = lowered_input_grad(m, d, src, e);
     else dst[e] = lowered_weight_grad(m, src, e);
   }
 }
 
+// input and input_grad, the maps over whole activations, divide by multiply-high (IndexDiv) below 2^32
+// elements instead of by the GPU's software 64-bit division.
 template <LoweringStep Step>
 void launch(const LoweringMap& m, const float* src, const float* bias, float* dst, cudaStream_t st) {
   const int64_t n = step_elems(m, Step);
   if (n == 0) return;
-  lowering_map<Step><<<grid_stride_blocks(n, kThreads), kThreads, 0, st>>>(m, src, bias, dst, n);
+  const unsigned blocks = grid_stride_blocks(n, kThreads);
+  if constexpr (Step == LoweringStep::input || Step == LoweringStep::input_grad) {
+    if (n <= int64_t(UINT32_MAX)) {
+      const auto d = lowering_divisors<IndexDiv>(m, IndexDiv::make);
+      lowering_map<Step><<<blocks, kThreads, 0, st>>>(m, d, src, bias, dst, n);
+      FFTCONV_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  lowering_map<Step><<<blocks, kThreads, 0, st>>>(m, plain_divisors(m), src, bias, dst, n);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
