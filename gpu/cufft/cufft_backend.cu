@@ -10,6 +10,7 @@
 #include "gpu/backends.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
 #include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/cufft/cufft_depthwise.hpp"
 #include "gpu/cufft/cufft_pointwise.hpp"
@@ -32,7 +33,6 @@ class CufftPlan final : public Plan {
     if (tiled_) tiles_ = choice.pipeline->tiles();
     units_ = choice.pipeline->units();
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
-    FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     workspace_bytes_ = choice.pipeline->workspace_bytes();
     config_ = choice.pipeline->config();
     summary_ = choice.pipeline->workspace_summary();
@@ -43,13 +43,6 @@ class CufftPlan final : public Plan {
       arena_.reserve(workspace_bytes_);
     }
   }
-  ~CufftPlan() override {
-    if (done_) {
-      cudaEventSynchronize(done_);  // the arena must outlive the work queued on it
-      cudaEventDestroy(done_);
-    }
-  }
-
   std::size_t workspace_bytes() const override { return workspace_bytes_; }
   std::string tile_json() const override { return tiled_ ? tiles_.json(config_.chunk) : "null"; }
 
@@ -64,7 +57,7 @@ class CufftPlan final : public Plan {
                         (naive_ ? "the naive pipeline makes its buffers and cuFFT plans in every execute()"
                                 : "--breakdown synchronizes on its step events") + ")");
     // A previous execute() may still be running on another stream with the same workspace.
-    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    fence_.enter(stream, capturing);
     timer_.reset();
     StepTimer* timer = opts_.breakdown ? &timer_ : nullptr;
     if (naive_) {
@@ -76,7 +69,7 @@ class CufftPlan final : public Plan {
     } else {
       pipeline_->run(a, stream, arena_.base(), timer);
     }
-    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    fence_.leave(stream, capturing);
     last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
   }
 
@@ -116,7 +109,7 @@ class CufftPlan final : public Plan {
   int device_ = 0;
   std::unique_ptr<CufftPipeline> pipeline_;
   DeviceArena arena_;
-  cudaEvent_t done_ = nullptr;
+  WorkspaceFence fence_;  // after arena_: destroyed first, it waits for the work queued on the arena
   mutable std::mutex mutex_;
   mutable StepTimer timer_;
   mutable StepTimes last_breakdown_;

@@ -16,6 +16,7 @@
 #include "gpu/gemm/products.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
 #include "gpu/runtime/device_arena.hpp"
 
 namespace fftconv {
@@ -83,7 +84,10 @@ class PointwisePlan final : public Plan {
   void execute(const Args& a) const override {
     require_cuda_args(a, pass_, "cufft", device_);
     std::lock_guard<std::mutex> lock(mutex_);
-    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, static_cast<cudaStream_t>(a.stream)));
+    const auto stream = static_cast<cudaStream_t>(a.stream);
+    const bool capturing = stream_capturing(stream);
+    fence_.enter(stream, capturing);  // a previous execute() may still use the partials on another stream
+    FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, stream));
     const ConvProblem& p = p_;
     const int S = int(p.S), f = int(p.f), fo = int(p.fo), hw = hw_;
     const long long x_img = (long long)f * hw, g_img = (long long)fo * hw;
@@ -97,17 +101,17 @@ class PointwisePlan final : public Plan {
       case Pass::fprop:  // Y[s] (hw×fo) = X[s] (hw×f) · W (f×fo)
         FFTCONV_CUBLAS_CHECK(cublasSgemmStridedBatched(handle_, CUBLAS_OP_N, CUBLAS_OP_N, hw, fo, f, &one, x, hw, x_img,
                                                        w, f, 0, &zero, r, hw, g_img, S));
-        return;
+        break;
       case Pass::bprop:  // gX[s] (hw×f) = G[s] (hw×fo) · Wᵀ (fo×f)
         FFTCONV_CUBLAS_CHECK(cublasSgemmStridedBatched(handle_, CUBLAS_OP_N, CUBLAS_OP_T, hw, f, fo, &one, g, hw, g_img,
                                                        w, f, 0, &zero, r, hw, x_img, S));
-        return;
+        break;
       case Pass::accgrad: {  // gW (f×fo column-major = fo×f row-major) = Σ_s X[s]ᵀ (f×hw) · G[s] (hw×fo)
         if (chunk_ <= 1) {
           for (int s = 0; s < S; ++s)
             FFTCONV_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_T, CUBLAS_OP_N, f, fo, hw, &one, x + s * x_img, hw,
                                              g + s * g_img, hw, s == 0 ? &zero : &one, r, f));
-          return;
+          break;
         }
         auto* partial = reinterpret_cast<float*>(arena_.base());
         const long long wsz = (long long)f * fo;
@@ -119,9 +123,10 @@ class PointwisePlan final : public Plan {
           FFTCONV_CUBLAS_CHECK(cublasSgemv(handle_, CUBLAS_OP_N, int(wsz), sc, &one, partial, int(wsz),
                                            ones_.as<float>(), 1, s0 == 0 ? &zero : &one, r, 1));
         }
-        return;
+        break;
       }
     }
+    fence_.leave(stream, capturing);
   }
 
  private:
@@ -134,6 +139,7 @@ class PointwisePlan final : public Plan {
   DeviceBuffer ones_;
   cublasHandle_t handle_ = nullptr;
   mutable DeviceArena arena_;
+  WorkspaceFence fence_;  // after arena_: destroyed first, it waits for the work queued on the arena
   mutable std::mutex mutex_;
 };
 

@@ -121,17 +121,11 @@ class FbfftConvPlan final : public Plan {
     choose_chunk(max_chunk);
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
     FFTCONV_CUBLAS_CHECK(cublasCreate(&handle_));
-    const cudaError_t e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming);
-    if (e != cudaSuccess) {
-      cublasDestroy(handle_);
-      FFTCONV_CUDA_CHECK(e);
-    }
     // Note [forked transforms]: pinned by extra["fork"], else timed (autotune) or accGrad only.
     if (options_.fork == Fork::on || (options_.fork == Fork::automatic && (opts_.autotune || pass_ == Pass::accgrad))) {
       try {
         fork_ = std::make_unique<StreamFork>();
       } catch (...) {
-        cudaEventDestroy(done_);
         cublasDestroy(handle_);
         throw;
       }
@@ -151,10 +145,6 @@ class FbfftConvPlan final : public Plan {
   }
 
   ~FbfftConvPlan() override {
-    if (done_) {
-      cudaEventSynchronize(done_);  // the arena must outlive the work queued on it
-      cudaEventDestroy(done_);
-    }
     if (handle_) cublasDestroy(handle_);
   }
 
@@ -308,11 +298,11 @@ class FbfftConvPlan final : public Plan {
       if (capturing)
         throw Unsupported("fbfft: the workspace (" + std::to_string(workspace_) +
                           " bytes) is not allocated yet; run execute() once before capturing it in a CUDA graph");
-      FFTCONV_CUDA_CHECK(cudaEventSynchronize(done_));  // nothing may still use the old allocation
+      fence_.wait();  // nothing may still use the old allocation
       arena_.reserve(workspace_);
     }
     // A previous execute() may still be running on another stream with the same workspace.
-    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, done_, 0));
+    fence_.enter(stream, capturing);
     FFTCONV_CUBLAS_CHECK(cublasSetStream(handle_, stream));
     Buffers b = carve(arena_.base());
     prepared_ = prepared;
@@ -333,7 +323,7 @@ class FbfftConvPlan final : public Plan {
     }
     timing_ = nullptr;
     prepared_ = nullptr;
-    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, stream));
+    fence_.leave(stream, capturing);
     last_breakdown_ = opts_.breakdown ? timer_.collect() : StepTimes{};
   }
 
@@ -1012,12 +1002,12 @@ class FbfftConvPlan final : public Plan {
   std::size_t workspace_ = 0;
   int device_ = 0;
   cublasHandle_t handle_ = nullptr;
-  cudaEvent_t done_ = nullptr;
   mutable StepTimer timer_;             // the breakdown's events
   mutable StepTimer* timing_ = nullptr;  // &timer_ inside an execute() with a breakdown (mutex_ held)
   mutable StepTimes last_breakdown_;
   std::unique_ptr<StreamFork> fork_;  // the second stream, where the plan forks (Note [forked transforms])
   mutable DeviceArena arena_;
+  WorkspaceFence fence_;  // after arena_: destroyed first, it waits for the work queued on the arena
   mutable std::mutex mutex_;
 };
 

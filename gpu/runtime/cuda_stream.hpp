@@ -1,6 +1,7 @@
 // CudaStream: a non-blocking CUDA stream owned for a scope (the autotuners' and benchmarks' own
 // streams). Destroying it does not wait for its work: the owner synchronizes first where it must.
 // CudaEvent: an owned event without timing, for ordering work across streams; movable.
+// WorkspaceFence: the end of the last execution queued on a plan's workspace.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -49,6 +50,31 @@ class CudaEvent {
 
  private:
   cudaEvent_t e_ = nullptr;
+};
+
+// An execution on any stream enters the fence before it touches the workspace (its stream waits
+// for the previous execution's work) and leaves it after its last work is queued. Under stream
+// capture (stream_capturing()) both do nothing: the graph orders its own nodes. The destructor waits
+// for the last execution, so a workspace declared before the fence outlives the work queued on it.
+class WorkspaceFence {
+ public:
+  WorkspaceFence() : e_(CudaEvent::create()) {}
+  ~WorkspaceFence() {
+    if (e_) cudaEventSynchronize(e_.get());
+  }
+  WorkspaceFence(const WorkspaceFence&) = delete;
+  WorkspaceFence& operator=(const WorkspaceFence&) = delete;
+  void enter(cudaStream_t stream, bool capturing) const {
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, e_.get(), 0));
+  }
+  void leave(cudaStream_t stream, bool capturing) const {
+    if (!capturing) FFTCONV_CUDA_CHECK(cudaEventRecord(e_.get(), stream));
+  }
+  // Blocks the host until the last execution is done (before the workspace is reallocated).
+  void wait() const { FFTCONV_CUDA_CHECK(cudaEventSynchronize(e_.get())); }
+
+ private:
+  CudaEvent e_;
 };
 
 }  // namespace fftconv

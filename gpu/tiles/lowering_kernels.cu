@@ -7,6 +7,7 @@
 
 #include "common/errors.hpp"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
 #include "gpu/runtime/device_arena.hpp"
 #include "gpu/runtime/fast_div.hpp"
 
@@ -66,13 +67,7 @@ __global__ void grad_bias_kernel(const float* g, int64_t S, int64_t fo, int64_t 
 
 class DeviceMover final : public LoweringMover {
  public:
-  DeviceMover() { FFTCONV_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)); }
-  ~DeviceMover() override {
-    if (done_) {
-      cudaEventSynchronize(done_);  // the arenas must outlive the work queued on them
-      cudaEventDestroy(done_);
-    }
-  }
+  DeviceMover() = default;
   DeviceMover(const DeviceMover&) = delete;
   DeviceMover& operator=(const DeviceMover&) = delete;
 
@@ -83,10 +78,10 @@ class DeviceMover final : public LoweringMover {
   }
   void begin(void* stream) override {
     capturing_ = stream_capturing(static_cast<cudaStream_t>(stream));
-    if (!capturing_) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), done_, 0));
+    fence_.enter(static_cast<cudaStream_t>(stream), capturing_);
   }
   void end(void* stream) override {
-    if (!capturing_) FFTCONV_CUDA_CHECK(cudaEventRecord(done_, static_cast<cudaStream_t>(stream)));
+    fence_.leave(static_cast<cudaStream_t>(stream), capturing_);
   }
   void step(LoweringStep s, const LoweringMap& m, const void* src, const void* bias, void* dst, DType d,
             void* stream) override {
@@ -101,7 +96,7 @@ class DeviceMover final : public LoweringMover {
 
  private:
   std::array<DeviceArena, 6> arenas_;
-  cudaEvent_t done_ = nullptr;
+  WorkspaceFence fence_;  // after arenas_: destroyed first, it waits for the work queued on them
   bool capturing_ = false;
 };
 
