@@ -4,9 +4,8 @@
 
 #include <cuda_runtime.h>
 
-#include <utility>
-
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/cuda_stream.hpp"
 
 namespace fftconv {
 
@@ -32,44 +31,31 @@ namespace fftconv {
 class StreamFork {
  public:
   // On the current device. Throws CudaError.
-  StreamFork() {
-    FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
-    if (const cudaError_t e = cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming); e != cudaSuccess) {
-      release();
-      FFTCONV_CUDA_CHECK(e);
-    }
-    if (const cudaError_t e = cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming); e != cudaSuccess) {
-      release();
-      FFTCONV_CUDA_CHECK(e);
+  StreamFork() { FFTCONV_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking)); }
+  ~StreamFork() {
+    if (side_) {
+      cudaStreamSynchronize(side_);
+      cudaStreamDestroy(side_);
     }
   }
-  ~StreamFork() { release(); }
   StreamFork(const StreamFork&) = delete;
   StreamFork& operator=(const StreamFork&) = delete;
 
   // The side stream, ordered after everything queued on `main` so far.
   cudaStream_t fork(cudaStream_t main) const {
-    FFTCONV_CUDA_CHECK(cudaEventRecord(forked_, main));
-    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_, 0));
+    FFTCONV_CUDA_CHECK(cudaEventRecord(forked_.get(), main));
+    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(side_, forked_.get(), 0));
     return side_;
   }
   // `main` waits for everything queued on the side stream so far.
   void join(cudaStream_t main) const {
-    FFTCONV_CUDA_CHECK(cudaEventRecord(joined_, side_));
-    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(main, joined_, 0));
+    FFTCONV_CUDA_CHECK(cudaEventRecord(joined_.get(), side_));
+    FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(main, joined_.get(), 0));
   }
 
  private:
-  void release() noexcept {
-    if (joined_) cudaEventDestroy(std::exchange(joined_, nullptr));
-    if (forked_) cudaEventDestroy(std::exchange(forked_, nullptr));
-    if (side_) {
-      cudaStreamSynchronize(side_);
-      cudaStreamDestroy(std::exchange(side_, nullptr));
-    }
-  }
+  CudaEvent forked_ = CudaEvent::create(), joined_ = CudaEvent::create();
   cudaStream_t side_ = nullptr;
-  cudaEvent_t forked_ = nullptr, joined_ = nullptr;
 };
 
 }  // namespace fftconv
