@@ -17,6 +17,7 @@
 #include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "common/padding.hpp"
+#include "common/spare_slot.hpp"
 #include "ref/fftw_engine.hpp"
 #include "ref/parallel.hpp"
 
@@ -208,21 +209,9 @@ void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x
 // host whose speed drifts; repeated inference gains more (2.4–5×). The spectra depend only on the
 // basis, the weight shape and the element type, which their key() names.
 // The memory of the last prepared spectra a plan made, once they are released: a training step
-// prepares spectra of the same size every step, and reusing the memory saves mapping and clearing
-// it again (132 MB at L5).
+// prepares spectra of the same size every step (132 MB at L5).
 template <class T>
-struct SpectraPool {
-  std::mutex mutex;
-  LargeBuffer<std::complex<T>> spare;
-  LargeBuffer<std::complex<T>> take() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return std::move(spare);
-  }
-  void give(LargeBuffer<std::complex<T>>&& b) {
-    std::lock_guard<std::mutex> lock(mutex);
-    spare = std::move(b);
-  }
-};
+using SpectraPool = SpareSlot<LargeBuffer<std::complex<T>>>;
 
 template <class T>
 struct FftwWeightSpectra final : PreparedWeights {

@@ -16,6 +16,7 @@
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "common/spare_slot.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -215,7 +216,9 @@ class FbfftConvPlan final : public Plan {
     auto out = std::make_shared<FbfftWeights>();
     out->key_ = weights_key();
     out->spare = spare_;
-    spare_->take(out->spectra, out->read, st);  // Note [prepared spectra memory on the device]
+    SpareSpectra reuse = spare_->take();  // Note [prepared spectra memory on the device]
+    if (reuse.read) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(st, reuse.read.get(), 0));
+    out->spectra = std::move(reuse.buffer), out->read = std::move(reuse.read);
     if (out->spectra.bytes() != sizes_[kSpecW]) out->spectra.allocate(sizes_[kSpecW]);
     std::lock_guard<std::mutex> lock(mutex_);
     timing_ = nullptr;
@@ -245,30 +248,20 @@ class FbfftConvPlan final : public Plan {
   // chained through the event (each waits for the previous one before recording it). A CUDA graph
   // that captured execute_with() holds the address, not the object: it reads whatever the memory
   // holds when it replays, so the weights must live as long as the graph.
-  struct SpectraSpare {
-    std::mutex mutex;
+  struct SpareSpectra {
     DeviceBuffer buffer;
-    CudaEvent read;
-    // The spare memory into `b` and its event into `ev`, `stream` made to wait for the event.
-    void take(DeviceBuffer& b, CudaEvent& ev, cudaStream_t stream) {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (read) FFTCONV_CUDA_CHECK(cudaStreamWaitEvent(stream, read.get(), 0));
-      b = std::move(buffer), ev = std::move(read);
-    }
-    void give(DeviceBuffer& b, CudaEvent& ev) noexcept {
-      std::lock_guard<std::mutex> lock(mutex);
-      buffer = std::move(b), read = std::move(ev);
-    }
+    CudaEvent read;  // after the last reader of the buffer: a new owner's stream waits for it
   };
+  using SpectraSlot = SpareSlot<SpareSpectra>;
   // Weight spectra made by prepare_weights(): [freq][fo*f] in the plan's basis.
   struct FbfftWeights final : PreparedWeights {
     ~FbfftWeights() override {
-      if (spare) spare->give(spectra, read);
+      if (spare) spare->give({std::move(spectra), std::move(read)});
     }
     std::string key_;
     DeviceBuffer spectra;
     mutable CudaEvent read;  // after the last execute_with() that read the spectra
-    std::shared_ptr<SpectraSpare> spare;
+    std::shared_ptr<SpectraSlot> spare;
     std::string key() const override { return key_; }
     std::size_t bytes() const override { return spectra.bytes(); }
     mutable std::mutex mutex;  // note_read() from plans on several threads
@@ -992,7 +985,7 @@ class FbfftConvPlan final : public Plan {
   std::string math_note_;
   mutable double product_flops_ = 0;    // of the last execute()
   mutable const float2* prepared_ = nullptr;  // inside execute_with(): the prepared weight spectra
-  std::shared_ptr<SpectraSpare> spare_ = std::make_shared<SpectraSpare>();  // prepare_weights()' memory
+  std::shared_ptr<SpectraSlot> spare_ = std::make_shared<SpectraSlot>();  // prepare_weights()' memory
   int64_t freqs_ = 0;
   bool tiled_ = false;
   TilePlan tile_plan_;
