@@ -128,10 +128,6 @@ constexpr T lowered_input(const LoweringMap& m, const LoweringDivisors<Div>& d, 
   }
   return x[((s * P.f + c) * P.h + r) * P.w + col];
 }
-template <class T>
-constexpr T lowered_input(const LoweringMap& m, const T* x, int64_t e) {
-  return lowered_input(m, plain_divisors(m), x, e);
-}
 
 template <class T>
 constexpr T lowered_weight(const LoweringMap& m, const T* w, int64_t e) {
@@ -193,10 +189,6 @@ constexpr T lowered_input_grad(const LoweringMap& m, const LoweringDivisors<Div>
     }
   }
   return acc;
-}
-template <class T>
-constexpr T lowered_input_grad(const LoweringMap& m, const T* gx, int64_t e) {
-  return lowered_input_grad(m, plain_divisors(m), gx, e);
 }
 
 // The adjoint of lowered_weight restricted to the taps: gradWeight element e reads its tap of I's.

@@ -10,8 +10,6 @@
 
 namespace fftconv::cufft_cb {
 
-using fftconv::FastDiv;  // gpu/runtime/fast_div.hpp
-
 // The parameter block of one cuFFT plan's callbacks (device memory owned by the pipeline; cuFFT
 // passes its address as callerInfo). Offsets that cuFFT hands over are element offsets into the
 // plan's logical arrays: real planes [plane][nh][ld] (the in-place R2C layout, ld = 2(nw/2+1)) and

@@ -11,7 +11,6 @@
 #include "gpu/cufft/cufft_callbacks.hpp"
 
 using namespace fftconv;
-using cufft_cb::FastDiv;
 
 TEST_CASE("FastDiv divides every 32-bit numerator exactly") {
   std::mt19937 rng(std::random_device{}());

@@ -166,8 +166,8 @@ class DepthwisePlan final : public Plan {
         return gpu_kernels::padded_load_params(o.data, o.h, o.w, o.ph, o.pw, o.mirror, layout_);
       };
       cufft_cb::Params pa = load(src_a);
-      pa.kernel = B, pa.channels = cufft_cb::FastDiv::make(uint32_t(p.f));
-      pa.freq = cufft_cb::FastDiv::make(uint32_t(F_)), pa.conj_kernel = pass_ == Pass::fprop;
+      pa.kernel = B, pa.channels = FastDiv::make(uint32_t(p.f));
+      pa.freq = FastDiv::make(uint32_t(F_)), pa.conj_kernel = pass_ == Pass::fprop;
       const cufft_cb::Params pr = gpu_kernels::clipped_store_params(static_cast<float*>(a.result), clip, clip.scale, layout_);
       gpu_kernels::write_callback_params(fwd_a_.params(), pa, fwd_b_.params(), load(src_b), inv_.params(), pr, st);
     }

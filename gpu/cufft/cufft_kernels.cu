@@ -151,15 +151,15 @@ cufft_cb::Params padded_load_params(const float* src, int64_t h, int64_t w, int6
                                     const FftLayout& layout) {
   cufft_cb::Params q;
   q.src = src, q.h = int32_t(h), q.w = int32_t(w), q.ph = int32_t(ph), q.pw = int32_t(pw), q.mirror = mirror ? 1 : 0;
-  q.plane = cufft_cb::FastDiv::make(uint32_t(layout.plane_floats()));
-  q.row = cufft_cb::FastDiv::make(uint32_t(layout.ld));
+  q.plane = FastDiv::make(uint32_t(layout.plane_floats()));
+  q.row = FastDiv::make(uint32_t(layout.ld));
   return q;
 }
 
 cufft_cb::Params clipped_store_params(float* dst, const ClipSpec& clip, float scale, const FftLayout& layout) {
   cufft_cb::Params c;
-  c.plane = cufft_cb::FastDiv::make(uint32_t(layout.plane_floats()));
-  c.row = cufft_cb::FastDiv::make(uint32_t(layout.ld));
+  c.plane = FastDiv::make(uint32_t(layout.plane_floats()));
+  c.row = FastDiv::make(uint32_t(layout.ld));
   c.dst = dst, c.scale = scale;
   c.out_h = int32_t(clip.out_h), c.out_w = int32_t(clip.out_w), c.off_h = int32_t(clip.off_h), c.off_w = int32_t(clip.off_w);
   return c;

@@ -402,7 +402,7 @@ void CufftPipeline::write_callback_params(const Args& args, int64_t s0, int64_t 
                                                          inverse_scale(), layout);
   c.spectra = static_cast<float*>(spectra_c);
   c.planes = uint32_t(r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample);
-  c.freq = cufft_cb::FastDiv::make(uint32_t(freqs_));
+  c.freq = FastDiv::make(uint32_t(freqs_));
   cufft_cb::Params* da = params_block(planes_of(r.a, sc), kOperandA);
   cufft_cb::Params* db = params_block(planes_of(r.b, sc), kOperandB);
   cufft_cb::Params* dc = params_block(c.planes, kResult);
