@@ -43,7 +43,10 @@ stage_tests() {
   $B/bench/bench_test -ts=gpu 2>&1 | tee "$OUT/bench_test.log" | tail -3 || echo "bench_test: FAILED" | tee -a "$summary"
   $B/bench/bench_driver_test -ts=gpu 2>&1 | tee "$OUT/bench_driver_test.log" | tail -3 ||
     echo "bench_driver_test: FAILED" | tee -a "$summary"
-  ctest --test-dir $B -E install_consumer -j 8 --output-on-failure 2>&1 | tail -4 | tee -a "$summary"
+  local rc=0
+  ctest --test-dir $B -E install_consumer -j 8 --output-on-failure >"$OUT/ctest.log" 2>&1 || rc=$?
+  grep -E "tests passed|tests failed|\(Failed\)" "$OUT/ctest.log" | sed 's/^/ctest: /' | tee -a "$summary" || true
+  [ $rc = 0 ] || echo "ctest: FAILED (exit $rc, see $OUT/ctest.log)" | tee -a "$summary"
 }
 
 # sanitize NAME LOG LIMIT TOOL CMD...: compute-sanitizer --tool TOOL on CMD within LIMIT seconds, one summary line.
