@@ -173,21 +173,16 @@ constexpr T lowered_input_grad(const LoweringMap& m, const LoweringDivisors<Div>
   const int64_t cl = split(run, d.f_run);
   const T* base = gx + (run * P.S + s) * I.f * I.h * I.w;
   if (!m.explicit_pad) return base[(cl * I.h + r) * I.w + col];
-  int64_t rows[3] = {0, 0, 0}, cols[3] = {0, 0, 0};
-  const int nr = padded_positions(r, P.h, P.ph, P.padding, rows);
-  const int nc = padded_positions(col, P.w, P.pw, P.padding, cols);
   T acc = T(0);
-  for (int y = 0; y < nr; ++y) {
-    int64_t i = rows[y];
+  for_each_padded_position(r, P.h, P.ph, P.padding, [&](int64_t i) {
     const int64_t a = split(i, d.step_h);
-    if (a >= m.phases_h || i >= I.h) continue;
-    for (int x = 0; x < nc; ++x) {
-      int64_t j = cols[x];
+    if (a >= m.phases_h || i >= I.h) return;
+    for_each_padded_position(col, P.w, P.pw, P.padding, [&](int64_t j) {
       const int64_t b = split(j, d.step_w);
-      if (b >= m.phases_w || j >= I.w) continue;
+      if (b >= m.phases_w || j >= I.w) return;
       acc += base[(((cl * m.phases_h + a) * m.phases_w + b) * I.h + i) * I.w + j];
-    }
-  }
+    });
+  });
   return acc;
 }
 

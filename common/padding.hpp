@@ -21,22 +21,29 @@ constexpr int64_t padded_source(int64_t i, int64_t n, int64_t p, Padding mode) {
 }
 
 // The distinct padded coordinates y in [0, n+2p) with padded_source(y, n, p, mode) == r, in a fixed
-// order, written to out; returns how many (1 for zero padding or inside; up to 3 for mirror and
-// circular). With mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once
-// and the candidates are r+p (inside), p-r (reflected at the start) and p+2(n-1)-r (reflected at the
-// end); circular padding (p <= n) wraps at most once: r+p, r+p-n, r+p+n.
+// order, each passed once to visit(y) (1 for zero padding or inside; up to 3 for mirror and circular).
+// With mirror padding p < n (ConvProblem::validate), so a coordinate reflects at most once and the
+// candidates are r+p (inside), p-r (reflected at the start) and p+2(n-1)-r (reflected at the end);
+// circular padding (p <= n) wraps at most once: r+p, r+p-n, r+p+n. A candidate equal to an earlier
+// one is either the same accepted coordinate or equally rejected, so comparing values removes the
+// duplicates without a list: device code keeps everything in registers.
 // constexpr so that device code uses it too (nvcc --expt-relaxed-constexpr).
+template <class Visit>
+constexpr void for_each_padded_position(int64_t r, int64_t n, int64_t p, Padding mode, Visit&& visit) {
+  const auto ok = [&](int64_t y) { return y >= 0 && y < n + 2 * p && padded_source(y, n, p, mode) == r; };
+  const int64_t c0 = r + p;
+  if (ok(c0)) visit(c0);
+  if (mode == Padding::zero) return;
+  const int64_t c1 = mode == Padding::circular ? r + p - n : p - r;
+  const int64_t c2 = mode == Padding::circular ? r + p + n : p + 2 * (n - 1) - r;
+  if (c1 != c0 && ok(c1)) visit(c1);
+  if (c2 != c0 && c2 != c1 && ok(c2)) visit(c2);
+}
+
+// The same coordinates written to out; returns how many.
 constexpr int padded_positions(int64_t r, int64_t n, int64_t p, Padding mode, int64_t out[3]) {
-  const int64_t cand[3] = {r + p, mode == Padding::circular ? r + p - n : p - r,
-                           mode == Padding::circular ? r + p + n : p + 2 * (n - 1) - r};
   int k = 0;
-  for (int c = 0; c < (mode == Padding::zero ? 1 : 3); ++c) {
-    const int64_t y = cand[c];
-    if (y < 0 || y >= n + 2 * p || padded_source(y, n, p, mode) != r) continue;
-    bool dup = false;
-    for (int j = 0; j < k; ++j) dup = dup || out[j] == y;
-    if (!dup) out[k++] = y;
-  }
+  for_each_padded_position(r, n, p, mode, [&](int64_t y) { out[k++] = y; });
   return k;
 }
 
