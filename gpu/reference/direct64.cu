@@ -101,12 +101,11 @@ __global__ void fold_grad(Geometry g, const double* gpad, int64_t s0, int64_t ns
   const int64_t n = ns * g.f * g.h * g.w;
   FFTCONV_GRID_STRIDE(e, n) {
     const int64_t c = e % g.w, r = (e / g.w) % g.h, plane = e / (g.w * g.h);
-    int64_t ys[3], xs[3];
-    const int ny = padded_positions(r, g.h, g.ph, g.padding, ys), nx = padded_positions(c, g.w, g.pw, g.padding, xs);
     const double* src = gpad + plane * g.hp * g.wp;
     double acc = 0;
-    for (int a = 0; a < ny; ++a)
-      for (int bb = 0; bb < nx; ++bb) acc += src[ys[a] * g.wp + xs[bb]];
+    for_each_padded_position(r, g.h, g.ph, g.padding, [&](int64_t y) {
+      for_each_padded_position(c, g.w, g.pw, g.padding, [&](int64_t x) { acc += src[y * g.wp + x]; });
+    });
     out[s0 * g.f * g.h * g.w + e] = acc;
   }
 }

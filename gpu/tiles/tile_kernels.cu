@@ -41,12 +41,11 @@ __global__ void fold_kernel(const float* src, int64_t planes, PadGeom g, float* 
   const int64_t wp = g.w + 2 * g.pw, hp = g.h + 2 * g.ph, n = planes * g.h * g.w;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = e % g.w, r = (e / g.w) % g.h, q = e / (g.w * g.h);
-    int64_t ys[3], xs[3];
-    const int ny = padded_positions(r, g.h, g.ph, g.mode, ys), nx = padded_positions(c, g.w, g.pw, g.mode, xs);
     const float* plane = src + q * hp * wp;
     float acc = 0.f;
-    for (int a = 0; a < ny; ++a)
-      for (int b = 0; b < nx; ++b) acc += plane[ys[a] * wp + xs[b]];
+    for_each_padded_position(r, g.h, g.ph, g.mode, [&](int64_t y) {
+      for_each_padded_position(c, g.w, g.pw, g.mode, [&](int64_t x) { acc += plane[y * wp + x]; });
+    });
     dst[e] = acc;
   }
 }
