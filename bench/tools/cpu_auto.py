@@ -89,7 +89,7 @@ def main(argv=None):
               file=sys.stderr, flush=True)
     doc = {"benchmark": "auto-cpu", "device": f"host CPU ({a.threads} OpenMP threads)", "versions": "unrecorded",
            "command": "python3 bench/tools/cpu_auto.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "date": datetime.date.today().isoformat(), "rows": rows}
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"), "rows": rows}
     text = json.dumps(doc, indent=1) + "\n"
     if a.out == "-":
         sys.stdout.write(text)
