@@ -502,6 +502,9 @@ SECTIONS = [
      "depthwise paths: fbfft's fused kernels, cufft's callbacks), ResNet strided and DeepLab dilated layers (through the lowering)."),
     ("Shared weight spectra on the H100", ["h100/step.json"], lambda R: step_lines(R["h100/step.json"]),
      "`bench step`: one training step's fprop and bprop with the weight spectra prepared once and read by both."),
+    ("Shared weight spectra on the CPU", ["cpu/step.json"], lambda R: step_lines(R["cpu/step.json"]),
+     "`bench step` on fftw, 2 threads, in the tiles `--tile auto` picks (bprop in tiles of fprop's size, so both "
+     "read one prepared set)."),
     ("The paper's AlexNet / OverFeat-fast table on the H100, and VGG-16",
      ["h100/networks.json", "h100/torch_networks.json"],
      lambda R: networks_lines(R.get("h100/networks.json"), R.get("h100/torch_networks.json")),

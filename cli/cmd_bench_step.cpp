@@ -102,10 +102,11 @@ int run(const StepFlags& f) {
   if (arguments_only()) return kExitOk;
   const Location where = be.location();
   auto fprop = be.plan(p, Pass::fprop, opts);
-  // bprop in fprop's basis, so that it reads the spectra fprop prepares.
+  // bprop in fprop's basis (or tiles of fprop's size), so that it reads the spectra fprop prepares.
   PlanOptions bopts = opts;
   std::tie(bopts.basis_h, bopts.basis_w) = fprop->fourier_basis();
   if (bopts.basis_h > 0) bopts.tile = TileSpec{};
+  if (const auto [th, tw] = fprop->tile_basis(); th > 0) bopts.tile = TileSpec{TileSpec::Kind::fixed, th, tw};
   auto bprop = be.plan(p, Pass::bprop, bopts);
   StepData d(p, where);
   void* stream = nullptr;

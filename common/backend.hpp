@@ -132,6 +132,9 @@ class Plan {
   // The Fourier basis the plan transforms in ({0, 0} for time-domain plans): pin it (basis_h/w) on
   // another pass's plan to share prepared weights with it.
   virtual std::pair<int64_t, int64_t> fourier_basis() const { return {0, 0}; }
+  // The FFT size of a tiled plan's tiles ({0, 0} when untiled): pin it (tile = HxW) on another
+  // pass's plan to share prepared weights with it, as fourier_basis() does for untiled plans.
+  virtual std::pair<int64_t, int64_t> tile_basis() const { return {0, 0}; }
   // Weight spectra of `weight` (fo×f×kh×kw, in the plan's memory) for execute(args, prepared), made
   // on `stream`. Plans of passes that read the weights (fprop, bprop) of backends with a frequency
   // domain implement it; others throw Unsupported.

@@ -21,6 +21,7 @@ class ForwardingPlan : public Plan {
   StepTimes last_breakdown() const override { return inner_->last_breakdown(); }
   ProductInfo last_products() const override { return inner_->last_products(); }
   std::pair<int64_t, int64_t> fourier_basis() const override { return inner_->fourier_basis(); }
+  std::pair<int64_t, int64_t> tile_basis() const override { return inner_->tile_basis(); }
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void* stream) const override {
     return inner_->prepare_weights(weight, stream);
   }

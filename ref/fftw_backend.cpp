@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <sstream>
 
 #include "common/errors.hpp"
@@ -98,10 +97,13 @@ BasisChoice choose_basis(int64_t need_h, int64_t need_w, const PassShape& sh, co
 namespace {
 
 template <class T>
-class FftwPlan final : public Plan {
+class FftwPlan final : public FftwPlanBase<T> {
+  using Base = FftwPlanBase<T>;
+  using Base::engine_, Base::opts_, Base::p_, Base::pass_, Base::steps_ptr;
+
  public:
   FftwPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, std::string note)
-      : p_(p), pass_(pass), opts_(o), note_(std::move(note)) {
+      : Base(p, pass, o), note_(std::move(note)) {
     shape_ = pass_shape(p, pass);
     basis_ = choose_basis(p.wrapped_h(), p.wrapped_w(), shape_, o);  // Note [wrapped padding]
     engine_ = std::make_unique<FreqEngine<T>>(basis_.nh, basis_.nw, engine_options(o));
@@ -112,27 +114,7 @@ class FftwPlan final : public Plan {
                                                  pass == Pass::bprop, std::max(budget_, chunks_.workspace));
   }
   std::size_t workspace_bytes() const override { return std::max(chunks_.workspace, prepared_chunks_.workspace); }
-  void execute(const Args& a) const override { run(a, nullptr); }
   std::pair<int64_t, int64_t> fourier_basis() const override { return {basis_.nh, basis_.nw}; }
-  std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void*) const override {
-    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
-    if (!weight) throw InvalidArgument("prepare_weights: weight is null");
-    return prepare_fftw_weights<T>(*engine_, p_, static_cast<const T*>(weight), pool_);
-  }
-  void execute_with(const Args& a, const PreparedWeights& prepared) const override {
-    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
-    const auto* w = dynamic_cast<const FftwWeightSpectra<T>*>(&prepared);
-    const std::string want = fftw_weights_key<T>(p_, basis_.nh, basis_.nw);
-    if (!w || w->key() != want)
-      throw InvalidArgument("prepared: weights prepared as '" + prepared.key() + "', this plan reads '" + want + "'");
-    Args args = a;
-    if (!args.weight) args.weight = w->spectra.data();  // not read: the operand checks want a pointer there
-    run(args, w);
-  }
-  StepTimes last_breakdown() const override {
-    std::lock_guard<std::mutex> lock(steps_mutex_);
-    return steps_;
-  }
   std::string candidates() const override { return basis_.table; }
   std::string describe() const override {
     std::ostringstream s;
@@ -150,33 +132,15 @@ class FftwPlan final : public Plan {
   }
 
  private:
-  ConvProblem p_;
-  Pass pass_;
-  PlanOptions opts_;
   std::string note_;
   PassShape shape_;
   BasisChoice basis_;
-  std::unique_ptr<FreqEngine<T>> engine_;
   ChunkPlan chunks_, prepared_chunks_;
-  std::shared_ptr<SpectraPool<T>> pool_ = std::make_shared<SpectraPool<T>>();  // prepare_weights()' memory
   std::size_t budget_ = 0;  // the chunks' workspace budget (Note [fftw workspace budget])
-  mutable std::mutex steps_mutex_;
-  mutable StepTimes steps_;
-  void run(const Args& a, const FftwWeightSpectra<T>* prepared) const {
-    require_operands(a, pass_, "fftw");
-    if (a.dtype != opts_.dtype)
-      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
-                            std::string(to_string(opts_.dtype)));
+  void run(const Args& a, const FftwWeightSpectra<T>* prepared) const override {
     run_untiled<T>(*engine_, prepared ? prepared_chunks_ : chunks_, p_, pass_, static_cast<const T*>(a.input),
                    static_cast<const T*>(a.weight), static_cast<const T*>(a.grad_output), static_cast<T*>(a.result),
                    steps_ptr(), prepared);
-  }
-  // The step timings of the last execute(), when PlanOptions::breakdown asked for them.
-  StepTimes* steps_ptr() const {
-    if (!opts_.breakdown) return nullptr;
-    std::lock_guard<std::mutex> lock(steps_mutex_);
-    steps_.clear();
-    return &steps_;
   }
 };
 

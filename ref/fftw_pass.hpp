@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 #include <type_traits>
+#include <utility>
 
 #include "common/backend.hpp"
 #include "common/errors.hpp"
@@ -196,18 +197,21 @@ void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x
 }
 
 // Note [prepared weight spectra]
-// fprop and bprop of the untiled fftw plan read the same weight spectra: fprop as B[i][j] =
-// conj(W[j][i]), bprop as B[j][i] = W[j][i]. Plan::prepare_weights() transforms them once, in
-// fprop's frequency-major layout, in chunks of output channels ([freq][f][chunk] each, about 8 MiB),
+// fprop and bprop of an fftw plan read the same weight spectra: fprop as B[i][j] = conj(W[j][i]),
+// bprop as B[j][i] = W[j][i]. Plan::prepare_weights() transforms them once, in fprop's
+// frequency-major layout, in chunks of output channels ([freq][f][chunk] each, about 8 MiB),
 // without conjugation and with every weight scaled by 2^-exponent (its largest magnitude in
 // [0.5, 1), Note [operand scaling]: the spectra stay finite for any finite weights, and a power of
 // two changes no rounding). fprop reads a chunk per N chunk and conjugates it as before; bprop
 // reads a chunk per R chunk, each frequency's f×chunk matrix transposed. Both then skip the f·fo
-// weight transforms, the larger share of the work at small batch, but the spectra of L5 (132 MB)
-// are written once and read twice from memory, where independent passes keep each chunk in cache:
-// fprop + bprop of L5 at S = 2, 2 threads, measured 0.86–1.36× of two independent calls on a 2-core
-// host whose speed drifts; repeated inference gains more (2.4–5×). The spectra depend only on the
-// basis, the weight shape and the element type, which their key() names.
+// weight transforms, the larger share of the work at small batch, but the spectra are written once
+// and read twice from memory, where independent passes keep each chunk in cache. So the basis
+// matters: the untiled plan's 14×14 spectra of L5 take 132 MB, 8×8 tiles' 47 MB (the tiled plan
+// prepares them in its tile's basis, and bprop in tiles of the same size reads them). fprop + bprop
+// of L5 at S = 2, 2 threads: 1.14–1.25× faster than two independent calls in 8×8 tiles, over five
+// runs on a 2-core host whose speed drifts, where the untiled plan measured 0.87–1.00×.
+// The spectra depend only on the basis, the weight shape and the element type, which their key()
+// names: tiled and untiled plans of one basis read the same spectra.
 // The memory of the last prepared spectra a plan made, once they are released: a training step
 // prepares spectra of the same size every step (132 MB at L5).
 template <class T>
@@ -275,6 +279,63 @@ std::shared_ptr<FftwWeightSpectra<T>> prepare_fftw_weights(const FreqEngine<T>& 
   eng.transform_b(spec, out->spectra.data());
   return out;
 }
+
+// What the untiled and tiled fftw plans share: the problem, pass and options, the engine (made by
+// the derived constructor), the step timings, and prepared weights (Note [prepared weight
+// spectra]). A derived plan runs one checked execution in run(args, spectra or null).
+template <class T>
+class FftwPlanBase : public Plan {
+ public:
+  void execute(const Args& a) const override { checked_run(a, nullptr); }
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void*) const override {
+    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
+    if (!weight) throw InvalidArgument("prepare_weights: weight is null");
+    return prepare_fftw_weights<T>(*engine_, p_, static_cast<const T*>(weight), pool_);
+  }
+  void execute_with(const Args& a, const PreparedWeights& prepared) const override {
+    if (pass_ == Pass::accgrad) throw Unsupported("fftw: accgrad reads no weights to prepare");
+    const auto* w = dynamic_cast<const FftwWeightSpectra<T>*>(&prepared);
+    const std::string want = fftw_weights_key<T>(p_, engine_->nh(), engine_->nw());
+    if (!w || w->key() != want)
+      throw InvalidArgument("prepared: weights prepared as '" + prepared.key() + "', this plan reads '" + want + "'");
+    Args args = a;
+    if (!args.weight) args.weight = w->spectra.data();  // not read: the operand checks want a pointer there
+    checked_run(args, w);
+  }
+  StepTimes last_breakdown() const override {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    return steps_;
+  }
+
+ protected:
+  FftwPlanBase(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {}
+  // One execution of the plan's pass on checked operands, with B's spectra from `prepared` when set.
+  virtual void run(const Args& a, const FftwWeightSpectra<T>* prepared) const = 0;
+  // The step timings of the next execution, when PlanOptions::breakdown asked for them.
+  StepTimes* steps_ptr() const {
+    if (!opts_.breakdown) return nullptr;
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    steps_.clear();
+    return &steps_;
+  }
+
+  ConvProblem p_;
+  Pass pass_;
+  PlanOptions opts_;
+  std::unique_ptr<FreqEngine<T>> engine_;
+
+ private:
+  void checked_run(const Args& a, const FftwWeightSpectra<T>* prepared) const {
+    require_operands(a, pass_, "fftw");
+    if (a.dtype != opts_.dtype)
+      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
+                            std::string(to_string(opts_.dtype)));
+    run(a, prepared);
+  }
+  std::shared_ptr<SpectraPool<T>> pool_ = std::make_shared<SpectraPool<T>>();  // prepare_weights()' memory
+  mutable std::mutex steps_mutex_;
+  mutable StepTimes steps_;
+};
 
 // Untiled execution of one pass (Table 1): operands embedded at the top-left of the basis. With
 // `prepared` (fprop, bprop), the weight spectra come from there (Note [prepared weight spectra]).

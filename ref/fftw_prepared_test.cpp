@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "api/fftconv.hpp"
 #include "common/errors.hpp"
@@ -39,8 +41,10 @@ std::vector<T> as(const std::vector<float>& v) {
 
 // fprop and bprop of p in element type T: plain execute() and execute_with() of spectra prepared by
 // `preparer` (fprop or bprop), each compared with the other and with the float64 direct reference.
+// With a tile, both passes run tiled plans with fprop's tile size.
 template <class T>
-void check_shared(const ConvProblem& p, uint64_t seed, Pass preparer, std::size_t workspace_limit = 0) {
+void check_shared(const ConvProblem& p, uint64_t seed, Pass preparer, std::size_t workspace_limit = 0,
+                  TileSpec tile = {}) {
   const DType dt = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   PlanOptions o;
   o.dtype = dt;
@@ -49,13 +53,21 @@ void check_shared(const ConvProblem& p, uint64_t seed, Pass preparer, std::size_
   // thread, so that the limit means the same on every host.
   if (workspace_limit > 0) o.threads = 1;
   o.extra["fftw_planner"] = "estimate";
+  o.tile = tile;
   const Backend& fftw = builtin_registry().get("fftw");
   const auto fprop = fftw.plan(p, Pass::fprop, o);
   PlanOptions ob = o;
-  std::tie(ob.basis_h, ob.basis_w) = fprop->fourier_basis();
-  REQUIRE(ob.basis_h >= p.wrapped_h());  // Note [wrapped padding]
+  const auto [th, tw] = fprop->tile_basis();
+  if (th > 0) {
+    ob.tile = TileSpec{TileSpec::Kind::fixed, th, tw};
+  } else {
+    ob.tile = TileSpec{};
+    std::tie(ob.basis_h, ob.basis_w) = fprop->fourier_basis();
+    REQUIRE(ob.basis_h >= p.wrapped_h());  // Note [wrapped padding]
+  }
   const auto bprop = fftw.plan(p, Pass::bprop, ob);
   REQUIRE(bprop->fourier_basis() == fprop->fourier_basis());
+  REQUIRE(bprop->tile_basis() == fprop->tile_basis());
 
   PassData df = make_pass_data(p, Pass::fprop, seed), db = make_pass_data(p, Pass::bprop, seed + 1);
   db.weight = df.weight;
@@ -125,6 +137,32 @@ TEST_CASE("fftw: fprop and bprop with one prepared weight spectrum match their p
   check_shared<float>(wide, 12, Pass::bprop, std::size_t(2) << 20);
 }
 
+TEST_CASE("fftw: tiled fprop and bprop share one prepared weight spectrum in the tile's basis") {
+  // L5's shape at S=2 in 8x8 tiles (2x2 tiles of 6x6 outputs), fewer channels.
+  const ConvProblem l5 = ConvProblem::parse("S=2,f=24,fo=40,n=13,k=3");
+  const Backend& fftw = builtin_registry().get("fftw");
+  PlanOptions o;
+  o.tile = TileSpec::parse("8");
+  const auto fprop = fftw.plan(l5, Pass::fprop, o);
+  CHECK(fprop->tile_basis() == std::pair<int64_t, int64_t>{8, 8});
+  CHECK(fprop->describe().find("prepared weights: chunks M") != std::string::npos);
+  check_shared<float>(l5, 31, Pass::fprop, 0, TileSpec::parse("8"));
+  check_shared<double>(l5, 32, Pass::bprop, 0, TileSpec::parse("8"));
+  // Mirror padding (bprop folds the tiles' padded grid), rectangular tiles, odd sizes.
+  const ConvProblem mirror = ConvProblem::parse("S=2,f=3,fo=5,h=19,w=23,kh=3,kw=5,ph=1,pw=2,pad=mirror");
+  check_shared<float>(mirror, 33, Pass::fprop, 0, TileSpec::parse("8x16"));
+  check_shared<float>(mirror, 34, Pass::bprop, 0, TileSpec::parse("16x8"));
+  // A workspace limit that chunks the tiles.
+  check_shared<float>(l5, 35, Pass::fprop, std::size_t(1) << 20, TileSpec::parse("8"));
+  std::mt19937_64 rng(std::random_device{}());
+  for (int iter = 0; iter < 12; ++iter) {
+    const ConvProblem p = random_dense_problem(rng);
+    const int64_t t = int64_t(8) << (iter % 2);
+    if (p.kh >= t || p.kw >= t) continue;  // a tile must hold the kernel with room for outputs
+    check_shared<float>(p, rng(), iter % 3 ? Pass::fprop : Pass::bprop, 0, TileSpec::parse(std::to_string(t)));
+  }
+}
+
 TEST_CASE("fftw: prepared spectra of weights near 1e35 stay finite (Note [operand scaling])") {
   // The weights' spectra alone overflow float32 (64 taps of 1e37 sum past FLT_MAX): prepared, they
   // are stored scaled by a power of two; the input, small, keeps the outputs finite.
@@ -175,10 +213,14 @@ TEST_CASE("fftw: spectra prepared for another problem, basis, element type or ba
   refused(*fprop, *fftw.plan(p, Pass::fprop, f64)->prepare_weights(w64.data(), nullptr));
   // Another backend's spectra.
   refused(*fprop, ForeignWeights{});
-  // accgrad reads no weights; a tiled plan has no untiled spectra.
+  // accgrad reads no weights; a tiled plan reads spectra in its tile's basis, not the untiled one.
   CHECK_THROWS_AS(fftw.plan(p, Pass::accgrad, PlanOptions{})->prepare_weights(d.weight.data(), nullptr), Unsupported);
   PlanOptions tiled;
   tiled.tile = TileSpec::parse("8");
-  CHECK_THROWS_AS(fftw.plan(p, Pass::fprop, tiled)->execute_with(d.args(), *mine), Unsupported);
+  const auto fprop_tiled = fftw.plan(p, Pass::fprop, tiled);
+  REQUIRE(fprop_tiled->tile_basis().first == 8);
+  refused(*fprop_tiled, *mine);
+  refused(*fprop, *fprop_tiled->prepare_weights(d.weight.data(), nullptr));
+  CHECK_THROWS_AS(fftw.plan(p, Pass::accgrad, tiled)->prepare_weights(d.weight.data(), nullptr), Unsupported);
   CHECK_THROWS_AS(fprop->prepare_weights(nullptr, nullptr), InvalidArgument);
 }

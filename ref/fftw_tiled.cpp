@@ -1,9 +1,13 @@
 // Tiled execution of the fftw backend: runs any tiled TilePlan of the shared planner (tiling/) on the
 // frequency-product engine. Work items (image s, tile t) become extra rows M (fprop, bprop) or
-// extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once.
+// extra reduction terms R (accgrad's reduction form), at most tiles_in_flight at once. fprop and
+// bprop read prepared weight spectra in the tile's basis as the untiled plan does in its own (Note
+// [prepared weight spectra]): the weights sit at the top-left of the basis in both, so spectra of
+// one basis serve either plan.
 #include <algorithm>
-#include <mutex>
+#include <memory>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -16,10 +20,13 @@ namespace fftconv {
 namespace {
 
 template <class T>
-class FftwTiledPlan final : public Plan {
+class FftwTiledPlan final : public FftwPlanBase<T> {
+  using Base = FftwPlanBase<T>;
+  using Base::engine_, Base::opts_, Base::p_, Base::pass_, Base::steps_ptr;
+
  public:
   FftwTiledPlan(const ConvProblem& p, Pass pass, const PlanOptions& o, TilingChoice choice)
-      : p_(p), pass_(pass), opts_(o), choice_(std::move(choice)) {
+      : Base(p, pass, o), choice_(std::move(choice)) {
     const TilePlan& tp = choice_.plan;
     engine_ = std::make_unique<FreqEngine<T>>(tp.fft_h, tp.fft_w, engine_options(o));
     const PassShape sh = pass_shape(p, pass);
@@ -30,6 +37,9 @@ class FftwTiledPlan final : public Plan {
       chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
     } else {
       chunks_ = engine_->chunk(items, sh.R, sh.N, budget, flight, 0);
+      // With prepared spectra B is not workspace: the A and C buffers get the same budget.
+      prepared_chunks_ = engine_->chunk_prepared(items, sh.R, sh.N, prepared_weights_chunk<T>(p, engine_->nfreq()),
+                                                 pass == Pass::bprop, std::max(budget, chunks_.workspace));
     }
     tiles_.reserve(std::size_t(tp.tile_count()));
     for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
@@ -37,12 +47,10 @@ class FftwTiledPlan final : public Plan {
 
   std::size_t workspace_bytes() const override {
     const bool fold = pass_ == Pass::bprop && choice_.plan.tiled && choice_.plan.assembly == BpropAssembly::fold_accumulate;
-    return chunks_.workspace + (fold ? std::size_t(p_.S * p_.f * p_.padded_h() * p_.padded_w()) * sizeof(T) : 0);
+    return std::max(chunks_.workspace, prepared_chunks_.workspace) +
+           (fold ? std::size_t(p_.S * p_.f * p_.padded_h() * p_.padded_w()) * sizeof(T) : 0);
   }
-  StepTimes last_breakdown() const override {
-    std::lock_guard<std::mutex> lock(steps_mutex_);
-    return steps_;
-  }
+  std::pair<int64_t, int64_t> tile_basis() const override { return {choice_.plan.fft_h, choice_.plan.fft_w}; }
   std::string tile_json() const override {
     const TilePlan& tp = choice_.plan;
     std::ostringstream s;
@@ -57,25 +65,28 @@ class FftwTiledPlan final : public Plan {
     if (pass_ == Pass::accgrad) s << ", accgrad reduction in the " << to_string(choice_.plan.reduction) << " domain";
     if (pass_ == Pass::bprop) s << ", bprop " << to_string(choice_.plan.assembly);
     s << "; chunks M " << chunks_.mc << ", R " << chunks_.rc << ", N " << chunks_.nc << ", workspace "
-      << chunks_.workspace << " bytes; products " << engine_->products() << "; planner: " << choice_.reason;
+      << chunks_.workspace << " bytes; products " << engine_->products();
+    if (pass_ != Pass::accgrad)
+      s << "; prepared weights: chunks M " << prepared_chunks_.mc << ", R " << prepared_chunks_.rc << ", N "
+        << prepared_chunks_.nc << (pass_ == Pass::bprop ? ", read transposed" : "");
+    s << "; planner: " << choice_.reason;
     return s.str();
   }
 
-  void execute(const Args& a) const override {
-    require_operands(a, pass_, "fftw");
-    if (a.dtype != opts_.dtype)
-      throw InvalidArgument("fftw: args dtype " + std::string(to_string(a.dtype)) + " differs from the plan's " +
-                            std::string(to_string(opts_.dtype)));
+
+ private:
+  void run(const Args& a, const FftwWeightSpectra<T>* prepared) const override {
     const auto* input = static_cast<const T*>(a.input);
     const auto* weight = static_cast<const T*>(a.weight);
     const auto* grad_output = static_cast<const T*>(a.grad_output);
     auto* result = static_cast<T*>(a.result);
-    run_scaled<T>([&](OperandScaling& scaling) { run_tiled(input, weight, grad_output, result, scaling); },  // Note [operand scaling]
-                  p_, pass_, input, weight, grad_output, engine_->threads());
+    run_scaled<T>([&](OperandScaling& scaling) { run_tiled(input, weight, grad_output, result, prepared, scaling); },
+                  p_, pass_, input, weight, grad_output, engine_->threads(),  // Note [operand scaling]
+                  prepared ? &prepared->exponent : nullptr);
   }
 
- private:
-  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result, OperandScaling& scaling) const {
+  void run_tiled(const T* input, const T* weight, const T* grad_output, T* result,
+                 const FftwWeightSpectra<T>* prepared, OperandScaling& scaling) const {
     const ConvProblem& p = p_;
     const TilePlan& tp = choice_.plan;
     const PassShape sh = pass_shape(p, pass_);
@@ -103,6 +114,12 @@ class FftwTiledPlan final : public Plan {
     spec.conj_a = sh.conj_a;
     spec.conj_b = sh.conj_b;
     scaling.apply(spec);
+    if (prepared) {  // fprop, bprop: B from the prepared spectra, read transposed by bprop
+      spec.b_spectra = prepared->spectra.data();
+      spec.b_transposed = pass_ == Pass::bprop;
+      spec.b_chunk = prepared->chunk;
+    }
+    const ChunkPlan& chunks = prepared ? prepared_chunks_ : chunks_;
     spec.R = sh.R;
     spec.N = sh.N;
     switch (pass_) {
@@ -115,7 +132,7 @@ class FftwTiledPlan final : public Plan {
           T* out = result + ((item % S) * p.fo + j) * o_plane + w.y0 * ow + w.x0;
           for (int64_t y = 0; y < w.h; ++y) std::copy(c + y * ld, c + y * ld + w.w, out + y * ow);
         };
-        engine_->run(spec, chunks_, steps_ptr());
+        engine_->run(spec, chunks, steps_ptr());
         return;
       case Pass::bprop: {
         // Note [bprop tile fold]: with mirror padding the tiles' kept values go to a padded-grid
@@ -142,7 +159,7 @@ class FftwTiledPlan final : public Plan {
             std::copy(src, src + t.window.w, dst + y * dst_ld);
           }
         };
-        engine_->run(spec, chunks_, steps_ptr());
+        engine_->run(spec, chunks, steps_ptr());
         if (fold) {
           ParallelErrors errors("fftw bprop fold");  // Note [exceptions in parallel regions]
 #pragma omp parallel for num_threads(engine_->threads())
@@ -189,22 +206,9 @@ class FftwTiledPlan final : public Plan {
     }
   }
 
-  StepTimes* steps_ptr() const {
-    if (!opts_.breakdown) return nullptr;
-    std::lock_guard<std::mutex> lock(steps_mutex_);
-    steps_.clear();
-    return &steps_;
-  }
-
-  ConvProblem p_;
-  Pass pass_;
-  PlanOptions opts_;
-  mutable std::mutex steps_mutex_;
-  mutable StepTimes steps_;
   TilingChoice choice_;
   std::vector<Tile> tiles_;
-  std::unique_ptr<FreqEngine<T>> engine_;
-  ChunkPlan chunks_;
+  ChunkPlan chunks_, prepared_chunks_;
 };
 
 }  // namespace
