@@ -110,8 +110,7 @@ class FftwPlan final : public FftwPlanBase<T> {
     budget_ = default_budget(p, o, engine_->workspace_bytes(1, 1, 1));
     chunks_ = engine_->chunk(shape_.M, shape_.R, shape_.N, budget_);
     if (pass != Pass::accgrad)  // weights from prepare_weights(): B whole, only M chunked
-      prepared_chunks_ = engine_->chunk_prepared(shape_.M, shape_.R, shape_.N, prepared_weights_chunk<T>(p, engine_->nfreq()),
-                                                 pass == Pass::bprop, std::max(budget_, chunks_.workspace));
+      prepared_chunks_ = this->prepared_chunks(shape_.M, shape_, budget_, chunks_);
   }
   std::size_t workspace_bytes() const override { return std::max(chunks_.workspace, prepared_chunks_.workspace); }
   std::pair<int64_t, int64_t> fourier_basis() const override { return {basis_.nh, basis_.nw}; }

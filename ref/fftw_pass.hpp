@@ -280,6 +280,16 @@ std::shared_ptr<FftwWeightSpectra<T>> prepare_fftw_weights(const FreqEngine<T>& 
   return out;
 }
 
+// Points spec's B at the prepared spectra, when given: fprop reads their chunks as stored, bprop
+// transposed (Note [prepared weight spectra]).
+template <class T>
+void read_prepared(ProductSpec<T>& spec, Pass pass, const FftwWeightSpectra<T>* prepared) {
+  if (!prepared) return;
+  spec.b_spectra = prepared->spectra.data();
+  spec.b_transposed = pass == Pass::bprop;
+  spec.b_chunk = prepared->chunk;
+}
+
 // What the untiled and tiled fftw plans share: the problem, pass and options, the engine (made by
 // the derived constructor), the step timings, and prepared weights (Note [prepared weight
 // spectra]). A derived plan runs one checked execution in run(args, spectra or null).
@@ -311,6 +321,12 @@ class FftwPlanBase : public Plan {
   FftwPlanBase(const ConvProblem& p, Pass pass, const PlanOptions& o) : p_(p), pass_(pass), opts_(o) {}
   // One execution of the plan's pass on checked operands, with B's spectra from `prepared` when set.
   virtual void run(const Args& a, const FftwWeightSpectra<T>* prepared) const = 0;
+  // The chunks of a run of M rows on prepared spectra (fprop, bprop): B is not workspace, so the A
+  // and C buffers get the budget of the plain run's chunks `plain`, at least.
+  ChunkPlan prepared_chunks(int64_t M, const PassShape& sh, std::size_t budget, const ChunkPlan& plain) const {
+    return engine_->chunk_prepared(M, sh.R, sh.N, prepared_weights_chunk<T>(p_, engine_->nfreq()), pass_ == Pass::bprop,
+                                   std::max(budget, plain.workspace));
+  }
   // The step timings of the next execution, when PlanOptions::breakdown asked for them.
   StepTimes* steps_ptr() const {
     if (!opts_.breakdown) return nullptr;
@@ -375,11 +391,7 @@ void run_untiled(const FreqEngine<T>& eng, const ChunkPlan& ch, const ConvProble
       spec.store_c = [&](int64_t j, int64_t i, const T* c) { clip(c, p.kh, p.kw, result + (j * p.f + i) * w_plane); };
       break;
   }
-  if (prepared) {
-    spec.b_spectra = prepared->spectra.data();
-    spec.b_transposed = pass == Pass::bprop;
-    spec.b_chunk = prepared->chunk;
-  }
+  read_prepared(spec, pass, prepared);
   run_scaled<T>([&](OperandScaling& scaling) {  // Note [operand scaling]
     scaling.apply(spec);
     eng.run(spec, ch, steps);

@@ -37,9 +37,7 @@ class FftwTiledPlan final : public FftwPlanBase<T> {
       chunks_ = engine_->chunk(sh.M, r, sh.N, budget, 0, flight);
     } else {
       chunks_ = engine_->chunk(items, sh.R, sh.N, budget, flight, 0);
-      // With prepared spectra B is not workspace: the A and C buffers get the same budget.
-      prepared_chunks_ = engine_->chunk_prepared(items, sh.R, sh.N, prepared_weights_chunk<T>(p, engine_->nfreq()),
-                                                 pass == Pass::bprop, std::max(budget, chunks_.workspace));
+      prepared_chunks_ = this->prepared_chunks(items, sh, budget, chunks_);
     }
     tiles_.reserve(std::size_t(tp.tile_count()));
     for (int64_t t = 0; t < tp.tile_count(); ++t) tiles_.push_back(tp.tile(t));
@@ -114,11 +112,7 @@ class FftwTiledPlan final : public FftwPlanBase<T> {
     spec.conj_a = sh.conj_a;
     spec.conj_b = sh.conj_b;
     scaling.apply(spec);
-    if (prepared) {  // fprop, bprop: B from the prepared spectra, read transposed by bprop
-      spec.b_spectra = prepared->spectra.data();
-      spec.b_transposed = pass_ == Pass::bprop;
-      spec.b_chunk = prepared->chunk;
-    }
+    read_prepared(spec, pass_, prepared);
     const ChunkPlan& chunks = prepared ? prepared_chunks_ : chunks_;
     spec.R = sh.R;
     spec.N = sh.N;
