@@ -644,6 +644,30 @@ def validation_index(root):
             + table(["file", "command", "device", "result"], rows) + [""])
 
 
+def describe_grid_runs(headers):
+    """The run headers of a merged grid file in one line: each distinct command with its program, shard,
+    time limit, output and --resume generalised, how many runs used it, and the first and last start."""
+    forms, starts = {}, []
+    for h in headers:
+        cmd = h.get("command", "unrecorded")
+        cmd = re.sub(r"^\S*fftconv\S*", "fftconv", cmd)
+        cmd = re.sub(r"--shard \d+/\d+", "--shard I/N", cmd)
+        cmd = re.sub(r"--seconds \d+", "--seconds T", cmd)
+        cmd = re.sub(r"--out \S+", "--out SHARD.jsonl.gz", cmd)
+        cmd = re.sub(r" --resume", "", cmd)
+        forms[cmd] = forms.get(cmd, 0) + 1
+        if h.get("started"):
+            starts.append(describe_date({"date": h["started"]}))
+    shards = sorted({m.group(0) for h in headers for m in [re.search(r"\d+/\d+", h.get("command", ""))] if m},
+                    key=lambda s: (int(s.split("/")[1]), int(s.split("/")[0])))
+    text = "; ".join(f"{n} run{'s' if n > 1 else ''} of `{c}`" for c, n in forms.items())
+    if shards:
+        text += f" (shards {', '.join(shards)}; each resumed until complete)"
+    if starts:
+        text += f", started from {min(starts)} to {max(starts)}"
+    return text
+
+
 def grid_section(root):
     """The summary of bench/results/h100/grid.jsonl.gz (`fftconv bench grid`; else of its seeded sample,
     grid-sample.jsonl.gz), through bench/plot_grid.py."""
@@ -657,10 +681,8 @@ def grid_section(root):
     plot_grid = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plot_grid)
     headers, _ = plot_grid.load([path])
-    runs = "; ".join(f"`{h.get('command', 'unrecorded')}` ({describe_date({'date': h.get('started', 'unrecorded')})})"
-                     for h in headers)
     return (["## The paper's Figures 1–6 on the H100: the grid against cuDNN", "",
-             f"- `bench/results/h100/{path.name}`: runs {runs}.", "",
+             f"- `bench/results/h100/{path.name}`: {describe_grid_runs(headers)}.", "",
              plot_grid.grid_summary([path]).rstrip("\n"), "",
              f"The heat maps: `python3 bench/plot_grid.py bench/results/h100/{path.name}` writes "
              "`docs/figures/grid_<implementation>.png`.", ""])
