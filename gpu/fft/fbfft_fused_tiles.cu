@@ -57,7 +57,8 @@ struct Fused {
   // Blocks per multiprocessor the launch bounds ask for: two at 32x32 (shared memory allows no
   // more at L1-like shapes), three at 16x16.
   static constexpr int kMinBlocks = N == 16 ? 3 : 2;
-  static_assert(T::smem_bytes(1) % 8 == 0 && kStride % 2 == 1 && kStride >= T::kSpecStride, "plane stride");
+  // The products write the work area at the stride the inverse stages read (T::kSpecStride).
+  static_assert(T::smem_bytes(1) % 8 == 0 && kStride == T::kSpecStride && kStride % 2 == 1, "plane stride");
   static_assert(T::RowFft::kG == 1 && T::ColFft::kG == 1, "one lane per 1-D transform");
 };
 
