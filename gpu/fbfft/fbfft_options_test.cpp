@@ -80,7 +80,7 @@ TEST_CASE("fbfft fused tiles (Note [fused tiles]): what the fused kernel runs, i
   CHECK(fbfft::fused_tiles_unsupported(16, 137).empty());
   CHECK(!fbfft::fused_tiles_unsupported(16, 138).empty());
   CHECK(!fbfft::fused_tiles_unsupported(8, 1).empty());
-  // Items per block: L1 at 32x32 takes two (95,920 bytes, two blocks per multiprocessor), at 16x16 four.
+  // Items per block: L1 at 32x32 takes two (96,560 bytes, two blocks per multiprocessor), at 16x16 four.
   CHECK(fbfft::fused_tiles_per_block(32, 3) == 2);
   CHECK(fbfft::fused_tiles_smem_bytes(32, 3, 2) < 113 * 1024);
   CHECK(fbfft::fused_tiles_per_block(16, 3) == 4);

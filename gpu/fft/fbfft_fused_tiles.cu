@@ -43,7 +43,7 @@ namespace detail::fused {
 // the input channels, since a chunk would need the fo output spectra of the tile to persist across
 // chunks (fo*544 complex at 32x32, far beyond registers) or the input transforms to be redone per
 // output group. nt is the most of 4, 2, 1 whose block fits two to a multiprocessor (<= 113 KiB), so
-// that one block's barriers overlap another's work (L1-like at 32x32: nt = 2, 95,920 bytes).
+// that one block's barriers overlap another's work (L1-like at 32x32: nt = 2, 96,560 bytes).
 
 constexpr int kMaxTiles = 4;
 constexpr int64_t kTwoPerSm = 113 * 1024;
