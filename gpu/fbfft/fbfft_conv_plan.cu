@@ -55,7 +55,7 @@ using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of t
 // Tiled plans number items as images (item = t*S + s), so the same calls apply with S -> items.
 
 const std::vector<std::string_view>& option_keys() {
-  static const std::vector<std::string_view> keys = with_tiling_option_keys({"kernel", "window", "fork", "launch"});
+  static const std::vector<std::string_view> keys = with_tiling_option_keys({"kernel", "window", "fork", "launch", "fused"});
   return keys;
 }
 
@@ -77,6 +77,10 @@ Options Options::parse(const std::map<std::string, std::string>& extra) {
       if (value != "auto" && value != "on" && value != "off")
         throw InvalidArgument("extra[\"fork\"]: expected auto, on or off, got '" + value + "'");
       o.fork = value == "on" ? Fork::on : value == "off" ? Fork::off : Fork::automatic;
+    } else if (key == "fused") {
+      if (value != "auto" && value != "on" && value != "off")
+        throw InvalidArgument("extra[\"fused\"]: expected auto, on or off, got '" + value + "'");
+      o.fused = value == "on" ? Fused::on : value == "off" ? Fused::off : Fused::automatic;
     }  // else a tiling key, read by the planner
   }
   return o;
@@ -118,12 +122,14 @@ class FbfftConvPlan final : public Plan {
       check_tile_geometry();
     }
     units_ = tiled_ ? tile_plan_.item_count() : p_.S;
+    resolve_fused();
     const int64_t max_chunk = tiled_ ? std::min(tile_plan_.tiles_in_flight, units_) : units_;
     choose_chunk(max_chunk);
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device_));
     FFTCONV_CUBLAS_CHECK(cublasCreate(&handle_));
     // Note [forked transforms]: pinned by extra["fork"], else timed (autotune) or accGrad only.
-    if (options_.fork == Fork::on || (options_.fork == Fork::automatic && (opts_.autotune || pass_ == Pass::accgrad))) {
+    if (!fused_ &&
+        (options_.fork == Fork::on || (options_.fork == Fork::automatic && (opts_.autotune || pass_ == Pass::accgrad)))) {
       try {
         fork_ = std::make_unique<StreamFork>();
       } catch (...) {
@@ -132,10 +138,12 @@ class FbfftConvPlan final : public Plan {
       }
     }
     fwd_kernel_ = inv_kernel_ = kernel_;
-    inv_window_ = inverse_window_possible();
-    weight_window_ = weight_window_possible();
+    inv_window_ = !fused_ && inverse_window_possible();
+    weight_window_ = !fused_ && weight_window_possible();  // the pruned DFT writes freq_major only
     const std::string key = tuning_key();
-    if (!(opts_.autotune && recall_tuning(key))) {
+    if (fused_) {
+      math_note_ = "fp32 FMA in the fused kernel";  // nothing to tune: one kernel, no CGEMM
+    } else if (!(opts_.autotune && recall_tuning(key))) {
       if (opts_.autotune) tune_transforms();
       resolve_math();
       const bool tune_fork = options_.fork == Fork::automatic && pass_ != Pass::accgrad;
@@ -157,6 +165,10 @@ class FbfftConvPlan final : public Plan {
     std::ostringstream s;
     s << "fbfft " << to_string(pass_) << " " << p_.to_string() << ": basis " << n_h_ << "x" << n_w_ << " ("
       << freqs_ << " frequencies), ";
+    if (fused_) {
+      describe_fused(s);
+      return s.str();
+    }
     if (tiled_)
       s << tile_plan_.summary() << ", items (tile-major t*S+s) gathered into " << n_h_ << "x" << n_w_
         << " planes" << (pass_ == Pass::bprop ? ", bprop tiles folded onto gradInput by a deterministic "
@@ -201,8 +213,33 @@ class FbfftConvPlan final : public Plan {
     s << ", batch=" << freqs_ << "), no transpositions; " << chunk_ << " " << (tiled_ ? "items" : "images")
       << " per chunk of " << units_ << "; workspace " << workspace_ << " bytes";
     if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
+    if (!fused_note_.empty()) s << "; " << fused_note_;
     if (!why_.empty()) s << "; " << why_;
     return s.str();
+  }
+
+  void describe_fused(std::ostringstream& s) const {
+    const int nt = fbfft::fused_tiles_per_block(n_h_, p_.f);
+    s << tile_plan_.summary() << ", fused (extra[\"fused\"]=" << (options_.fused == Fused::on ? "on" : "auto")
+      << "): one kernel per pass forwards the f input tiles of " << nt << " item" << (nt > 1 ? "s" : "")
+      << " per block into shared memory, sums X conj(W) over the input channels in registers, inverts each output "
+         "channel and stores its kept window straight into the output, no spectra in global memory (Note [fused "
+         "tiles]; "
+      << fbfft::fused_tiles_smem_bytes(n_h_, p_.f, nt) << " bytes of shared memory per block); weight spectra by the "
+      << family_name(false) << " forward in the standard layout [plane][freq], read by every block; products "
+      << math_note_ << "; workspace " << workspace_ << " bytes";
+    if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
+    if (!why_.empty()) s << "; " << why_;
+  }
+
+  // The transforms' family (describe() must not throw: a basis without a kernel says so).
+  std::string family_name(bool inverse) const {
+    try {
+      return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, inverse ? inv_kernel_ : fwd_kernel_, spectra_layout(),
+                                                    inverse));
+    } catch (const std::exception& e) {
+      return std::string("no (") + e.what() + ")";
+    }
   }
 
   void execute(const Args& a) const override { run(a, nullptr); }
@@ -276,7 +313,8 @@ class FbfftConvPlan final : public Plan {
   std::string weights_key() const {
     return "fbfft weight spectra " + std::to_string(n_h_) + "x" + std::to_string(n_w_) + " of " +
            std::to_string(p_.fo) + "x" + std::to_string(p_.f) + "x" + std::to_string(p_.kh) + "x" +
-           std::to_string(p_.kw) + " on device " + std::to_string(device_);
+           std::to_string(p_.kw) + " in the " + fbfft::to_string(spectra_layout()) + " layout on device " +
+           std::to_string(device_);
   }
 
   void run(const Args& a, const float2* prepared) const {
@@ -349,6 +387,10 @@ class FbfftConvPlan final : public Plan {
     };
     constexpr int64_t kC = sizeof(float2), kR = sizeof(float);
     Sizes s{};
+    if (fused_) {  // the weight spectra only (Note [fused tiles])
+      s[kSpecW] = c(F, p.fo * p.f, kC);
+      return s;
+    }
     switch (pass_) {
       case Pass::fprop:
         s[kSpecW] = c(F, p.fo * p.f, kC);
@@ -440,6 +482,17 @@ class FbfftConvPlan final : public Plan {
       if (!ok) throw Error("fbfft: internal error: tile " + std::to_string(t) + " geometry differs from the planner's");
     }
   }
+
+  // extra["fused"]: on runs the fused kernel or throws Unsupported saying why it cannot; auto runs it
+  // where it can (and says why not otherwise); off never.
+  void resolve_fused() {
+    if (options_.fused == Fused::off) return;
+    const Support s = fused_tiles_support(p_, pass_, tiled_ ? &tile_plan_ : nullptr);
+    if (!s.ok && options_.fused == Fused::on) throw Unsupported("fbfft: extra[\"fused\"]=on: " + s.reason);
+    fused_ = s.ok;
+    if (!s.ok) fused_note_ = "not fused (extra[\"fused\"]=auto): " + s.reason;
+  }
+  fbfft::Layout spectra_layout() const { return fused_ ? fbfft::Layout::standard : fbfft::Layout::freq_major; }
 
   // --- transform-family tuning ---------------------------------------------------------------
   // Note [fbfft transform tuning]
@@ -751,7 +804,8 @@ class FbfftConvPlan final : public Plan {
   // Weight spectra: the pruned direct DFT of the kh×kw window where it applies and is faster
   // (Note [pruned forward of small windows], Note [fbfft transform tuning]), else the basis' transform.
   void transform_weight(const float* w, float2* spec_w, cudaStream_t st) const {
-    const fbfft::ForwardArgs f = forward_args(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f);
+    fbfft::ForwardArgs f = forward_args(w, p_.fo * p_.f, p_.kh, p_.kw, 0, 0, spec_w, p_.fo * p_.f);
+    if (fused_) f.layout = fbfft::Layout::standard, f.ld_batch = 0;  // [plane][freq] (Note [fused tiles])
     if (weight_window_)
       step("DFT B", st, [&] { fbfft::forward_window(f, st); });
     else
@@ -918,6 +972,10 @@ class FbfftConvPlan final : public Plan {
 
   void fprop_tiled(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
     const ConvProblem& p = p_;
+    if (fused_) {
+      fprop_fused(x, w, y, b, st);
+      return;
+    }
     if (!prepared_) transform_weight(w, b.spec_w, branch(st));
     for (int64_t i0 = 0; i0 < units_; i0 += chunk_) {
       const int64_t ic = std::min(chunk_, units_ - i0);
@@ -932,6 +990,25 @@ class FbfftConvPlan final : public Plan {
                       p.out_h(), p.out_w(), st);
       });
     }
+  }
+
+  // Note [fused tiles]: the weight spectra in the standard layout, then one kernel.
+  void fprop_fused(const float* x, const float* w, float* y, const Buffers& b, cudaStream_t st) const {
+    const ConvProblem& p = p_;
+    if (!prepared_) transform_weight(w, b.spec_w, st);
+    fbfft::FusedTilesArgs f;
+    f.n = n_h_;
+    f.input = x;
+    f.S = p.S, f.f = p.f, f.h = p.h, f.w = p.w, f.ph = p.ph, f.pw = p.pw, f.kh = p.kh, f.kw = p.kw;
+    f.kernel = b.spec_w;
+    f.fo = p.fo;
+    f.output = y;
+    f.out_h = p.out_h(), f.out_w = p.out_w();
+    f.rows = {rows_.origin, rows_.extent, rows_.step, rows_.count};
+    f.cols = {cols_.origin, cols_.extent, cols_.step, cols_.count};
+    f.dependent_launch = dependent_;
+    step("FUSED", st, [&] { fbfft::fused_tiles_fprop(f, st); });
+    product_flops_ += 8.0 * double(freqs_) * double(p.fo) * double(p.f) * double(units_);
   }
 
   void bprop_tiled(const float* g, const float* w, float* gx, const Buffers& b, cudaStream_t st) const {
@@ -980,6 +1057,8 @@ class FbfftConvPlan final : public Plan {
   bool inv_window_exact_ = true;  // ... by its exact 3×3 / 5×5 instance, else the padded bound (tuned)
   int inv_window_split_ = 0;      // ... with this many lanes per plane, 0 = automatic (tuned)
   bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
+  bool fused_ = false;          // the tiled fprop in one kernel (extra["fused"], Note [fused tiles])
+  std::string fused_note_;      // why fused=auto did not fuse
   std::string tune_note_;
   ProductMath math_ = ProductMath::fp32;  // the products' precision (resolve_math, tune_pass)
   std::string math_note_;
@@ -1079,6 +1158,19 @@ bool stockham_basis(const ConvProblem& p, const Basis& pow2, const Basis* square
   out.note = "Stockham basis " + std::to_string(nh) + "x" + std::to_string(nw) + " for the circular extent " +
              std::to_string(hp) + "x" + std::to_string(wp) + " (Note [stockham bases])";
   return true;
+}
+
+Support fused_tiles_support(const ConvProblem& p, Pass pass, const TilePlan* tp) {
+  if (pass != Pass::fprop) return {false, "the fused kernel runs fprop only (pass=" + std::string(to_string(pass)) + ")"};
+  if (!tp || !tp->tiled) return {false, "the fused kernel runs tiled plans only (this plan is untiled)"};
+  if (p.padding != Padding::zero) return {false, "the fused kernel pads with zeros only (pad=mirror)"};
+  if (!p.is_dense()) return {false, "the fused kernel runs dense stride-1 problems only (" + p.to_string() + ")"};
+  if (tp->fft_h != tp->fft_w)
+    return {false, "tile basis " + std::to_string(tp->fft_h) + "x" + std::to_string(tp->fft_w) +
+                       " is not square (the fused kernel has 16x16 and 32x32)"};
+  if (std::string why = fbfft::fused_tiles_unsupported(int(std::min<int64_t>(tp->fft_h, INT_MAX)), p.f); !why.empty())
+    return {false, why};
+  return {};
 }
 
 std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,

@@ -17,18 +17,22 @@ namespace fftconv::fbfft_conv {
 // The backend's options (PlanOptions::extra), for experiments: kernel pins the transforms' family
 // (auto, shuffle, registers, lanes, fourstep); window=off turns the pruned small-window transforms
 // off (auto: tuned); fork=auto|on|off (Note [forked transforms]); launch=plain launches the
-// transforms without programmatic dependent launch (default dependent, Note [dependent launch]).
+// transforms without programmatic dependent launch (default dependent, Note [dependent launch]);
+// fused=on runs a tiled fprop as one fused kernel (Note [fused tiles]; Unsupported where it cannot),
+// auto wherever it can, off (the default) as transforms, CGEMM and inverse.
 enum class Fork { automatic, on, off };
+enum class Fused { automatic, on, off };
 struct Options {
   fbfft::Kernel kernel = fbfft::Kernel::automatic;
   bool windows = true;
   Fork fork = Fork::automatic;
   bool dependent = true;
+  Fused fused = Fused::off;
   // Throws InvalidArgument naming the key for a bad value, or naming fbfft and option_keys() for a
   // key not among them. Needs no device.
   static Options parse(const std::map<std::string, std::string>& extra);
 };
-// kernel, window, fork, launch and the tiling planner's keys.
+// kernel, window, fork, launch, fused and the tiling planner's keys.
 const std::vector<std::string_view>& option_keys();
 
 // The Fourier basis of an untiled plan: powers of two, a smooth square (fbfft::kSmoothSides2d), or
@@ -60,8 +64,14 @@ std::unique_ptr<Plan> make_untiled_conv_plan(const ConvProblem& p, Pass pass, co
 
 // A plan running the tiles of `tp` (tp.tiled, fbfft::supported(fft_h, fft_w), accgrad with the
 // frequency reduction), at most tp.tiles_in_flight items at once (fewer when the workspace limit
-// requires it).
+// requires it); with extra["fused"] an fprop on 16x16 or 32x32 tiles in one kernel (Note [fused
+// tiles]), where fused_tiles_support() allows it.
 std::unique_ptr<Plan> make_tiled_conv_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                            const TilePlan& tp, std::string why);
+
+// Whether the fused tiled fprop (Note [fused tiles]) runs p's pass on `tp` (null: untiled), and why not:
+// fprop only, tiled, zero padding, a square 16x16 or 32x32 tile basis, f within the shared-memory
+// budget (fbfft::fused_tiles_unsupported). Needs no device.
+Support fused_tiles_support(const ConvProblem& p, Pass pass, const TilePlan* tp);
 
 }  // namespace fftconv::fbfft_conv

@@ -213,6 +213,53 @@ void depthwise(const DepthwiseArgs& a, cudaStream_t stream = nullptr);
 void depthwise_weight_products(const float2* x, const float2* g, int64_t images, int64_t channels, int64_t freqs,
                                float2* out, cudaStream_t stream = nullptr);
 
+// One axis of a tile grid (tiling/tile_plan.hpp AxisTiling): tile t keeps the output rows
+// [origin + t*step, origin + t*step + min(step, extent - t*step)) and reads the padded input rows from
+// the same origin, k - 1 more.
+struct TileAxis {
+  int64_t origin = 0, extent = 0, step = 0, count = 0;
+};
+
+// A tiled fprop (overlap-save, zero padding, dense stride-1) in one kernel per pass (Note [fused
+// tiles]): for each item (tile t of image s, item = t*S + s), the forward of the tile's read window of
+// every input channel, the products with the kernel spectra summed over the input channels, the
+// inverse of each output channel and the store of its kept window into the output; the spectra stay
+// in shared memory. The kernel spectra are fo*f planes n × (n/2+1) in the standard layout, plane
+// j*f + i (forward() of the fo×f×kh×kw weights on the n×n basis); they are read coalesced, by every
+// block (L2-resident where they fit).
+struct FusedTilesArgs {
+  int n = 0;                     // the tile basis n×n, a side of kFusedTileSides
+  const float* input = nullptr;  // S×f×h×w
+  int64_t S = 0, f = 0, h = 0, w = 0, ph = 0, pw = 0, kh = 0, kw = 0;
+  const float2* kernel = nullptr;  // the kernel spectra
+  int64_t fo = 0;
+  float* output = nullptr;  // S×fo×out_h×out_w
+  int64_t out_h = 0, out_w = 0;
+  TileAxis rows, cols;
+  int tiles_per_block = 0;  // items per block: 1, 2 or 4; 0 = fused_tiles_per_block(n, f)
+  bool dependent_launch = true;  // as in ForwardArgs
+};
+inline constexpr int kFusedTileSides[] = {16, 32};
+// The most bytes the input spectra of one block's tiles take in shared memory (Note [fused tiles]).
+inline constexpr int64_t kFusedSpectraBudget = 156 * 1024;
+// Bytes of one half spectrum in the fused kernel's shared memory (odd plane stride), 0 for a side
+// without a fused kernel.
+int64_t fused_tiles_plane_bytes(int n);
+// Why (n, f) has no fused kernel ("" when it has one): n not in kFusedTileSides, or f half spectra
+// above kFusedSpectraBudget.
+std::string fused_tiles_unsupported(int n, int64_t f);
+// The automatic items per block: the most of 4, 2, 1 whose block fits two to a multiprocessor, else 1.
+int fused_tiles_per_block(int n, int64_t f);
+// Dynamic shared memory of a block (Note [fused tiles]).
+int64_t fused_tiles_smem_bytes(int n, int64_t f, int tiles_per_block);
+// Throws InvalidArgument naming the field for inconsistent arguments (sizes, tile axes whose read
+// window exceeds n, null pointers, tiles_per_block not 0, 1, 2 or 4) or Unsupported (with
+// fused_tiles_unsupported's reason).
+void validate(const FusedTilesArgs& a);
+void fused_tiles_fprop(const FusedTilesArgs& a, cudaStream_t stream = nullptr);
+// Registers, local memory and static shared memory of the kernel of side n (for reports).
+std::string fused_tiles_attributes(int n);
+
 // Direct-DFT twins with the same contract (one thread per output element, double accumulation),
 // for tests; any n_h, n_w >= 1 (not only powers of two).
 void forward_reference(const ForwardArgs& a, cudaStream_t stream = nullptr);

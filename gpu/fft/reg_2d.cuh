@@ -185,17 +185,17 @@ __device__ __forceinline__ void stage_freq_major(float2* smem, const float2* glo
   cp_async_wait_all();
 }
 
-// Stages (1)-(3) of the inverse on the block's group of kP planes from `first`, whose standard half
-// spectra are in shared memory (plane q at smem + q * kSpecStride): columns, rows, and the output
-// window's store (Note [register 2-D kernels]).
+// Stages (1)-(2) of the inverse on a block's group of planes whose standard half spectra are in
+// shared memory (plane q at smem + q * kSpecStride): columns, then rows; the real planes, times
+// `scale`, overwrite them (plane q at the floats smem + q * kRealStride) and are complete for every
+// thread on return (Note [register 2-D kernels]).
 template <class T>
-__device__ __forceinline__ void inverse_group(const InverseArgs& a, float2* smem, int64_t first, int kP, int nthreads,
-                                              const Job<T::RowFft::kG>& rj, const Job<T::ColFft::kG>& cj) {
+__device__ __forceinline__ void inverse_to_real(float scale, float2* smem, const Job<T::RowFft::kG>& rj,
+                                                const Job<T::ColFft::kG>& cj) {
   using RowFft = typename T::RowFft;
   using ColFft = typename T::ColFft;
   constexpr int kNh = T::kNh, kNw = T::kNw, kNw2 = T::kNw2, kHalf = T::kHalf;
   float* real = reinterpret_cast<float*>(smem);
-  const int t = threadIdx.x;
   // (1) column c = j of plane q: DIT from the frequency order to rows y = p*R + r
   {
     float2* s = smem + cj.q * T::kSpecStride + cj.j;
@@ -255,11 +255,23 @@ __device__ __forceinline__ void inverse_group(const InverseArgs& a, float2* smem
   if (rj.live) {
     float* r0 = real + rj.q * T::kRealStride + 2 * rj.j * kNw + rj.p * RowFft::kR;
     static_for<RowFft::kR>([&](auto r) {
-      r0[r] = v[r].x * a.scale;
-      r0[kNw + r] = v[r].y * a.scale;
+      r0[r] = v[r].x * scale;
+      r0[kNw + r] = v[r].y * scale;
     });
   }
   __syncthreads();
+}
+
+// Stages (1)-(3) of the inverse on the block's group of kP planes from `first`, whose standard half
+// spectra are in shared memory (plane q at smem + q * kSpecStride): columns, rows, and the output
+// window's store (Note [register 2-D kernels]).
+template <class T>
+__device__ __forceinline__ void inverse_group(const InverseArgs& a, float2* smem, int64_t first, int kP, int nthreads,
+                                              const Job<T::RowFft::kG>& rj, const Job<T::ColFft::kG>& cj) {
+  constexpr int kNh = T::kNh, kNw = T::kNw;
+  const float* real = reinterpret_cast<const float*>(smem);
+  const int t = threadIdx.x;
+  inverse_to_real<T>(a.scale, smem, rj, cj);
   // (3) the output window, consecutive threads on consecutive addresses; a rolled loop at the
   // smooth sides (Note [rolled window stores])
   auto store = [&](int e) {
