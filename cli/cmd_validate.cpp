@@ -22,7 +22,7 @@ namespace fftconv::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string set, tile = "none", out, md, shard, check = "auto";
+  std::string set, tile = "none", out, md, shard, check = "auto", math = "auto";
   std::vector<std::string> backends, passes, plan_opts;
   bool resume = false, json = false, no_adjoint = false, no_progress = false, no_autotune = false, dry_run = false;
   int64_t sample = 0, max_elements = 0, batch = 0, count = 200, threads = 0;
@@ -63,6 +63,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   check_threads(a.threads);
   o.threads = int(a.threads);
   o.autotune = !a.no_autotune;
+  o.math = parse_product_math(a.math);
   o.out = a.out;
   o.resume = a.resume;
   o.json = a.json;
@@ -95,6 +96,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
     for (std::size_t i = 0; i < a.backends.size(); ++i) title += (i ? "," : "") + a.backends[i];
   }
   if (a.no_autotune) title += " --no-autotune";
+  if (a.math != "auto") title += " --math " + a.math;
   std::vector<std::string> env = environment_lines();
   env.push_back("operands: on the " + r.operands);
   env.push_back("problems: " + std::to_string(r.problems) + ", wall time " + std::to_string(r.wall_s) + " s");
@@ -159,6 +161,10 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   v->add_flag("--no-progress", a->no_progress, "No progress line on stderr");
   v->add_flag("--dry-run", a->dry_run, "Check the options, print how many problems are selected, run nothing");
   v->add_flag("--no-autotune", a->no_autotune, "Plan without timing candidates (PlanOptions::autotune off)");
+  v->add_option("--math", a->math,
+                "Products of the GPU backends: auto | fp32 | 3xtf32 | tf32 (tf32 is judged by its own tolerance "
+                "and summarized in its own rows); the CPU backends keep fp32")
+      ->capture_default_str();
   CLI::App* merge = v->add_subcommand("merge", "Combine shard outputs: merge OUT.md IN1.jsonl IN2.jsonl ...");
   merge->add_option("out", m->md, "Markdown summary to write")->required();
   merge->add_option("inputs", m->inputs, "Shard .jsonl files")->required();

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -122,8 +123,16 @@ std::map<const Backend*, PlanOptions> backend_options(const ValidateOptions& o, 
   for (const auto& [key, value] : o.plan_extra) po.extra[key] = value;
   po.threads = o.threads;
   po.autotune = o.autotune;
+  const bool gpu = std::any_of(backends.begin(), backends.end(),
+                               [](const Backend* b) { return b->location() == Location::cuda; });
+  if (!gpu && o.math != ProductMath::automatic && o.math != ProductMath::fp32)
+    throw InvalidArgument("math: '" + std::string(to_string(o.math)) +
+                          "' sets the products of the GPU backends, and the sweep has none");
   std::map<const Backend*, PlanOptions> out;
-  for (const Backend* b : backends) out[b] = options_for(*b, po);
+  for (const Backend* b : backends) {
+    out[b] = options_for(*b, po);
+    if (b->location() == Location::cuda) out[b].math = o.math;
+  }
   return out;
 }
 

@@ -32,6 +32,9 @@ struct ValidateOptions {
   std::map<std::string, std::string> plan_defaults{{"fftw_planner", "estimate"}};
   int threads = 0;                       // PlanOptions::threads (CPU backends; 0 = default)
   bool autotune = true;                  // PlanOptions::autotune (GPU backends)
+  // PlanOptions::math of the GPU backends; the CPU backends keep fp32. A mode other than auto or
+  // fp32 in a sweep without a GPU backend is an InvalidArgument.
+  ProductMath math = ProductMath::automatic;
   std::string out;                       // .jsonl appended to as records are made ("" = none)
   bool resume = false;                   // skip keys already in `out`
   bool json = false;                     // also write each record to `json_out`

@@ -197,6 +197,21 @@ TEST_CASE("plan options: a key of any backend of the sweep reaches the backends 
   std::remove(path.c_str());
 }
 
+TEST_CASE("--math: the CPU backends keep fp32; a tensor-core mode needs a GPU backend in the sweep") {
+  ValidateOptions o = small_options();
+  o.backends = {"fftw", "direct"};
+  o.passes = {Pass::fprop};
+  o.adjoint = false;
+  o.math = ProductMath::fp32;
+  CHECK(run_validation(o, nullptr).summary.ok());
+  for (ProductMath m : {ProductMath::tf32x3, ProductMath::tf32}) {
+    o.math = m;
+    const std::string want = "math: '" + std::string(to_string(m)) +
+                             "' sets the products of the GPU backends, and the sweep has none";
+    CHECK_THROWS_WITH_AS(run_validation(o, nullptr), want.c_str(), InvalidArgument);
+  }
+}
+
 TEST_CASE("every built-in backend rejects a key it does not accept, naming itself and its keys, device or not") {
   const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
   for (const auto& b : builtin_registry().all()) {
