@@ -201,7 +201,12 @@ void adjoint_check(Record& r, SweepData& data, const Backend& b, const ConvProbl
   const double err = s.error();
   r.basis = basis;
   r.rel_l2 = r.max_abs_rel = err;
-  r.tol_rel_l2 = r.tol_max_abs_rel = adjoint_tolerance(p, DType::f32, basis);
+  // One pass in tf32 carries that mode's error into the identity (Note [tf32 tolerance]).
+  ProductMath products = ProductMath::fp32;
+  for (const Planned& x : pl)
+    if (plan_product_math(*x.plan) == ProductMath::tf32) products = ProductMath::tf32;
+  r.math = products == ProductMath::tf32 ? "tf32" : pl[0].plan->last_products().math;
+  r.tol_rel_l2 = r.tol_max_abs_rel = adjoint_tolerance(p, DType::f32, basis, products);
   r.time_ms = s.ms;
   r.plan_ms = plan_ms;
   r.describe = pl[0].plan->describe();

@@ -45,9 +45,10 @@ Tolerance with_cancellation(Tolerance t, double factor) {
   return t;
 }
 
-double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems) {
+double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems, ProductMath products) {
   double t = 0;
-  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) t = std::max(t, tolerance(p, pass, d, basis_elems).rel_l2);
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad})
+    t = std::max(t, tolerance(p, pass, d, basis_elems, products).rel_l2);
   return 2.0 * t;
 }
 

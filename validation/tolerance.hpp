@@ -63,8 +63,9 @@ Tolerance with_cancellation(Tolerance t, double factor);
 // Each result's norm is at least the one its sums would have without cancellation (Note
 // [cancellation]): where every kernel tap of a strided, dilated layer lands in the padding, y, gx
 // and gw are exactly zero and the backends' rounding noise would otherwise be measured against
-// noise.
-double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems);
+// noise. Plans with tf32 products bring that mode's term along (Note [tf32 tolerance]).
+double adjoint_tolerance(const ConvProblem& p, DType d, int64_t basis_elems,
+                         ProductMath products = ProductMath::fp32);
 
 // Note [fft self-test tolerance]
 // A forward transform of length n = nh·nw (batch of signals, complex or real input) is accepted by

@@ -38,3 +38,12 @@ TEST_CASE("a 1x1 result (kernel = input) passes for every seed once cancellation
     }
   CHECK(raised > 0);  // some seeds do cancel
 }
+
+TEST_CASE("the adjoint tolerance of tf32 plans carries the tf32 term of each pass (Note [tf32 tolerance])") {
+  const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=4,h=8,w=8,kh=3,kw=3");
+  const double fp32 = adjoint_tolerance(p, DType::f32, 64);
+  CHECK(adjoint_tolerance(p, DType::f32, 64, ProductMath::tf32x3) == fp32);
+  CHECK(adjoint_tolerance(p, DType::f32, 64, ProductMath::tf32) == doctest::Approx(fp32 + 2 * tf32_product_error()));
+  // The failures this fixes: tf32 plans' identity errors of 1e-5 to 2e-5 against an fp32 bound of 7e-6.
+  CHECK(adjoint_tolerance(p, DType::f32, 64, ProductMath::tf32) > 2e-5);
+}
