@@ -155,6 +155,24 @@ TEST_CASE("cli: plan and run read --tile-sizes and --workspace-limit alike") {
   }
 }
 
+TEST_CASE("cli: validate's summary title names every option that shapes the sweep") {
+  arguments_only() = false;
+  const std::string out = "app_test_validate_title.jsonl", md = "app_test_validate_title.md";
+  std::remove(out.c_str());
+  std::remove(md.c_str());
+  const Outcome v = run_captured({"validate", "--set", "S=1,f=1,fo=1,n=4,k=3", "--backends", "fftw", "--math", "fp32",
+                                  "--plan-opt", "fftw_cgemm=eigen", "--no-progress", "--out", out},
+                                 CommandTree::full);
+  CHECK(v.status == 0);
+  std::ifstream in(md);
+  std::string title;
+  std::getline(in, title);
+  CHECK(title == "# fftconv validate --set S=1,f=1,fo=1,n=4,k=3 --tile none --check auto --backends fftw --math fp32 "
+                 "--plan-opt fftw_cgemm=eigen");
+  std::remove(out.c_str());
+  std::remove(md.c_str());
+}
+
 }  // namespace fftconv::cli
 
 TEST_CASE("cli: recorded commands quote what a shell would split or expand") {

@@ -97,6 +97,7 @@ void run_validate(const ValidateArgs& a, int* exit_code) {
   }
   if (a.no_autotune) title += " --no-autotune";
   if (a.math != "auto") title += " --math " + a.math;
+  for (const auto& [key, value] : o.plan_extra) title += " --plan-opt " + key + "=" + value;
   std::vector<std::string> env = environment_lines();
   env.push_back("operands: on the " + r.operands);
   env.push_back("problems: " + std::to_string(r.problems) + ", wall time " + std::to_string(r.wall_s) + " s");
