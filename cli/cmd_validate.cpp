@@ -126,6 +126,8 @@ void run_merge(const MergeArgs& m, int* exit_code) {
   std::string files = "merged " + std::to_string(m.inputs.size()) + " files, shards " + merged.shards;
   if (merged.empty_files) files += " and " + std::to_string(merged.empty_files) + " empty";
   env.insert(env.begin(), files);
+  const std::vector<std::string> shards = shard_summary_lines(m.inputs);
+  env.insert(env.begin() + 1, shards.begin(), shards.end());
   write_text_file(m.md, summary_markdown(s, merged.records, "fftconv validate merge", env), "merge");
   std::cout << summary_table(s);
   if (!s.ok()) *exit_code = kExitCheckFailed;

@@ -3,7 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <regex>
 
 #include "common/errors.hpp"
 #include "validation/problem_sets.hpp"
@@ -58,6 +61,55 @@ MergedShards merge_shard_files(const std::vector<std::string>& paths) {
                           std::to_string(out.shard_count) + " shards given)");
   for (const auto& [index, _] : file_of)
     out.shards += (out.shards.empty() ? "" : ", ") + std::to_string(index) + "/" + std::to_string(out.shard_count);
+  return out;
+}
+
+std::vector<std::string> shard_summary_lines(const std::vector<std::string>& paths) {
+  struct Shard {
+    std::string file, command;
+    std::vector<std::string> device, problems;
+  };
+  static const std::regex kShard(R"(--shard \d+/(\d+))");
+  std::vector<Shard> shards;
+  std::vector<std::string> missing;
+  for (const std::string& path : paths) {
+    std::ifstream in(markdown_path_for(path));
+    std::string line;
+    if (!in || !std::getline(in, line) || line.rfind("# ", 0) != 0) {
+      missing.push_back(path);
+      continue;
+    }
+    Shard s{path, std::regex_replace(line.substr(2), kShard, "--shard i/$1"), {}, {}};
+    while (std::getline(in, line)) {
+      if (line.rfind("- device", 0) == 0 || line.rfind("- CUDA", 0) == 0 || line.rfind("- cuFFT", 0) == 0)
+        s.device.push_back(line.substr(2));
+      else if (line.rfind("- problems:", 0) == 0)
+        s.problems.push_back(line.substr(2));
+    }
+    shards.push_back(std::move(s));
+  }
+  if (shards.empty()) return {};
+  std::vector<std::string> out;
+  const auto same = [&](auto field) {
+    return std::all_of(shards.begin(), shards.end(), [&](const Shard& s) { return field(s) == field(shards[0]); });
+  };
+  if (same([](const Shard& s) { return s.command; }))
+    out.push_back("sweep: `" + shards[0].command + "`");
+  else
+    for (const Shard& s : shards) out.push_back("shard command: `" + s.command + "` (" + s.file + ")");
+  if (same([](const Shard& s) { return s.device; })) {
+    for (const std::string& d : shards[0].device) out.push_back(d + " (where the shards ran)");
+  } else {
+    for (const Shard& s : shards)
+      for (const std::string& d : s.device) out.push_back(d + " (" + s.file + ")");
+  }
+  for (const Shard& s : shards)
+    for (const std::string& p : s.problems) out.push_back(p + " (" + s.file + ")");
+  if (!missing.empty()) {
+    std::string m = "no summary beside";
+    for (const std::string& f : missing) m += " " + f;
+    out.push_back(m);
+  }
   return out;
 }
 

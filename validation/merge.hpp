@@ -21,4 +21,11 @@ struct MergedShards {
 // can stand for it ("shard 1/2 is missing").
 MergedShards merge_shard_files(const std::vector<std::string>& paths);
 
+// What the shards' own summaries (each X.jsonl's X.md, where present) say about the sweep, as lines
+// for the merged summary: "sweep: `<command>`" with the shard generalised to i/n when every summary
+// names the same command, else one "shard command:" line each; the device lines the summaries share
+// once, with "(where the shards ran)", else each summary's under its file name; and each summary's
+// problems and wall time. Files without a summary are named in one line; none at all gives {}.
+std::vector<std::string> shard_summary_lines(const std::vector<std::string>& paths);
+
 }  // namespace fftconv

@@ -49,3 +49,31 @@ TEST_CASE("merge: every shard exactly once, or an error naming the shard") {
   CHECK(merge_shard_files({a, none}).empty_files == 1);  // shard 1/2 selected no problem
   for (const auto& f : {a, b, c, bad, none}) std::remove(f.c_str());
 }
+
+TEST_CASE("merge: the shards' summaries give the sweep's command and device once, or each with its file") {
+  const auto summary = [](const std::string& jsonl, const std::string& shard, const std::string& device) {
+    std::ofstream f(markdown_path_for(jsonl), std::ios::trunc);
+    f << "# fftconv validate --set smoke --tile none --shard " << shard << " --backends fbfft\n\n- host: vm\n"
+      << "- device 0 of 1: " << device << "\n- CUDA driver: 13000\n- problems: 32, wall time 9.5 s\n- result: x\n";
+  };
+  const std::string a = shard_file("merge_test_sum_a.jsonl", {"0/2"});
+  const std::string b = shard_file("merge_test_sum_b.jsonl", {"1/2"});
+  summary(a, "0/2", "H100");
+  summary(b, "1/2", "H100");
+  CHECK(shard_summary_lines({a, b}) ==
+        std::vector<std::string>{"sweep: `fftconv validate --set smoke --tile none --shard i/2 --backends fbfft`",
+                                 "device 0 of 1: H100 (where the shards ran)",
+                                 "CUDA driver: 13000 (where the shards ran)",
+                                 "problems: 32, wall time 9.5 s (merge_test_sum_a.jsonl)",
+                                 "problems: 32, wall time 9.5 s (merge_test_sum_b.jsonl)"});
+  summary(b, "1/2", "H200");
+  const std::vector<std::string> mixed = shard_summary_lines({a, b});
+  CHECK(mixed[1] == "device 0 of 1: H100 (merge_test_sum_a.jsonl)");
+  CHECK(mixed[3] == "device 0 of 1: H200 (merge_test_sum_b.jsonl)");
+  std::remove(markdown_path_for(b).c_str());
+  CHECK(shard_summary_lines({a, b}).back() == "no summary beside merge_test_sum_b.jsonl");
+  std::remove(markdown_path_for(a).c_str());
+  CHECK(shard_summary_lines({a, b}).empty());
+  std::remove(a.c_str());
+  std::remove(b.c_str());
+}
