@@ -184,16 +184,7 @@ class FbfftConvPlan final : public Plan {
                                         ? ", inverse stores the cropped window straight into gradInput"
                                         : ", padded-grid inverse folded onto gradInput (P^T)")
                                  : "");
-    // describe() must not throw (it is called from reporting code): a basis without a kernel says so
-    auto family = [&](bool inverse) -> std::string {
-      try {
-        return fbfft::to_string(
-            fbfft::resolve_kernel(n_h_, n_w_, inverse ? inv_kernel_ : fwd_kernel_, fbfft::Layout::freq_major, inverse));
-      } catch (const std::exception& e) {
-        return std::string("no (") + e.what() + ")";
-      }
-    };
-    s << "; " << family(false) << " forward / " << family(true) << " inverse transform kernels"
+    s << "; " << family_name(false) << " forward / " << family_name(true) << " inverse transform kernels"
       << (kernel_ != fbfft::Kernel::automatic ? " (pinned)" : "") << (tune_note_.empty() ? "" : " (" + tune_note_ + ")")
       << (dependent_ ? ", launched dependent (Note [dependent launch])" : ", plain launches");
     if (weight_window_) s << "; weight spectra by the pruned DFT of the " << p_.kh << "x" << p_.kw << " window";
@@ -232,7 +223,8 @@ class FbfftConvPlan final : public Plan {
     if (!why_.empty()) s << "; " << why_;
   }
 
-  // The transforms' family (describe() must not throw: a basis without a kernel says so).
+  // The transforms' family in the spectra's layout (describe() must not throw: it is called from
+  // reporting code, and a basis without a kernel says so).
   std::string family_name(bool inverse) const {
     try {
       return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, inverse ? inv_kernel_ : fwd_kernel_, spectra_layout(),
