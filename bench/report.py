@@ -662,7 +662,7 @@ def describe_grid_runs(headers):
                     key=lambda s: (int(s.split("/")[1]), int(s.split("/")[0])))
     text = "; ".join(f"{n} run{'s' if n > 1 else ''} of `{c}`" for c, n in forms.items())
     if shards:
-        text += f" (shards {', '.join(shards)}; each resumed until complete)"
+        text += f" (shards {', '.join(shards)})"
     if starts:
         text += f", started from {min(starts)} to {max(starts)}"
     return text
