@@ -199,17 +199,20 @@ void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x
 // Note [prepared weight spectra]
 // fprop and bprop of an fftw plan read the same weight spectra: fprop as B[i][j] = conj(W[j][i]),
 // bprop as B[j][i] = W[j][i]. Plan::prepare_weights() transforms them once, in fprop's
-// frequency-major layout, in chunks of output channels ([freq][f][chunk] each, about 8 MiB),
+// frequency-major layout, in panels of kPreparedPanel output channels ([freq][f][panel] each),
 // without conjugation and with every weight scaled by 2^-exponent (its largest magnitude in
 // [0.5, 1), Note [operand scaling]: the spectra stay finite for any finite weights, and a power of
-// two changes no rounding). fprop reads a chunk per N chunk and conjugates it as before; bprop
-// reads a chunk per R chunk, each frequency's f×chunk matrix transposed. Both then skip the f·fo
-// weight transforms, the larger share of the work at small batch, but the spectra are written once
-// and read twice from memory, where independent passes keep each chunk in cache. So the basis
-// matters: the untiled plan's 14×14 spectra of L5 take 132 MB, 8×8 tiles' 47 MB (the tiled plan
-// prepares them in its tile's basis, and bprop in tiles of the same size reads them). fprop + bprop
-// of L5 at S = 2, 2 threads: 1.14–1.25× faster than two independent calls in 8×8 tiles, over five
-// runs on a 2-core host whose speed drifts, where the untiled plan measured 0.87–1.00×.
+// two changes no rounding). The spectra are written once and then streamed from memory by every
+// pass, so their layout sets the pace: in a panel each frequency's f×panel matrix is one contiguous
+// run, which the product kernel (Note [frequency CGEMM]) reads front to back, one or two column
+// blocks wide. fprop reads a panel per N chunk and conjugates it as before; bprop reads one per R
+// chunk and transposes each frequency's matrix into a per-thread buffer (from memory once, then from
+// cache) for the same kernel. Both skip the f·fo weight transforms, the larger share of the work at
+// small batch. The basis matters too: the untiled plan's 14×14 spectra of L5 take 132 MB, 8×8
+// tiles' 47 MB (the tiled plan prepares them in its tile's basis, and bprop in tiles of the same
+// size reads them). fprop + bprop of L5 at S = 2, 2 threads, 8×8 tiles: 1.5× faster than two
+// independent calls (`bench/results/cpu/step.json`); with 8 MiB chunks, 68 channels wide, the
+// kernel read each frequency's rows 544 bytes apart and the step was 1.2×.
 // The spectra depend only on the basis, the weight shape and the element type, which their key()
 // names: tiled and untiled plans of one basis read the same spectra.
 // The memory of the last prepared spectra a plan made, once they are released: a training step
@@ -231,13 +234,17 @@ struct FftwWeightSpectra final : PreparedWeights {
   std::size_t bytes() const override { return spectra.size() * sizeof(std::complex<T>); }
 };
 
-// Output channels per chunk of prepared spectra in a basis of nfreq frequencies: chunks of about
-// 8 MiB, so that preparing them transposes into a cache-sized region as a plain run does (one
-// frequency-major buffer over all of L5's 132 MB took longer than its transforms).
+// Output channels per panel of prepared spectra (Note [prepared weight spectra]): two of the
+// product kernel's 8-column blocks.
+inline constexpr int64_t kPreparedPanel = 16;
+
+// Output channels per chunk of prepared spectra in a basis of nfreq frequencies: a panel, or fewer
+// where a panel would exceed 8 MiB, so that preparing it transposes into a cache-sized region as a
+// plain run does (one frequency-major buffer over all of L5's 132 MB took longer than its transforms).
 template <class T>
 int64_t prepared_weights_chunk(const ConvProblem& p, int64_t nfreq) {
   const int64_t per_channel = nfreq * p.f * int64_t(sizeof(std::complex<T>));
-  return std::clamp<int64_t>((int64_t(8) << 20) / per_channel, 1, p.fo);
+  return std::clamp<int64_t>(std::min((int64_t(8) << 20) / per_channel, kPreparedPanel), 1, p.fo);
 }
 
 // The key() of the spectra a plan in basis nh×nw reads for p's weights.
