@@ -237,6 +237,10 @@ class FbfftConvPlan final : public Plan {
   void execute(const Args& a) const override { run(a, nullptr); }
 
   std::pair<int64_t, int64_t> fourier_basis() const override { return {n_h_, n_w_}; }
+  // A tiled plan's tiles (a bprop planned with them reads the spectra this plan prepares).
+  std::pair<int64_t, int64_t> tile_basis() const override {
+    return tiled_ ? std::pair<int64_t, int64_t>{n_h_, n_w_} : std::pair<int64_t, int64_t>{0, 0};
+  }
 
   std::shared_ptr<const PreparedWeights> prepare_weights(const void* weight, void* stream) const override {
     if (pass_ == Pass::accgrad) throw Unsupported("fbfft: accgrad reads no weights to prepare");

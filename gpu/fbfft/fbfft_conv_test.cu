@@ -742,6 +742,41 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_AS(fprop->prepare_weights(nullptr, nullptr), InvalidArgument);
   }
 
+  TEST_CASE("fbfft conv: a tiled plan's tile_basis() plans bprop in its tiles, and both passes read one prepared set") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    const ConvProblem p = ConvProblem::parse("S=2,f=6,fo=5,h=13,w=13,kh=3,kw=3");
+    PlanOptions o;
+    o.autotune = false;
+    CHECK(fbfft_backend().plan(p, Pass::fprop, o)->tile_basis() == std::pair<int64_t, int64_t>{0, 0});
+    o.tile = TileSpec{TileSpec::Kind::fixed, 8, 8};
+    const auto fprop = fbfft_backend().plan(p, Pass::fprop, o);
+    REQUIRE(fprop->tile_basis() == std::pair<int64_t, int64_t>{8, 8});
+    // bprop as `bench step` plans it: fprop's basis pinned, then its tiles
+    PlanOptions ob = o;
+    std::tie(ob.basis_h, ob.basis_w) = fprop->fourier_basis();
+    ob.tile = TileSpec{TileSpec::Kind::fixed, fprop->tile_basis().first, fprop->tile_basis().second};
+    const auto bprop = fbfft_backend().plan(p, Pass::bprop, ob);
+    CHECK(bprop->tile_basis() == fprop->tile_basis());
+    const PassData fd = make_pass_data(p, Pass::fprop, fresh_seed());
+    const PassData bd = make_pass_data(p, Pass::bprop, fresh_seed());
+    DeviceBuffer x = upload(fd.input), w = upload(fd.weight), g = upload(bd.grad_output);
+    DeviceBuffer y0 = upload(fd.result), y1 = upload(fd.result), gx0 = upload(bd.result), gx1 = upload(bd.result);
+    Args fa, ba;
+    fa.input = x.get(), fa.weight = w.get(), fa.result = y0.get();
+    ba.grad_output = g.get(), ba.weight = w.get(), ba.result = gx0.get();
+    fprop->execute(fa), bprop->execute(ba);
+    const auto prepared = fprop->prepare_weights(w.get(), nullptr);
+    fa.result = y1.get(), ba.result = gx1.get(), fa.weight = ba.weight = nullptr;
+    fprop->execute_with(fa, *prepared);
+    bprop->execute_with(ba, *prepared);
+    FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::size_t ny = std::size_t(p.result_elems(Pass::fprop)), ngx = std::size_t(p.result_elems(Pass::bprop));
+    const auto b = download<float>(y1, ny), gb = download<float>(gx1, ngx);
+    CHECK(count_nan(b) + count_nan(gb) == 0);
+    CHECK(download<float>(y0, ny) == b);
+    CHECK(download<float>(gx0, ngx) == gb);
+  }
+
   TEST_CASE("fbfft conv runs on a user stream") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     cudaStream_t stream = nullptr;
