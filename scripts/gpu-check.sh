@@ -137,8 +137,8 @@ print(m.group(1).lower() if m else re.sub(r"[^a-z0-9]+", "_", sys.argv[1].lower(
     stamp "$R/$file.json" "fftconv bench layers --set $set --backends auto,fbfft,cufft ${extra[*]}"
   done
   log "bench step (fprop + bprop of L5 at S=2: weight spectra shared vs computed twice)"
-  $FC bench step --problem L5,S=2 --backend fbfft --repeat 20 --json "$R/step.json" 2>&1 | tail -4
-  stamp "$R/step.json" "fftconv bench step --problem L5,S=2 --backend fbfft --repeat 20"
+  $FC bench step --problem L5,S=2 --backend fbfft --tile auto --repeat 20 --json "$R/step.json" 2>&1 | tail -4
+  stamp "$R/step.json" "fftconv bench step --problem L5,S=2 --backend fbfft --tile auto --repeat 20"
   log "bench conv (the paper's fbfft experiment), against the default cufft and the paper's cuFFT pipeline"
   $FC bench conv --json "$R/conv.json" 2>&1 | tee "$OUT/conv.log" | tail -3
   stamp "$R/conv.json" "fftconv bench conv"
