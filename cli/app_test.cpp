@@ -3,6 +3,7 @@
 #include "cli/app.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstdio>
@@ -171,6 +172,24 @@ TEST_CASE("cli: validate's summary title names every option that shapes the swee
                  "--plan-opt fftw_cgemm=eigen");
   std::remove(out.c_str());
   std::remove(md.c_str());
+}
+
+TEST_CASE("cli: bench step's JSON names the device beside both timings") {
+  arguments_only() = false;
+  const std::string json = "app_test_step.json";
+  std::remove(json.c_str());
+  const Outcome v = run_captured({"bench", "step", "--problem", "S=2,f=3,fo=4,n=9,k=3", "--backend", "fftw",
+                                  "--threads", "1", "--repeat", "2", "--json", json},
+                                 CommandTree::full);
+  CHECK(v.status == 0);
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  CHECK(j.at("benchmark") == "step");
+  CHECK(j.at("device") == "host CPU (1 OpenMP threads)");
+  CHECK(j.at("ok") == true);
+  CHECK(j.at("independent_ms").get<double>() > 0);
+  CHECK(j.at("shared_ms").get<double>() > 0);
+  std::remove(json.c_str());
 }
 
 }  // namespace fftconv::cli

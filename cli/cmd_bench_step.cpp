@@ -19,6 +19,7 @@
 #include "validation/compare.hpp"
 #include "validation/data.hpp"
 #include "validation/reference.hpp"
+#include "validation/run_plan.hpp"
 #include "validation/verdict.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
@@ -147,6 +148,7 @@ int run(const StepFlags& f) {
               ok ? "ok" : "FAILED");
   if (!f.json.empty()) {
     nlohmann::json j = {{"benchmark", "step"}, {"problem", p.to_string()}, {"backend", be.name()},
+                        {"device", device_description(where, opts.threads)},
                         {"independent_ms", independent}, {"shared_ms", shared}, {"speedup", independent / shared},
                         {"fprop_ms", fprop_ms}, {"fprop_prepared_ms", fprop_prepared_ms},
                         {"fprop_rel_l2", vf.error.rel_l2}, {"bprop_rel_l2", vb.error.rel_l2}, {"ok", ok},
