@@ -122,11 +122,7 @@ class FftwPlan final : public FftwPlanBase<T> {
       << basis_.candidates << " candidate bases (" << basis_.range << "); per frequency (" << engine_->nfreq() << " of them) " << shape_.formula
       << "; chunks M " << chunks_.mc << "/" << shape_.M << ", N " << chunks_.nc << "/" << shape_.N << ", workspace "
       << chunks_.workspace << " bytes (budget " << budget_ << "); " << engine_->threads()
-      << " threads, products " << engine_->products();
-    if (pass_ != Pass::accgrad)
-      s << "; prepared weights: chunks M " << prepared_chunks_.mc << "/" << shape_.M << ", R " << prepared_chunks_.rc
-        << ", N " << prepared_chunks_.nc << (pass_ == Pass::bprop ? ", read transposed" : "");
-    s << note_;
+      << " threads, products " << engine_->products() << this->prepared_text(prepared_chunks_, shape_.M) << note_;
     return s.str();
   }
 

@@ -334,6 +334,13 @@ class FftwPlanBase : public Plan {
     return engine_->chunk_prepared(M, sh.R, sh.N, prepared_weights_chunk<T>(p_, engine_->nfreq()), pass_ == Pass::bprop,
                                    std::max(budget, plain.workspace));
   }
+  // describe()'s text for the prepared chunks `c` of fprop and bprop ("" for accgrad): "; prepared
+  // weights: chunks M <mc>[/<of_M>], R <rc>, N <nc>[, read transposed]" (of_M = 0: no total).
+  std::string prepared_text(const ChunkPlan& c, int64_t of_M) const {
+    if (pass_ == Pass::accgrad) return "";
+    return "; prepared weights: chunks M " + std::to_string(c.mc) + (of_M ? "/" + std::to_string(of_M) : "") +
+           ", R " + std::to_string(c.rc) + ", N " + std::to_string(c.nc) + (pass_ == Pass::bprop ? ", read transposed" : "");
+  }
   // The step timings of the next execution, when PlanOptions::breakdown asked for them.
   StepTimes* steps_ptr() const {
     if (!opts_.breakdown) return nullptr;

@@ -63,11 +63,8 @@ class FftwTiledPlan final : public FftwPlanBase<T> {
     if (pass_ == Pass::accgrad) s << ", accgrad reduction in the " << to_string(choice_.plan.reduction) << " domain";
     if (pass_ == Pass::bprop) s << ", bprop " << to_string(choice_.plan.assembly);
     s << "; chunks M " << chunks_.mc << ", R " << chunks_.rc << ", N " << chunks_.nc << ", workspace "
-      << chunks_.workspace << " bytes; products " << engine_->products();
-    if (pass_ != Pass::accgrad)
-      s << "; prepared weights: chunks M " << prepared_chunks_.mc << ", R " << prepared_chunks_.rc << ", N "
-        << prepared_chunks_.nc << (pass_ == Pass::bprop ? ", read transposed" : "");
-    s << "; planner: " << choice_.reason;
+      << chunks_.workspace << " bytes; products " << engine_->products() << this->prepared_text(prepared_chunks_, 0)
+      << "; planner: " << choice_.reason;
     return s.str();
   }
 
