@@ -98,6 +98,32 @@ Run run_plan(const ConvProblem& p, Pass pass, const Plan& plan, cudaStream_t str
   return r;
 }
 
+// One training step on fresh operands: fprop and bprop transforming the weight in each call, then
+// both on spectra fprop->prepare_weights() makes on `prep`, read on `use`; both ways give the same bits.
+void check_step_on_prepared(const ConvProblem& p, const Plan& fprop, const Plan& bprop, cudaStream_t prep,
+                            cudaStream_t use) {
+  const PassData fd = make_pass_data(p, Pass::fprop, fresh_seed());
+  const PassData bd = make_pass_data(p, Pass::bprop, fresh_seed());
+  DeviceBuffer x = upload(fd.input), w = upload(fd.weight), g = upload(bd.grad_output);
+  DeviceBuffer y0 = upload(fd.result), y1 = upload(fd.result), gx0 = upload(bd.result), gx1 = upload(bd.result);
+  Args fa, ba;
+  fa.input = x.get(), fa.weight = w.get(), fa.result = y0.get();
+  ba.grad_output = g.get(), ba.weight = w.get(), ba.result = gx0.get();
+  fprop.execute(fa), bprop.execute(ba);
+  const auto prepared = fprop.prepare_weights(w.get(), prep);
+  CHECK(prepared->bytes() > 0);
+  fa.result = y1.get(), ba.result = gx1.get(), fa.weight = ba.weight = nullptr, fa.stream = ba.stream = use;
+  fprop.execute_with(fa, *prepared);
+  bprop.execute_with(ba, *prepared);
+  FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::size_t ny = std::size_t(p.result_elems(Pass::fprop)), ngx = std::size_t(p.result_elems(Pass::bprop));
+  const auto a = download<float>(y0, ny), b = download<float>(y1, ny);
+  const auto ga = download<float>(gx0, ngx), gb = download<float>(gx1, ngx);
+  CHECK(count_nan(b) + count_nan(gb) == 0);
+  CHECK(a == b);
+  CHECK(ga == gb);
+}
+
 // The basis a plan's describe() names ("...: basis 14x14 (..."), elements; 0 when it names none.
 int64_t described_basis_elems(const std::string& d) {
   const auto at = d.find(": basis ");
@@ -712,26 +738,7 @@ TEST_SUITE("gpu") {
     // spectra of the step before went back to the spare slot, so a stale or early write shows.
     for (int step = 0; step < 4; ++step) {
       CAPTURE(step);
-      const PassData fd = make_pass_data(p, Pass::fprop, fresh_seed());
-      const PassData bd = make_pass_data(p, Pass::bprop, fresh_seed());
-      DeviceBuffer x = upload(fd.input), w = upload(fd.weight), g = upload(bd.grad_output);
-      DeviceBuffer y0 = upload(fd.result), y1 = upload(fd.result), gx0 = upload(bd.result), gx1 = upload(bd.result);
-      Args fa, ba;
-      fa.input = x.get(), fa.weight = w.get(), fa.result = y0.get();
-      ba.grad_output = g.get(), ba.weight = w.get(), ba.result = gx0.get();
-      fprop->execute(fa), bprop->execute(ba);
-      const cudaStream_t prep = step % 2 ? s2 : nullptr, use = step % 2 ? nullptr : s2;
-      const auto prepared = fprop->prepare_weights(w.get(), prep);
-      CHECK(prepared->bytes() > 0);
-      fa.result = y1.get(), ba.result = gx1.get(), fa.weight = ba.weight = nullptr, fa.stream = ba.stream = use;
-      fprop->execute_with(fa, *prepared);
-      bprop->execute_with(ba, *prepared);
-      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::size_t ny = std::size_t(p.result_elems(Pass::fprop)), ngx = std::size_t(p.result_elems(Pass::bprop));
-      const auto a = download<float>(y0, ny), b = download<float>(y1, ny);
-      CHECK(count_nan(b) == 0);
-      CHECK(a == b);
-      CHECK(download<float>(gx0, ngx) == download<float>(gx1, ngx));
+      check_step_on_prepared(p, *fprop, *bprop, step % 2 ? s2 : nullptr, step % 2 ? nullptr : s2);
     }
     FFTCONV_CUDA_CHECK(cudaStreamDestroy(s2));
     // Spectra of another basis, or for accGrad: typed errors before any work.
@@ -763,24 +770,7 @@ TEST_SUITE("gpu") {
     ob.tile = TileSpec{TileSpec::Kind::fixed, fprop->tile_basis().first, fprop->tile_basis().second};
     const auto bprop = fbfft_backend().plan(p, Pass::bprop, ob);
     CHECK(bprop->tile_basis() == fprop->tile_basis());
-    const PassData fd = make_pass_data(p, Pass::fprop, fresh_seed());
-    const PassData bd = make_pass_data(p, Pass::bprop, fresh_seed());
-    DeviceBuffer x = upload(fd.input), w = upload(fd.weight), g = upload(bd.grad_output);
-    DeviceBuffer y0 = upload(fd.result), y1 = upload(fd.result), gx0 = upload(bd.result), gx1 = upload(bd.result);
-    Args fa, ba;
-    fa.input = x.get(), fa.weight = w.get(), fa.result = y0.get();
-    ba.grad_output = g.get(), ba.weight = w.get(), ba.result = gx0.get();
-    fprop->execute(fa), bprop->execute(ba);
-    const auto prepared = fprop->prepare_weights(w.get(), nullptr);
-    fa.result = y1.get(), ba.result = gx1.get(), fa.weight = ba.weight = nullptr;
-    fprop->execute_with(fa, *prepared);
-    bprop->execute_with(ba, *prepared);
-    FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::size_t ny = std::size_t(p.result_elems(Pass::fprop)), ngx = std::size_t(p.result_elems(Pass::bprop));
-    const auto b = download<float>(y1, ny), gb = download<float>(gx1, ngx);
-    CHECK(count_nan(b) + count_nan(gb) == 0);
-    CHECK(download<float>(y0, ny) == b);
-    CHECK(download<float>(gx0, ngx) == gb);
+    check_step_on_prepared(p, *fprop, *bprop, nullptr, nullptr);
   }
 
   TEST_CASE("fbfft conv runs on a user stream") {
