@@ -88,7 +88,7 @@ class Plan:
     def prepare_weights(self, weight, *, stream=None):
         """The weight spectra of ``weight`` computed once, for ``execute(..., prepared=...)`` of this plan
         and of other plans of the same backend and basis (fprop and bprop of one training step; pin
-        the basis of the second plan, or the tile size of a tiled fftw plan, to share them). Plans
+        the basis of the second plan, or the tile size of a tiled fftw or fbfft plan, to share them). Plans
         without weight spectra raise ValueError."""
         info = _arrays.inspect(weight, "weight")
         return self._impl.prepare_weights(weight, _arrays.stream_handle(stream, info))
