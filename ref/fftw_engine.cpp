@@ -355,39 +355,39 @@ class FreqEngine<T>::Execution {
     ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(e_.threads_)
     {
-    std::vector<C> bk;  // bprop's prepared matrix of one frequency, transposed for the kernel
+      std::vector<C> bk;  // bprop's prepared matrix of one frequency, transposed for the kernel
 #pragma omp for schedule(static)
-    for (int64_t k = 0; k < F_; ++k) errors.run([&] {
-      if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
+      for (int64_t k = 0; k < F_; ++k) errors.run([&] {
+        if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
+          if constexpr (std::is_same_v<T, float>) {
+            if (e_.kernel_products_) {
+              bk.resize(std::size_t(rc * nc));
+              transpose(bf + k * rc * nc, rc, bk.data(), nc, nc, rc);
+              freq_cgemm(af + k * mc * rc, bk.data(), cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
+              return;
+            }
+          }
+          Map A(af + k * mc * rc, mc, rc), Bt(bf + k * rc * nc, nc, rc), Cm(cf + k * mc * nc, mc, nc);
+          if (!acc) Cm.setZero();
+          if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
+          else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
+          else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
+          else Cm.noalias() += A * Bt.transpose();
+          return;
+        }
         if constexpr (std::is_same_v<T, float>) {
-          if (e_.kernel_products_) {
-            bk.resize(std::size_t(rc * nc));
-            transpose(bf + k * rc * nc, rc, bk.data(), nc, nc, rc);
-            freq_cgemm(af + k * mc * rc, bk.data(), cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
+          if (e_.kernel_products_) {  // Note [frequency CGEMM]
+            freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
             return;
           }
         }
-        Map A(af + k * mc * rc, mc, rc), Bt(bf + k * rc * nc, nc, rc), Cm(cf + k * mc * nc, mc, nc);
+        Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
         if (!acc) Cm.setZero();
-        if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
-        else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
-        else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
-        else Cm.noalias() += A * Bt.transpose();
-        return;
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (e_.kernel_products_) {  // Note [frequency CGEMM]
-          freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-          return;
-        }
-      }
-      Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
-      if (!acc) Cm.setZero();
-      if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
-      else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
-      else if (s.conj_b) Cm.noalias() += A * B.conjugate();
-      else Cm.noalias() += A * B;
-    });
+        if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
+        else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
+        else if (s.conj_b) Cm.noalias() += A * B.conjugate();
+        else Cm.noalias() += A * B;
+      });
     }
     errors.rethrow();
     t_gemm_ += ms(t0, now());
