@@ -358,31 +358,29 @@ class FreqEngine<T>::Execution {
       std::vector<C> bk;  // bprop's prepared matrix of one frequency, transposed for the kernel
 #pragma omp for schedule(static)
       for (int64_t k = 0; k < F_; ++k) errors.run([&] {
-        if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
-          if constexpr (std::is_same_v<T, float>) {
-            if (e_.kernel_products_) {
+        C* b = bf + k * rc * nc;
+        if constexpr (std::is_same_v<T, float>) {
+          if (e_.kernel_products_) {  // Note [frequency CGEMM]
+            if (s.b_transposed) {  // prepared spectra stored nc×rc (Note [prepared weight spectra])
               bk.resize(std::size_t(rc * nc));
-              transpose(bf + k * rc * nc, rc, bk.data(), nc, nc, rc);
-              freq_cgemm(af + k * mc * rc, bk.data(), cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-              return;
+              transpose(b, rc, bk.data(), nc, nc, rc);
+              b = bk.data();
             }
+            freq_cgemm(af + k * mc * rc, b, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
+            return;
           }
-          Map A(af + k * mc * rc, mc, rc), Bt(bf + k * rc * nc, nc, rc), Cm(cf + k * mc * nc, mc, nc);
-          if (!acc) Cm.setZero();
+        }
+        Map A(af + k * mc * rc, mc, rc), Cm(cf + k * mc * nc, mc, nc);
+        if (!acc) Cm.setZero();
+        if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
+          Map Bt(b, nc, rc);
           if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
           else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
           else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
           else Cm.noalias() += A * Bt.transpose();
           return;
         }
-        if constexpr (std::is_same_v<T, float>) {
-          if (e_.kernel_products_) {  // Note [frequency CGEMM]
-            freq_cgemm(af + k * mc * rc, bf + k * rc * nc, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
-            return;
-          }
-        }
-        Map A(af + k * mc * rc, mc, rc), B(bf + k * rc * nc, rc, nc), Cm(cf + k * mc * nc, mc, nc);
-        if (!acc) Cm.setZero();
+        Map B(b, rc, nc);
         if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
         else if (s.conj_a) Cm.noalias() += A.conjugate() * B;
         else if (s.conj_b) Cm.noalias() += A * B.conjugate();
