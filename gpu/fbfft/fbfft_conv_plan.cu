@@ -165,10 +165,17 @@ class FbfftConvPlan final : public Plan {
     std::ostringstream s;
     s << "fbfft " << to_string(pass_) << " " << p_.to_string() << ": basis " << n_h_ << "x" << n_w_ << " ("
       << freqs_ << " frequencies), ";
-    if (fused_) {
-      describe_fused(s);
-      return s.str();
-    }
+    if (fused_) describe_fused(s);
+    else describe_pipeline(s);
+    s << "; workspace " << workspace_ << " bytes";
+    if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
+    if (!fused_note_.empty()) s << "; " << fused_note_;
+    if (!why_.empty()) s << "; " << why_;
+    return s.str();
+  }
+
+  // describe()'s middle for the unfused pipeline: tiles or padding, transforms, products, chunks.
+  void describe_pipeline(std::ostringstream& s) const {
     if (tiled_)
       s << tile_plan_.summary() << ", items (tile-major t*S+s) gathered into " << n_h_ << "x" << n_w_
         << " planes" << (pass_ == Pass::bprop ? ", bprop tiles folded onto gradInput by a deterministic "
@@ -202,11 +209,7 @@ class FbfftConvPlan final : public Plan {
       case Pass::accgrad: s << "N, C, m=f, n=fo, k=" << (tiled_ ? "items" : "images"); break;
     }
     s << ", batch=" << freqs_ << "), no transpositions; " << chunk_ << " " << (tiled_ ? "items" : "images")
-      << " per chunk of " << units_ << "; workspace " << workspace_ << " bytes";
-    if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
-    if (!fused_note_.empty()) s << "; " << fused_note_;
-    if (!why_.empty()) s << "; " << why_;
-    return s.str();
+      << " per chunk of " << units_;
   }
 
   void describe_fused(std::ostringstream& s) const {
@@ -218,9 +221,7 @@ class FbfftConvPlan final : public Plan {
          "tiles]; "
       << fbfft::fused_tiles_smem_bytes(n_h_, p_.f, nt) << " bytes of shared memory per block); weight spectra by the "
       << family_name(false) << " forward in the standard layout [plane][freq], read by every block; products "
-      << math_note_ << "; workspace " << workspace_ << " bytes";
-    if (opts_.workspace_limit) s << " (limit " << opts_.workspace_limit << ")";
-    if (!why_.empty()) s << "; " << why_;
+      << math_note_;
   }
 
   // The transforms' family in the spectra's layout (describe() must not throw: it is called from
