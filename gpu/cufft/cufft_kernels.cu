@@ -54,8 +54,8 @@ __global__ void embed_kernel(const float* __restrict__ src, int64_t planes, int 
 
 constexpr int kTile = 32, kRowsPerPass = 8;
 
-__global__ void transpose_kernel(const cuComplex* __restrict__ in, int64_t rows, int64_t cols,
-                                 cuComplex* __restrict__ out) {
+__global__ void transpose_kernel(const cuComplex* __restrict__ in, int64_t rows, int64_t cols, int64_t in_ld,
+                                 cuComplex* __restrict__ out, int64_t out_ld) {
   __shared__ cuComplex tile[kTile][kTile + 1];
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t c0 = int64_t(blockIdx.x) * kTile;
@@ -63,12 +63,12 @@ __global__ void transpose_kernel(const cuComplex* __restrict__ in, int64_t rows,
     const int64_t r0 = rt * kTile;
     for (int k = threadIdx.y; k < kTile; k += kRowsPerPass) {
       const int64_t r = r0 + k, c = c0 + threadIdx.x;
-      if (r < rows && c < cols) tile[k][threadIdx.x] = in[r * cols + c];
+      if (r < rows && c < cols) tile[k][threadIdx.x] = in[r * in_ld + c];
     }
     __syncthreads();
     for (int k = threadIdx.y; k < kTile; k += kRowsPerPass) {
       const int64_t c = c0 + k, r = r0 + threadIdx.x;
-      if (r < rows && c < cols) out[c * rows + r] = tile[threadIdx.x][k];
+      if (r < rows && c < cols) out[c * out_ld + r] = tile[threadIdx.x][k];
     }
     __syncthreads();
   }
@@ -121,12 +121,14 @@ void embed_planes(const float* src, int64_t planes, int64_t h, int64_t w, int64_
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
-void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComplex* out, cudaStream_t stream) {
+void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComplex* out, cudaStream_t stream,
+                       int64_t in_ld, int64_t out_ld) {
   if (rows == 0 || cols == 0) return;
   const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
   if (col_tiles > int64_t(0x7fffffff)) throw Unsupported("transpose_complex: cols " + std::to_string(cols) + " too large");
   const dim3 grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles < 65535 ? row_tiles : 65535));
-  transpose_kernel<<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(in, rows, cols, out);
+  transpose_kernel<<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(in, rows, cols, in_ld > 0 ? in_ld : cols, out,
+                                                                     out_ld > 0 ? out_ld : rows);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 

@@ -24,8 +24,11 @@ struct FftLayout {
 void embed_planes(const float* src, int64_t planes, int64_t h, int64_t w, int64_t ph, int64_t pw, bool mirror,
                   float* dst, FftLayout layout, cudaStream_t stream);
 
-// out[c][r] = in[r][c] for a rows×cols complex matrix (tiled through shared memory).
-void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComplex* out, cudaStream_t stream);
+// out[c][r] = in[r][c] for a rows×cols complex matrix (tiled through shared memory). Rows of `in` are
+// in_ld apart and rows of `out` out_ld apart (0: dense, cols and rows), so either side may be a block
+// of columns of a wider matrix.
+void transpose_complex(const cuComplex* in, int64_t rows, int64_t cols, cuComplex* out, cudaStream_t stream,
+                       int64_t in_ld = 0, int64_t out_ld = 0);
 
 // How the clip reads the padded result plane back into the user tensor.
 struct ClipSpec {

@@ -139,7 +139,7 @@ std::string PipelineConfig::to_string() const {
   return "basis " + std::to_string(nh) + "x" + std::to_string(nw) + ", gemm " + std::string(fftconv::to_string(gemm)) +
          ", layout " + std::string(fftconv::to_string(layout)) + ", edges " + std::string(fftconv::to_string(edges)) +
          (weights == WeightTransform::dft ? ", weights dft" : "") + ", math " + std::string(fftconv::to_string(math)) +
-         ", chunk " + std::to_string(chunk) +
+         ", chunk " + std::to_string(chunk) + (weight_batch > 0 ? ", weight batch " + std::to_string(weight_batch) : "") +
          ", cublas workspace " + std::to_string(cublas_workspace);
 }
 
@@ -221,7 +221,43 @@ std::size_t complex_bytes(int64_t planes, int64_t freqs) {
   return static_cast<std::size_t>(checked_mul(checked_mul(planes, freqs, "cufft buffer"), 8, "cufft buffer"));
 }
 
+// Planes of the buffers that chunks of `chunk_sizes` units need (batched: the largest chunk transform).
+struct BufferPlanes {
+  int64_t batched = 0, a = 0, b = 0, c = 0;
+};
+BufferPlanes buffer_planes(const Roles& r, const std::vector<int64_t>& chunk_sizes) {
+  BufferPlanes m;
+  for (int64_t sc : chunk_sizes) {
+    const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
+    const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
+    m.batched = std::max({m.batched, pa, r.b.batched ? pb : 0, r.c_batched ? pc : 0});
+    m.a = std::max(m.a, pa), m.b = std::max(m.b, pb), m.c = std::max(m.c, pc);
+  }
+  return m;
+}
+
+// The weight side's planes (fprop/bprop: B's, accgrad: C's) and the automatic batch of their
+// transforms (Note [weight-side batches]).
+int64_t weight_side_planes(const Roles& r, Pass pass) {
+  return pass == Pass::accgrad ? r.c_planes_per_sample : r.b.planes_per_sample;
+}
+int64_t automatic_weight_batch(int64_t planes, int64_t batched, int64_t freqs) {
+  const int64_t bound = std::max(batched, int64_t(kWeightBatchBytes / complex_bytes(1, freqs)));
+  return std::min(planes, std::max<int64_t>(bound, 1));
+}
+
 }  // namespace
+
+std::size_t CufftPipeline::untiled_buffer_bytes(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw) {
+  const Roles r = roles(p, pass, nullptr);
+  const int64_t freqs = checked_mul(nh, nw / 2 + 1, "cufft frequencies");
+  const BufferPlanes m = buffer_planes(r, {p.S});
+  const int64_t wb = automatic_weight_batch(weight_side_planes(r, pass), m.batched, freqs);
+  ArenaCursor cur;
+  for (int64_t planes : {std::max(m.batched, wb), m.a, m.b, m.c}) cur.take(complex_bytes(planes, freqs));
+  cur.take(kCublasWorkspaceLarge);
+  return cur.used();
+}
 
 // ---------------------------------------------------------------------------------------------
 // Construction: plans for every batch count the chunks need, sizes of every buffer.
@@ -278,22 +314,29 @@ CufftPipeline::CufftPipeline(const ConvProblem& p, Pass pass, const PipelineConf
     return !tiled_ && o.h == cfg_.nh && o.w == cfg_.nw && o.ph == 0 && o.pw == 0;
   };
   in_place_a_ = fills_basis(r.a), in_place_b_ = fills_basis(r.b);
+  if (cfg_.weight_batch < 0)
+    throw InvalidArgument("cufft: weight_batch " + std::to_string(cfg_.weight_batch) + " must be >= 0 (0: automatic)");
   std::vector<int64_t> chunk_sizes{cfg_.chunk};
   if (units_ % cfg_.chunk != 0) chunk_sizes.push_back(units_ % cfg_.chunk);
-  int64_t max_scratch = 0, max_a = 0, max_b = 0, max_c = 0;
+  const BufferPlanes m = buffer_planes(r, chunk_sizes);
   for (int64_t sc : chunk_sizes) {
-    const int64_t pa = planes_of(r.a, sc), pb = planes_of(r.b, sc);
-    const int64_t pc = r.c_batched ? r.c_planes_per_sample * sc : r.c_planes_per_sample;
-    make_fft_plan(pa, kOperandA);
-    if (!dft_b) make_fft_plan(pb, kOperandB);
-    if (!dft_c) make_fft_plan(pc, kResult);
-    max_scratch = std::max({max_scratch, pa, dft_b ? 0 : pb, dft_c ? 0 : pc});
-    max_a = std::max(max_a, pa), max_b = std::max(max_b, pb), max_c = std::max(max_c, pc);
+    make_fft_plan(planes_of(r.a, sc), kOperandA);
+    if (r.b.batched) make_fft_plan(planes_of(r.b, sc), kOperandB);
+    if (r.c_batched) make_fft_plan(r.c_planes_per_sample * sc, kResult);
   }
-  scratch_bytes_ = complex_bytes(max_scratch, freqs_);
-  a_bytes_ = complex_bytes(max_a, freqs_);
-  b_bytes_ = complex_bytes(max_b, freqs_);
-  c_bytes_ = complex_bytes(max_c, freqs_);
+  // The weight side's transforms (Note [weight-side batches]).
+  weight_planes_ = dft_b || dft_c ? 0 : weight_side_planes(r, pass_);
+  if (weight_planes_ > 0) {
+    weight_batch_ = cfg_.weight_batch > 0 ? std::min(cfg_.weight_batch, weight_planes_)
+                                          : automatic_weight_batch(weight_planes_, m.batched, freqs_);
+    if (weight_split() && pass_ == Pass::accgrad) gather_callback_ = clip_callback_ = false;
+    make_fft_plan(weight_batch_, weight_role());
+    if (weight_planes_ % weight_batch_ != 0) make_fft_plan(weight_planes_ % weight_batch_, weight_role());
+  }
+  scratch_bytes_ = complex_bytes(std::max(m.batched, weight_batch_), freqs_);
+  a_bytes_ = complex_bytes(m.a, freqs_);
+  b_bytes_ = complex_bytes(m.b, freqs_);
+  c_bytes_ = complex_bytes(m.c, freqs_);
   ptr_bytes_ = cfg_.gemm == GemmStrategy::batched ? static_cast<std::size_t>(3 * freqs_) * sizeof(void*) : 0;
   ArenaCursor cur;
   for (std::size_t b : {scratch_bytes_, a_bytes_, b_bytes_, c_bytes_, ptr_bytes_, fft_work_bytes_,
@@ -313,7 +356,9 @@ CufftPipeline::~CufftPipeline() {
 void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   if (fft_plans_.count({batch, role})) return;
   const bool inverse = role == kResult;
-  const bool in_place = !inverse && reads_in_place(role);  // dense input planes, out-of-place transform
+  // Weight-side batches are transposed by the kernel (Note [weight-side batches]).
+  const bool split = role == weight_role() && weight_split();
+  const bool in_place = !inverse && reads_in_place(role) && !split;  // dense input planes, out-of-place transform
   const bool load_cb = inverse ? gather_callback_ : edge_callbacks_ && !in_place;
   const bool store_cb = inverse && clip_callback_;
   if (load_cb || store_cb) {  // callbacks see 32-bit offsets into the plan's logical arrays
@@ -327,7 +372,7 @@ void CufftPipeline::make_fft_plan(int64_t batch, Role role) {
   const long long real_dist = cfg_.nh * ld_, complex_dist = freqs_;
   // The spectra: [plane][freq] (transposed and gather layouts: stride 1, distance F), or
   // frequency-major [freq][plane] (direct layout: stride = batch, distance 1).
-  const bool direct = cfg_.layout == SpectrumLayout::direct;
+  const bool direct = cfg_.layout == SpectrumLayout::direct && !split;
   const long long cstride = direct ? batch : 1, cdist = direct ? 1 : complex_dist;
   cufft_pool::Key key;
   FFTCONV_CUDA_CHECK(cudaGetDevice(&key.device));
@@ -372,6 +417,9 @@ std::string CufftPipeline::edges_summary() const {
             : edge_callbacks_ ? " padded by the R2C load callback"
                               : " padded by a copy");
   }
+  if (weight_split())  // Note [weight-side batches]
+    out += std::string(", ") + (pass_ == Pass::accgrad ? "weight gradient" : "weight") + " transformed in batches of " +
+           std::to_string(weight_batch_) + " of its " + std::to_string(weight_planes_) + " planes";
   if (weight_dft_ && pass_ == Pass::accgrad)
     return out + ", weight gradient evaluated at its window from the frequency-major products (no C2R)";
   out += gather_callback_ ? ", products read frequency-major by the C2R load callback" : "";
@@ -451,7 +499,31 @@ class CufftPipeline::Execution {
   void weights() {
     if (r_.b.batched) return;
     params(0, std::min(cfg_.chunk, pl_.units_));
-    if (!pl_.weight_dft_) return forward(r_.b, kOperandB, 0, 0, pb_fixed_, bt_, "PAD B", "FFT B", "TRANS B");
+    if (!pl_.weight_dft_ && !pl_.weight_split())
+      return forward(r_.b, kOperandB, 0, 0, pb_fixed_, bt_, "PAD B", "FFT B", "TRANS B");
+    if (!pl_.weight_dft_) {  // Note [weight-side batches]
+      const Operand& w = r_.b;
+      for (int64_t j0 = 0; j0 < pb_fixed_; j0 += pl_.weight_batch_) {
+        const int64_t n = std::min(pl_.weight_batch_, pb_fixed_ - j0);
+        const float* src = w.src + j0 * w.h * w.w;
+        if (pl_.edge_callbacks_) {  // the batch's load callback reads from its first plane
+          step("CALLBACK ARGS", [&] {
+            gpu_kernels::write_callback_params(nullptr, {}, pl_.params_block(n, kOperandB),
+                                               gpu_kernels::padded_load_params(src, w.h, w.w, 0, 0, false, layout_),
+                                               nullptr, {}, stream_);
+          });
+        } else {
+          step("PAD B", [&] {
+            gpu_kernels::embed_planes(src, n, w.h, w.w, 0, 0, false, scratch_real_, layout_, stream_);
+          });
+        }
+        step("FFT B", [&] { FFTCONV_CUFFT_CHECK(cufftExecR2C(pl_.fft_plan(n, kOperandB), scratch_real_, scratch_)); });
+        step("TRANS B", [&] {
+          gpu_kernels::transpose_complex(scratch_, n, pl_.freqs_, bt_ + j0, stream_, 0, pb_fixed_);
+        });
+      }
+      return;
+    }
     fbfft::ForwardArgs w;  // Note [pruned weight transforms]
     w.batch = pb_fixed_, w.n_h = int(cfg_.nh), w.n_w = int(cfg_.nw);
     w.input = r_.b.src, w.in_h = p_.kh, w.in_w = p_.kw, w.in_ld = p_.kw, w.in_plane_stride = p_.kh * p_.kw;
@@ -477,7 +549,20 @@ class CufftPipeline::Execution {
 
   // accGrad's result, from the products accumulated over every chunk.
   void accgrad_result() {
-    if (!pl_.weight_dft_) return inverse(r_.c_planes_per_sample, 0, 0);
+    if (!pl_.weight_dft_ && !pl_.weight_split()) return inverse(r_.c_planes_per_sample, 0, 0);
+    if (!pl_.weight_dft_) {  // Note [weight-side batches]
+      const int64_t planes = r_.c_planes_per_sample, kept = clip_.out_h * clip_.out_w;
+      for (int64_t j0 = 0; j0 < planes; j0 += pl_.weight_batch_) {
+        const int64_t n = std::min(pl_.weight_batch_, planes - j0);
+        step("TRANS C", [&] { gpu_kernels::transpose_complex(ct_ + j0, pl_.freqs_, n, scratch_, stream_, planes, 0); });
+        step("IFFT C", [&] { FFTCONV_CUFFT_CHECK(cufftExecC2R(pl_.fft_plan(n, kResult), scratch_, scratch_real_)); });
+        step("CLIP C", [&] {
+          gpu_kernels::clip_planes(scratch_real_, layout_, n, clip_, static_cast<float*>(args_.result) + j0 * kept,
+                                   stream_);
+        });
+      }
+      return;
+    }
     fbfft::InverseArgs g;  // Note [pruned weight transforms]
     g.batch = r_.c_planes_per_sample, g.n_h = int(cfg_.nh), g.n_w = int(cfg_.nw);
     g.input = reinterpret_cast<const float2*>(ct_), g.layout = fbfft::Layout::freq_major;

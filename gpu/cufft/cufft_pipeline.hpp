@@ -73,6 +73,17 @@ bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::str
 inline constexpr std::size_t kCublasWorkspaceLarge = std::size_t(32) << 20;
 inline constexpr std::size_t kCublasWorkspaceSmall = std::size_t(1) << 20;
 
+// Note [weight-side batches]
+// The weight side of a pass (fprop/bprop: the f·fo weight planes' R2C; accgrad: the gradient's C2R) is
+// not batched over samples, so one transform of all f·fo planes sizes the FFT scratch and cuFFT's work
+// area as much as the spectra themselves: on a tile basis far above the layer's need (OverFeat's
+// 512→1024 channels, 12×12 input, forced 64×64 tiles) that took 3 × 9 GB. The pipeline transforms the
+// weight side whole when its spectra fit max(kWeightBatchBytes, the largest chunk transform), else in
+// batches of that many planes, each transformed in the scratch and transposed into (or out of) its
+// columns of the frequency-major spectra (weights padded by the copy or the load callback of the edge
+// mode); only those spectra keep their full size.
+inline constexpr std::size_t kWeightBatchBytes = std::size_t(256) << 20;
+
 struct PipelineConfig {
   int64_t nh = 0, nw = 0;                     // Fourier basis (>= padded input size)
   GemmStrategy gemm = GemmStrategy::strided;
@@ -82,6 +93,7 @@ struct PipelineConfig {
   EdgeMode edges = EdgeMode::copy;
   WeightTransform weights = WeightTransform::fft;
   ProductMath math = ProductMath::fp32;       // the products' precision (Note [product precision]); strided only
+  int64_t weight_batch = 0;                   // weight-side planes per transform; 0: automatic (Note [weight-side batches])
   std::string to_string() const;
 };
 
@@ -99,6 +111,10 @@ class CufftPipeline {
 
   // Exact bytes run() carves from its workspace (buffers + cuFFT work area + cuBLAS workspace).
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+  // The workspace of the untiled pipeline of (p, pass) on an nh×nw basis with the whole batch in one
+  // chunk, the weights by FFT and the large cuBLAS workspace, less cuFFT's work area (known only with
+  // the plans): what a tiled plan's chunks are measured against (Note [device in-flight rule]).
+  static std::size_t untiled_buffer_bytes(const ConvProblem& p, Pass pass, int64_t nh, int64_t nw);
   // Breakdown of workspace_bytes() for describe().
   std::string workspace_summary() const;
   // Real-equivalent flops of one run()'s products (8 per complex multiply-add, every chunk).
@@ -110,6 +126,10 @@ class CufftPipeline {
   const TilePlan& tiles() const { return tiles_; }
   // What the chunks split: S samples, or S·tiles (image, tile) items when tiled.
   int64_t units() const { return units_; }
+  // Planes of the weight side (fprop/bprop: the weights, accgrad: the weight gradient) and how many
+  // of them one cuFFT transform takes (all of them unless split: Note [weight-side batches]).
+  int64_t weight_planes() const { return weight_planes_; }
+  int64_t weight_batch() const { return weight_batch_; }
 
   // Which transform a cuFFT plan serves: the two operands' R2C and the result's C2R.
   enum Role : int { kOperandA = 0, kOperandB = 1, kResult = 2 };
@@ -126,6 +146,10 @@ class CufftPipeline {
   void make_fft_plan(int64_t batch, Role role);
   // Operands that fill the basis exactly (no padding, untiled) are read in place: no PAD step.
   bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }
+  // The role of the weight side's transform: B's R2C (fprop, bprop) or the result's C2R (accgrad).
+  Role weight_role() const { return pass_ == Pass::accgrad ? kResult : kOperandB; }
+  // Whether the weight side is transformed in several batches (then without callbacks or direct layout).
+  bool weight_split() const { return weight_batch_ < weight_planes_; }
   // The inverse transform's normalization, 1/(nh*nw), applied by the clip (kernel or callback).
   float inverse_scale() const { return float(1.0 / (double(cfg_.nh) * double(cfg_.nw))); }
   // Writes the callbacks' parameter block for units s0 .. s0+sc (stream-ordered, one tiny kernel).
@@ -138,6 +162,7 @@ class CufftPipeline {
   TilePlan tiles_;
   int64_t units_ = 0;
   int64_t fw_ = 0, freqs_ = 0, ld_ = 0;
+  int64_t weight_planes_ = 0, weight_batch_ = 0;  // 0 with weights=dft (no cuFFT transform)
   std::map<std::pair<int64_t, int>, cufft_pool::Lease> fft_plans_;  // (batch, role) -> plan (pooled)
   bool edge_callbacks_ = false;    // R2C pads through a load callback
   bool in_place_a_ = false, in_place_b_ = false;  // R2C reads the operand's tensor itself

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <string>
@@ -47,9 +48,9 @@ struct Outcome {
   double cancellation = 1;  // Note [cancellation]: the tolerance's factor for this result's ||ref||
 };
 
-// Runs `plan` on fresh random operands with a NaN-poisoned result; compares to the double reference.
-Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::mt19937& rng,
-                        cudaStream_t stream = nullptr) {
+// Runs `execute` on fresh random operands with a NaN-poisoned result; compares to the double reference.
+Outcome run_and_compare(const ConvProblem& p, Pass pass, const std::function<void(const Args&)>& execute,
+                        std::mt19937& rng, cudaStream_t stream = nullptr) {
   const auto x = random_vector(p.input_elems(), rng), w = random_vector(p.weight_elems(), rng),
              g = random_vector(p.output_elems(), rng);
   DeviceBuffer dx = upload(x), dw = upload(w), dg = upload(g);
@@ -62,7 +63,7 @@ Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::
   a.grad_output = pass == Pass::fprop ? nullptr : dg.get();
   a.result = dr.get();
   a.stream = stream;
-  plan.execute(a);
+  execute(a);
   FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
   FFTCONV_CUDA_CHECK(cudaMemcpy(result.data(), dr.get(), size_t(n) * sizeof(float), cudaMemcpyDeviceToHost));
   PassData d;  // the operands the pass reads, for the CPU `direct` ground truth in double
@@ -82,6 +83,11 @@ Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::
   const auto [rms_a, rms_b] = operand_rms(d, pass);
   o.cancellation = cancellation_factor(n, p.reduction_length(pass), rms_a, rms_b, std::sqrt(r2));
   return o;
+}
+
+Outcome run_and_compare(const ConvProblem& p, Pass pass, const Plan& plan, std::mt19937& rng,
+                        cudaStream_t stream = nullptr) {
+  return run_and_compare(p, pass, [&](const Args& a) { plan.execute(a); }, rng, stream);
 }
 
 // The project's tolerance model (validation/tolerance.hpp) at the basis the plan may use: the pinned
@@ -409,6 +415,55 @@ TEST_CASE("cufft callbacks pad, clip and gather inside cuFFT: every pass, mirror
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
   tiled.extra = {{"edges", "sideways"}};
   CHECK_THROWS_AS(backend().plan(ConvProblem::parse("S=2,f=2,fo=2,n=40,k=3"), Pass::fprop, tiled), InvalidArgument);
+}
+
+TEST_CASE("cufft transforms the weight side in batches (Note [weight-side batches]): passes, layouts, edges, tiles") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=3,f=4,fo=5,h=17,w=12,kh=4,kw=3,ph=2,pw=1,pad=mirror");
+  auto check = [&](Pass pass, const PipelineConfig& cfg, const TilePlan* tiles) {
+    CufftPipeline pl(p, pass, cfg, tiles);
+    INFO(to_string(pass), " ", cfg.to_string(), tiles ? " tiled" : "", ": ", pl.edges_summary());
+    REQUIRE(pl.weight_planes() == 20);
+    REQUIRE(pl.weight_batch() == 6);  // batches of 6, 6, 6 and 2
+    CHECK(pl.edges_summary().find("in batches of 6 of its 20 planes") != std::string::npos);
+    DeviceBuffer ws;
+    ws.allocate(pl.workspace_bytes());
+    const auto execute = [&](const Args& a) { pl.run(a, static_cast<cudaStream_t>(a.stream), ws.get(), nullptr); };
+    for (int rep = 0; rep < 2; ++rep) {
+      const Outcome o = run_and_compare(p, pass, execute, rng);
+      CHECK(o.non_finite == 0);
+      CHECK(o.rel_l2 <= o.cancellation * tol(p, pass, cfg.nh, cfg.nw));
+    }
+  };
+  for (Pass pass : kPasses)
+    for (SpectrumLayout layout : {SpectrumLayout::transposed, SpectrumLayout::direct, SpectrumLayout::gather}) {
+      PipelineConfig cfg;
+      cfg.nh = 24, cfg.nw = 15, cfg.chunk = 2, cfg.layout = layout, cfg.weight_batch = 6;
+      for (EdgeMode edges : {EdgeMode::copy, EdgeMode::callback}) {
+        cfg.edges = edges;
+        check(pass, cfg, nullptr);
+      }
+      const TilePlan t = make_tiled_plan(p, pass, 16, 16, 5, AccgradReduction::frequency);
+      cfg.nh = cfg.nw = 16, cfg.chunk = 5, cfg.edges = EdgeMode::copy;
+      check(pass, cfg, &t);
+    }
+  // Automatic: whole below the bound; a 64x64 basis of 512x512 weight planes (4.4 GB of spectra) in
+  // batches, so the workspace is the spectra plus batch-sized scratch, not three times the spectra.
+  PipelineConfig small;
+  small.nh = 24, small.nw = 15, small.chunk = 3;
+  CHECK(CufftPipeline(p, Pass::fprop, small).weight_batch() == 20);
+  const ConvProblem big = ConvProblem::parse("S=1,f=512,fo=512,h=12,w=12,kh=3,kw=3,ph=1,pw=1");
+  PipelineConfig wide;
+  wide.nh = wide.nw = 64, wide.chunk = 1;
+  const double spectra = 512.0 * 512 * 64 * 33 * 8;
+  for (Pass pass : kPasses) {
+    CufftPipeline pl(big, pass, wide);
+    INFO(to_string(pass), ": ", pl.workspace_summary());
+    CHECK(pl.weight_planes() == 512 * 512);
+    CHECK(pl.weight_batch() == int64_t(kWeightBatchBytes / (64 * 33 * 8)));
+    CHECK(double(pl.workspace_bytes()) < spectra + double(1 << 30));
+  }
 }
 
 TEST_CASE("cufft plans made again take their transforms from the pool, one owner at a time") {
