@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/errors.hpp"
+#include "common/fft_size.hpp"
 #include "gpu/backends.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
@@ -155,7 +156,7 @@ class CufftBackend final : public Backend {
         cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, ""); }});
         for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
           CufftPins tiled = pins;
-          tiled.tiles = device_tile_plan(p, pass, *k, opts);
+          tiled.tiles = device_tile_plan(p, pass, *k, opts, in_flight_budget(p, pass, pins));
           cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
         }
         return fastest_plan("cufft", p, pass, opts, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });
@@ -174,6 +175,13 @@ class CufftBackend final : public Backend {
            (!pins.math || *pins.math == ProductMath::fp32) && !pins.gemm && !pins.layout && !pins.edges &&
            !pins.weights && !pins.naive && pins.max_prime == kDefaultMaxPrime;
   }
+  // Tiled chunks take an eighth of the untiled pipeline's buffers on the smallest basis of the tuner's
+  // sizes (Note [device in-flight rule]).
+  static InFlightBudget in_flight_budget(const ConvProblem& p, Pass pass, const CufftPins& pins) {
+    const int64_t nh = smooth_candidates(p.wrapped_h(), pins.max_prime).front();
+    const int64_t nw = smooth_candidates(p.wrapped_w(), pins.max_prime).front();
+    return {kCufftUntiledShare, double(CufftPipeline::untiled_buffer_bytes(p, pass, nh, nw))};
+  }
   // The autotuned plan of `pins`; `why` goes before the tuner's reasons in describe().
   static std::unique_ptr<Plan> tuned_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                           const CufftPins& pins, const std::string& why) {
@@ -184,7 +192,7 @@ class CufftBackend final : public Backend {
   // The plan of the planner's choice `c` (tiled or not).
   static std::unique_ptr<Plan> planner_plan(const ConvProblem& p, Pass pass, const PlanOptions& opts, CufftPins pins,
                                             const TilingChoice& c) {
-    if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts);
+    if (c.plan.tiled) pins.tiles = device_in_flight(c.plan, opts, in_flight_budget(p, pass, pins));
     return tuned_plan(p, pass, opts, pins, "planner: " + c.reason + "; ");
   }
 };
