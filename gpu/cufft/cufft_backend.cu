@@ -154,9 +154,10 @@ class CufftBackend final : public Backend {
       if (opts.tile.kind == TileSpec::Kind::automatic && opts.autotune) {  // Note [measured tile choice]
         std::vector<PlanCandidate> cands;
         cands.push_back({"none", [=] { return tuned_plan(p, pass, opts, pins, ""); }});
+        const InFlightBudget budget = in_flight_budget(p, pass, pins);
         for (const Candidate* k : cheapest_tiled(c, [](const Candidate&) { return true; })) {
           CufftPins tiled = pins;
-          tiled.tiles = device_tile_plan(p, pass, *k, opts, in_flight_budget(p, pass, pins));
+          tiled.tiles = device_tile_plan(p, pass, *k, opts, budget);
           cands.push_back({k->label(), [=] { return tuned_plan(p, pass, opts, tiled, ""); }});
         }
         return fastest_plan("cufft", p, pass, opts, std::move(cands), [&] { return planner_plan(p, pass, opts, pins, c); });

@@ -148,7 +148,8 @@ class CufftPipeline {
   bool reads_in_place(Role operand) const { return operand == kOperandA ? in_place_a_ : in_place_b_; }
   // The role of the weight side's transform: B's R2C (fprop, bprop) or the result's C2R (accgrad).
   Role weight_role() const { return pass_ == Pass::accgrad ? kResult : kOperandB; }
-  // Whether the weight side is transformed in several batches (then without callbacks or direct layout).
+  // Whether the weight side is transformed in several batches (then through [plane][freq] and the
+  // transposition kernel, never the direct layout; accgrad's C2R without its gather and clip callbacks).
   bool weight_split() const { return weight_batch_ < weight_planes_; }
   // The inverse transform's normalization, 1/(nh*nw), applied by the clip (kernel or callback).
   float inverse_scale() const { return float(1.0 / (double(cfg_.nh) * double(cfg_.nw))); }
