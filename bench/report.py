@@ -336,6 +336,14 @@ def cgemm_table(doc):
                   "best cuBLASLt algorithm ms (speedup)"], body)
 
 
+def products_table(doc):
+    body = [[r["layer"], r["pass"], f"{r['m']}×{r['n']}×{r['k']}", f"{r['batch']:,}",
+             f"{r['fp32_ms']:.3f} ({r['fp32_tflops']:.1f})", f"{r['tf32x3_ms']:.3f} ({r['tf32x3_tflops']:.1f})",
+             f"{r['tf32x3_speedup']:.2f}×", f"{r['tf32x3_rel_diff']:.1e}"] for r in doc["rows"]]
+    return table(["layer", "pass", "m×n×k", "batch (frequencies)", "fp32 ms (TFLOP/s)", "3xtf32 ms (TFLOP/s)",
+                  "3xtf32 speedup", "3xtf32 rel. difference from fp32"], body)
+
+
 def cpu_tiling_table(doc):
     body = []
     for r in doc["rows"]:
@@ -565,6 +573,12 @@ SECTIONS = [
      lambda R: cgemm_table(R["h100/cgemm_probe.json"]),
      "The products alone, as cufft runs them (`CgemmStridedBatched`) and with every algorithm cuBLASLt's heuristic "
      "offers; L5fb is L5 in fbfft's 16×16 basis."),
+    ("The products' precision modes on the H100", ["h100/products.json"],
+     lambda R: products_table(R["h100/products.json"]),
+     "`bench/tools/products_probe.cu`: each layer's per-frequency complex products (batch: the frequencies of a "
+     "smooth basis of the layer, dense operands in the passes' forms) through the library's `fp32` (cuBLAS CGEMM) "
+     "and `3xtf32` (CUTLASS's Ampere-style tensor-core split) modes in one run; TFLOP/s real-equivalent (8 per "
+     "complex multiply-add)."),
     ("CPU: L2 at S = 8", ["cpu/layers_l2.json"],
      lambda R: cpu_l2_table(R["cpu/layers_l2.json"]) + ["", "Medians of the runs of one set: "
                                                           + R["cpu/layers_l2.json"]["headline"]["why"] + "."],

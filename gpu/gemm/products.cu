@@ -1,11 +1,12 @@
-// The products of the GPU backends (see products.hpp): cuBLAS for fp32 and tf32, the CUTLASS
-// 3xTF32 kernels (cutlass_3xtf32.cu) for tf32x3.
+// The products of the GPU backends (see products.hpp): cuBLAS for fp32 and tf32, the warpgroup
+// 3xTF32 kernel (wgmma_3xtf32.cu) and CUTLASS's Ampere-style one (cutlass_3xtf32.cu) for tf32x3.
 #include "gpu/gemm/products.hpp"
 
 #include <algorithm>
 
 #include "common/errors.hpp"
 #include "gpu/gemm/cutlass_3xtf32.hpp"
+#include "gpu/gemm/wgmma_3xtf32.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 
 namespace fftconv::products {
@@ -15,9 +16,11 @@ namespace fftconv::products {
 // CUDA cores cuBLAS reaches about 70% of the fp32 peak on these shapes; TF32 tensor cores are
 // several times faster but keep 10 mantissa bits (about 1e-3 relative error). The 3xTF32 split
 // keeps fp32 accuracy on tensor cores: each operand x = big + small, and a·b ≈ big_a·big_b +
-// big_a·small_b + small_a·big_b. The split happens in registers inside the GEMM's main loop
-// (CUTLASS's OpMultiplyAddComplexFastF32), so the frequency-major spectra are read in place, as the
-// cuBLAS call reads them, and no operand is copied. CUTLASS truncates big (round toward zero), so
+// big_a·small_b + small_a·big_b. The split happens inside the GEMM, on the way from global memory
+// to the tensor cores, so the frequency-major spectra are read in place, as the cuBLAS call reads
+// them, and no operand is copied: in the warpgroup kernel (Note [warpgroup 3xtf32]) for most
+// products, in CUTLASS's Ampere-style kernel (OpMultiplyAddComplexFastF32) where both sides of the
+// product are at most kSmallProductSide. Both truncate big (round toward zero), so
 // |small| < 2^-10·|x| and the dropped small·small term reaches 2^-20 of a product: one product can
 // be 16 fp32 roundings off, while a sum of many carries errors of random sign that stay within the
 // fp32 tolerance model. A one-element result of one product (S = f = fo = 1, a 1×1 kernel) is the
@@ -49,11 +52,31 @@ void cublas_cgemm(cublasHandle_t handle, const StridedBatch& g, bool tf32) {
                                                   CUBLAS_GEMM_DEFAULT));
 }
 
+// Products whose sides are both at most this run on the Ampere-style kernel: they fill at most half
+// of the warpgroup kernel's 128-row tile (L2's accGrad, 64×64×128 per frequency: 0.16 ms against
+// 0.23 ms on the H100).
+constexpr int64_t kSmallProductSide = 64;
+
 cutlass3x::Ops ops_of(const StridedBatch& g) {
   if (g.opa == CUBLAS_OP_N && g.opb == CUBLAS_OP_N) return cutlass3x::Ops::nn;
   if (g.opa == CUBLAS_OP_C && g.opb == CUBLAS_OP_N) return cutlass3x::Ops::cn;
   if (g.opa == CUBLAS_OP_N && g.opb == CUBLAS_OP_C) return cutlass3x::Ops::nc;
   return cutlass3x::Ops::unsupported;
+}
+
+// The product in the warpgroup kernel's terms: C(m, n) = Σ_k op(A)(m, k)·op(B)(k, n), with op(B)
+// read as the kernel's right side R(n, k).
+wgmma3x::Args warpgroup_args(const StridedBatch& g) {
+  wgmma3x::Args a;
+  const bool a_stored_mk = g.opa == CUBLAS_OP_N, b_stored_kn = g.opb == CUBLAS_OP_N;
+  a.left = {reinterpret_cast<const float2*>(g.a), a_stored_mk ? 1 : g.lda, a_stored_mk ? g.lda : 1, g.stride_a,
+            g.opa == CUBLAS_OP_C};
+  a.right = {reinterpret_cast<const float2*>(g.b), b_stored_kn ? g.ldb : 1, b_stored_kn ? 1 : g.ldb, g.stride_b,
+             g.opb == CUBLAS_OP_C};
+  a.c = reinterpret_cast<float2*>(g.c), a.c_row = 1, a.c_col = g.ldc, a.c_batch = g.stride_c;
+  a.rows = to_int(g.m, "m"), a.cols = to_int(g.n, "n"), a.depth = to_int(g.k, "k");
+  a.batch = g.batch, a.accumulate = g.accumulate;
+  return a;
 }
 
 }  // namespace
@@ -69,15 +92,8 @@ StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_
   return g;
 }
 
-bool supports(ProductMath math, const StridedBatch& g) {
-  switch (math) {
-    case ProductMath::fp32:
-    case ProductMath::tf32: return true;
-    case ProductMath::tf32x3: return ops_of(g) != cutlass3x::Ops::unsupported;
-    case ProductMath::automatic: return false;
-  }
-  return false;
-}
+// Every resolved mode covers every operand form (N, T, C on either side).
+bool supports(ProductMath math, const StridedBatch&) { return math != ProductMath::automatic; }
 
 void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
@@ -85,14 +101,16 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
     case ProductMath::fp32: cublas_cgemm(handle, g, false); return;
     case ProductMath::tf32: cublas_cgemm(handle, g, true); return;
     case ProductMath::tf32x3: {
-      const cutlass3x::Ops ops = ops_of(g);
-      if (ops == cutlass3x::Ops::unsupported)
-        throw Unsupported("products: math=3xtf32 covers the N/N, C/N and N/C products only");
       cudaStream_t stream = nullptr;
       FFTCONV_CUBLAS_CHECK(cublasGetStream(handle, &stream));
-      cutlass3x::Problem p{g.m, g.n, g.k, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c,
-                           g.batch, g.accumulate};
-      cutlass3x::cgemm(ops, p, stream);
+      const cutlass3x::Ops ops = ops_of(g);
+      if (std::max(g.m, g.n) <= kSmallProductSide && ops != cutlass3x::Ops::unsupported) {
+        cutlass3x::Problem p{g.m, g.n, g.k, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c,
+                             g.batch, g.accumulate};
+        cutlass3x::cgemm(ops, p, stream);
+      } else {
+        wgmma3x::cgemm(warpgroup_args(g), stream);
+      }
       return;
     }
     case ProductMath::automatic: break;

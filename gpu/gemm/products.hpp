@@ -35,8 +35,8 @@ struct StridedBatch {
 StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_t freqs);
 
 // Runs `g` on the handle's stream in `math` (fp32, tf32x3 or tf32; not automatic). Throws
-// InvalidArgument for automatic, Unsupported for an (opa, opb) pair the tensor-core kernels do not
-// cover (only N/N, C/N and N/C exist: the three passes' products), CudaError on a failed launch.
+// InvalidArgument for automatic, Unsupported for a product too large for one tensor-core launch,
+// CudaError on a failed launch.
 void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g);
 
 // Does `math` (resolved) cover this product?

@@ -1,0 +1,187 @@
+// fftconv_products_probe: the frequency-domain products of the paper's layers (L1..L5 at S=128) and
+// of the modern set, one complex GEMM per frequency of a smooth basis, in the three operand forms
+// of the passes, through the library's product modes (products::cgemm): fp32 (cuBLAS CGEMM) and
+// 3xtf32 (CUTLASS's tensor-core split), timed in one run, with the 3xtf32 result's difference from
+// the fp32 one. It measures the products alone, apart from the transforms of a pass.
+//   usage: fftconv_products_probe [--repeat N] [--json FILE] [--only LAYER,...]      (GPU host)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gpu/gemm/products.hpp"
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "fftconv_products_probe: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+__global__ void fill_kernel(float* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    p[i] = static_cast<float>(x & 0xffffu) / 32768.f - 1.f;
+  }
+}
+
+// Median of `repeat` event-timed calls after three untimed ones (ms).
+template <class F>
+float median_ms(F&& f, int repeat) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> v;
+  for (int i = 0; i < repeat; ++i) {
+    check(cudaEventRecord(a), "cudaEventRecord");
+    f();
+    check(cudaEventRecord(b), "cudaEventRecord");
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
+    v.push_back(t);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Layer {
+  const char* name;
+  long S, f, fo, freqs;  // freqs: half-spectrum size of the basis the fbfft backend plans
+};
+
+std::vector<float> download(const cuComplex* p, size_t n) {
+  std::vector<float> h(2 * n);
+  check(cudaMemcpy(h.data(), p, h.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return h;
+}
+
+double rel_diff(const std::vector<float>& got, const std::vector<float>& ref) {
+  double d = 0, r = 0;
+  for (size_t i = 0; i < ref.size(); ++i) d += double(got[i] - ref[i]) * (got[i] - ref[i]), r += double(ref[i]) * ref[i];
+  return std::sqrt(d / r);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 20;
+  std::string json_path, only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (a == "--only" && i + 1 < argc) only.append(",").append(argv[++i]).append(",");
+    else {
+      std::fprintf(stderr, "usage: fftconv_products_probe [--repeat N] [--json FILE] [--only LAYER,...]\n");
+      return 2;
+    }
+  }
+  if (repeat < 1) {
+    std::fprintf(stderr, "fftconv_products_probe: --repeat must be >= 1\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    std::fprintf(stderr, "fftconv_products_probe: no CUDA device\n");
+    return 2;
+  }
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+  using fftconv::ProductMath;
+  namespace products = fftconv::products;
+  const Layer layers[] = {
+      {"L1", 128, 3, 96, 128 * 65},         {"L2", 128, 64, 64, 64 * 33},        {"L3", 128, 128, 128, 32 * 17},
+      {"L4", 128, 128, 128, 16 * 9},        {"L5", 128, 384, 384, 14 * 8},       {"vgg_conv3", 64, 128, 256, 60 * 31},
+      {"vgg_conv4", 64, 512, 512, 30 * 16}, {"resnet_s2", 128, 128, 128, 30 * 16}, {"resnet_s4", 128, 512, 512, 9 * 5},
+      {"inception_5x5", 128, 32, 96, 32 * 17}, {"stem_7x7", 32, 3, 64, 120 * 61}, {"odd_rect", 64, 64, 64, 42 * 28},
+      {"large_15", 32, 128, 128, 48 * 25}, {"large_21", 16, 64, 64, 84 * 43}};
+  int driver = 0, runtime = 0, cublas = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  cublasGetVersion(h, &cublas);
+  std::string command = "fftconv_products_probe";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  char date[32];
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const nlohmann::json device{{"name", prop.name}, {"driver", driver}, {"runtime", runtime},
+                              {"cublas", std::to_string(cublas / 10000) + "." + std::to_string(cublas / 100 % 100) + "." +
+                                             std::to_string(cublas % 100)}};
+  nlohmann::json doc{{"benchmark", "products"}, {"device", device}, {"command", command}, {"date", date},
+                     {"repeat", repeat},
+                     {"what", "per-frequency complex products of the layers (batch = frequencies of the fbfft basis), "
+                              "dense operands in the passes' forms; TFLOP/s real-equivalent (8 per complex multiply-add)"},
+                     {"peak_tflops", {{"fp32", products::peak_tflops(ProductMath::fp32)},
+                                      {"3xtf32", products::peak_tflops(ProductMath::tf32x3)}}},
+                     {"rows", nlohmann::json::array()}};
+  const char* pass_names[] = {"fprop", "bprop", "accgrad"};
+  for (const Layer& L : layers)
+    for (int pass = 0; pass < 3; ++pass) {
+      if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
+      products::StridedBatch g;
+      long sa, sb, sc;
+      if (pass == 0) {  // fprop: Y = W^H X
+        g.opa = CUBLAS_OP_C, g.m = L.fo, g.n = L.S, g.k = L.f, g.lda = L.f, sa = L.f * L.fo, g.ldb = L.f, sb = L.f * L.S,
+        g.ldc = L.fo, sc = L.S * L.fo;
+      } else if (pass == 1) {  // bprop: Gp = W G
+        g.m = L.f, g.n = L.S, g.k = L.fo, g.lda = L.f, sa = L.f * L.fo, g.ldb = L.fo, sb = L.fo * L.S, g.ldc = L.f,
+        sc = L.S * L.f;
+      } else {  // accGrad: GW = X G^H
+        g.opb = CUBLAS_OP_C, g.m = L.f, g.n = L.fo, g.k = L.S, g.lda = L.f, sa = L.f * L.S, g.ldb = L.fo, sb = L.S * L.fo,
+        g.ldc = L.f, sc = L.fo * L.f;
+      }
+      g.batch = L.freqs, g.stride_a = sa, g.stride_b = sb, g.stride_c = sc;
+      cuComplex *A, *B, *C;
+      check(cudaMalloc(&A, sa * L.freqs * 8), "cudaMalloc A");
+      check(cudaMalloc(&B, sb * L.freqs * 8), "cudaMalloc B");
+      check(cudaMalloc(&C, sc * L.freqs * 8), "cudaMalloc C");
+      fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(A), sa * L.freqs * 2, 1);
+      fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(B), sb * L.freqs * 2, 2);
+      g.a = A, g.b = B, g.c = C;
+      const size_t nc = size_t(sc * L.freqs);
+      auto timed = [&](auto&& run, std::vector<float>* result) {
+        run();
+        check(cudaDeviceSynchronize(), "product");
+        *result = download(C, nc);
+        return median_ms(run, repeat);
+      };
+      std::vector<float> c32, c3x;
+      const float t32 = timed([&] { products::cgemm(h, ProductMath::fp32, g); }, &c32);
+      const float t3x = timed([&] { products::cgemm(h, ProductMath::tf32x3, g); }, &c3x);
+      const double flop = g.flops(), diff = rel_diff(c3x, c32);
+      std::printf("%-13s %-7s m=%-4ld n=%-4ld k=%-4ld batch=%-5ld | fp32 %.4f ms %5.1f TFLOP/s | 3xtf32 %.4f ms %5.1f "
+                  "TFLOP/s, %.2fx fp32's speed, rel diff %.1e\n",
+                  L.name, pass_names[pass], long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
+                  flop / t3x / 1e9, t32 / t3x, diff);
+      std::fflush(stdout);
+      doc["rows"].push_back({{"layer", L.name}, {"pass", pass_names[pass]}, {"m", g.m}, {"n", g.n}, {"k", g.k},
+                             {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
+                             {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
+                             {"tf32x3_rel_diff", diff}});
+      cudaFree(A);
+      cudaFree(B);
+      cudaFree(C);
+    }
+  cublasDestroy(h);
+  if (!json_path.empty()) std::ofstream(json_path) << doc.dump(2) << "\n";
+  return 0;
+}

@@ -1,0 +1,36 @@
+// A complex GEMM on Hopper's warpgroup tensor-core MMAs with the 3xTF32 split, fp32-accurate
+// (Note [warpgroup 3xtf32] in wgmma_3xtf32.cu), batched and strided, for operands in any of the
+// layouts the passes store them in. Internal to gpu/gemm; built for sm_90a.
+#pragma once
+#include <cuda_runtime.h>
+#include <vector_types.h>
+
+#include <cstdint>
+
+namespace fftconv::products::wgmma3x {
+
+// One operand as the kernel reads it: element (row, k) of batch q at p[row·s_row + k·s_k + q·s_batch]
+// (complex elements), conjugated when `conj`.
+struct Side {
+  const float2* p = nullptr;
+  int64_t s_row = 0, s_k = 0, s_batch = 0;
+  bool conj = false;
+};
+
+// C(r, c) (+)= Σ_k L(r, k)·R(c, k) for r < rows, c < cols, in each of `batch` problems; C(r, c) of
+// batch q at c[r·c_row + c·c_col + q·c_batch].
+struct Args {
+  Side left, right;
+  float2* c = nullptr;
+  int64_t c_row = 0, c_col = 0, c_batch = 0;
+  int rows = 0, cols = 0, depth = 0;
+  int64_t batch = 0;
+  bool accumulate = false;
+  int tiles_rows = 0, tiles_cols = 0;  // set by cgemm
+};
+
+// Launches the product on `stream` (the sides are exchanged when C^T = R·L^T pads less); throws
+// Unsupported when the grid would be too large, CudaError on a failed launch.
+void cgemm(Args a, cudaStream_t stream);
+
+}  // namespace fftconv::products::wgmma3x
