@@ -16,47 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/tools/probe_common.cuh"
+
+using namespace fftconv::probe;
+
 namespace {
-
-void check(int status, const char* what) {
-  if (status != 0) {
-    std::fprintf(stderr, "fftconv_cgemm_probe: %s failed with status %d\n", what, status);
-    std::exit(1);
-  }
-}
-
-__global__ void fill_kernel(float* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    x ^= x >> 15;
-    p[i] = static_cast<float>(x & 0xffffu) / 32768.f - 1.f;
-  }
-}
-
-// Median of `repeat` event-timed calls after three untimed ones (ms).
-template <class F>
-float median_ms(F&& f, int repeat) {
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "cudaEventCreate");
-  check(cudaEventCreate(&b), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> v;
-  for (int i = 0; i < repeat; ++i) {
-    check(cudaEventRecord(a), "cudaEventRecord");
-    f();
-    check(cudaEventRecord(b), "cudaEventRecord");
-    check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
-    v.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Layer {
   const char* name;
@@ -66,6 +30,7 @@ struct Layer {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fftconv::probe::program = "fftconv_cgemm_probe";
   const int repeat = argc > 1 ? std::atoi(argv[1]) : 20;
   if (repeat < 1) {
     std::fprintf(stderr, "fftconv_cgemm_probe: repeat must be >= 1, got '%s'\n", argv[1]);

@@ -19,49 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/tools/probe_common.cuh"
 #include "gpu/gemm/products.hpp"
 
+using namespace fftconv::probe;
+
 namespace {
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "fftconv_products_probe: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
-
-__global__ void fill_kernel(float* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = static_cast<unsigned>(i) * 2654435761u ^ seed;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    x ^= x >> 15;
-    p[i] = static_cast<float>(x & 0xffffu) / 32768.f - 1.f;
-  }
-}
-
-// Median of `repeat` event-timed calls after three untimed ones (ms).
-template <class F>
-float median_ms(F&& f, int repeat) {
-  cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "cudaEventCreate");
-  check(cudaEventCreate(&b), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> v;
-  for (int i = 0; i < repeat; ++i) {
-    check(cudaEventRecord(a), "cudaEventRecord");
-    f();
-    check(cudaEventRecord(b), "cudaEventRecord");
-    check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
-    v.push_back(t);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Layer {
   const char* name;
@@ -83,6 +46,7 @@ double rel_diff(const std::vector<float>& got, const std::vector<float>& ref) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fftconv::probe::program = "fftconv_products_probe";
   int repeat = 20;
   std::string json_path, only;
   for (int i = 1; i < argc; ++i) {

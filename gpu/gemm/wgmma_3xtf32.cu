@@ -189,6 +189,15 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   Tensor acc_q = partition_fragment_C(mma, AccShape{});
   clear(acc_p);
   clear(acc_q);
+  // The registers the MMAs read and write stay where they are across the asynchronous region.
+  auto fence_operands = [&] {
+    warpgroup_fence_operand(acc_p);
+    warpgroup_fence_operand(acc_q);
+    warpgroup_fence_operand(lrb);
+    warpgroup_fence_operand(lrs);
+    warpgroup_fence_operand(lib);
+    warpgroup_fence_operand(lis);
+  };
 
   // Stage s's MMAs run while slice s+kAhead is copied and slice s+1, read from its slot, has R's
   // part split into the other buffer; L's part goes into the fragments once the MMAs that read
@@ -205,12 +214,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
     const int b = s & 1;
     Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(b, 0)));
     Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(b, 1)));
-    warpgroup_fence_operand(acc_p);
-    warpgroup_fence_operand(acc_q);
-    warpgroup_fence_operand(lrb);
-    warpgroup_fence_operand(lrs);
-    warpgroup_fence_operand(lib);
-    warpgroup_fence_operand(lis);
+    fence_operands();
     warpgroup_arrive();
 #pragma unroll
     for (int kb = 0; kb < size<2>(lrb); ++kb) {
@@ -230,12 +234,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
       store_right(b ^ 1);
     }
     warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_p);
-    warpgroup_fence_operand(acc_q);
-    warpgroup_fence_operand(lrb);
-    warpgroup_fence_operand(lrs);
-    warpgroup_fence_operand(lib);
-    warpgroup_fence_operand(lis);
+    fence_operands();
     if (next) split_left();
     __syncthreads();
   }
