@@ -33,8 +33,9 @@ using GemmNC = Gemm<ColMajor, ComplexTransform::kNone, RowMajor, ComplexTransfor
 
 template <class G>
 void run(const Problem& p, cudaStream_t stream) {
-  if (p.batch > 65535)
-    throw Unsupported("products: math=3xtf32 takes at most 65535 products per batch, got " + std::to_string(p.batch));
+  if (p.batch > kMaxBatch)
+    throw Unsupported("products: the Ampere-style 3xtf32 kernel takes at most " + std::to_string(kMaxBatch) +
+                      " products per batch, got " + std::to_string(p.batch));
   const Complex one(1.f, 0.f), beta(p.accumulate ? 1.f : 0.f, 0.f);
   typename G::Arguments args(cutlass::gemm::GemmUniversalMode::kBatched,
                              {int(p.m), int(p.n), int(p.k)}, int(p.batch), {one, beta}, p.a, p.b, p.c, p.c,

@@ -23,6 +23,9 @@ struct Problem {
   bool accumulate;
 };
 
+// Products per launch: the batch is the grid's z extent.
+inline constexpr int64_t kMaxBatch = 65535;
+
 // Launches the product on `stream`; throws CudaError / Unsupported when CUTLASS cannot run it.
 void cgemm(Ops ops, const Problem& p, cudaStream_t stream);
 

@@ -104,7 +104,8 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
       cudaStream_t stream = nullptr;
       FFTCONV_CUBLAS_CHECK(cublasGetStream(handle, &stream));
       const cutlass3x::Ops ops = ops_of(g);
-      if (std::max(g.m, g.n) <= kSmallProductSide && ops != cutlass3x::Ops::unsupported) {
+      if (std::max(g.m, g.n) <= kSmallProductSide && g.batch <= cutlass3x::kMaxBatch &&
+          ops != cutlass3x::Ops::unsupported) {
         cutlass3x::Problem p{g.m, g.n, g.k, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c,
                              g.batch, g.accumulate};
         cutlass3x::cgemm(ops, p, stream);

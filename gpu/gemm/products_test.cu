@@ -1,7 +1,7 @@
 // GPU tests of the frequency-domain products (doctest suite "gpu"): the 3xTF32 split (Note [product
 // precision]) against a double reference and the fp32 products, on the operands that hurt it:
 // random values, a wide dynamic range, values at TF32's rounding boundary, denormals, and NaN/Inf,
-// in the three forms the passes use (N/N, C/N, N/C), batched.
+// in the three forms the passes use (N/N, C/N, N/C), batched, at sizes that run each 3xTF32 kernel.
 #include <cublas_v2.h>
 #include <doctest/doctest.h>
 
@@ -32,7 +32,14 @@ struct Form {
   const char* name;
 };
 constexpr Form kForms[] = {{CUBLAS_OP_N, CUBLAS_OP_N, "N/N"}, {CUBLAS_OP_C, CUBLAS_OP_N, "C/N"}, {CUBLAS_OP_N, CUBLAS_OP_C, "N/C"}};
-constexpr int64_t kM = 40, kN = 24, kK = 72, kBatch = 3;
+constexpr int64_t kK = 72, kBatch = 3;
+
+// The products' two kernels (Note [product precision]): 40×24 has both sides at most 64 and runs on
+// the Ampere-style kernel, 96×40 on the warpgroup kernel (Note [warpgroup 3xtf32]).
+struct Sides {
+  int64_t m, n;
+};
+constexpr Sides kSides[] = {{40, 24}, {96, 40}};
 
 float from_bits(uint32_t b) {
   float f;
@@ -43,12 +50,13 @@ float from_bits(uint32_t b) {
 // The stored operands of one batched product in `form`: A is m×k (k×m when conjugated), B k×n (n×k).
 struct Operands {
   Form form;
+  int64_t m, n;
   int64_t lda, ldb, sa, sb;
   std::vector<cf> a, b;
-  explicit Operands(Form f) : form(f) {
-    lda = f.opa == CUBLAS_OP_N ? kM : kK;
-    ldb = f.opb == CUBLAS_OP_N ? kK : kN;
-    sa = kM * kK, sb = kK * kN;
+  Operands(Form f, Sides sides) : form(f), m(sides.m), n(sides.n) {
+    lda = f.opa == CUBLAS_OP_N ? m : kK;
+    ldb = f.opb == CUBLAS_OP_N ? kK : n;
+    sa = m * kK, sb = kK * n;
     a.resize(std::size_t(sa * kBatch)), b.resize(std::size_t(sb * kBatch));
   }
   cd opa(int64_t q, int64_t i, int64_t l) const {
@@ -59,13 +67,13 @@ struct Operands {
   }
   // C (m×n column-major per batch) in double.
   std::vector<cd> reference() const {
-    std::vector<cd> c(std::size_t(kM * kN * kBatch));
+    std::vector<cd> c(std::size_t(m * n * kBatch));
     for (int64_t q = 0; q < kBatch; ++q)
-      for (int64_t j = 0; j < kN; ++j)
-        for (int64_t i = 0; i < kM; ++i) {
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
           cd s = 0;
           for (int64_t l = 0; l < kK; ++l) s += opa(q, i, l) * opb(q, l, j);
-          c[std::size_t(q * kM * kN + i + j * kM)] = s;
+          c[std::size_t(q * m * n + i + j * m)] = s;
         }
     return c;
   }
@@ -73,14 +81,15 @@ struct Operands {
 
 // C of the operands in `math` on the GPU.
 std::vector<cf> run(const Operands& o, ProductMath math) {
-  DeviceBuffer a = upload(o.a), b = upload(o.b), c(std::size_t(kM * kN * kBatch) * sizeof(cf));
+  const int64_t m = o.m, n = o.n;
+  DeviceBuffer a = upload(o.a), b = upload(o.b), c(std::size_t(m * n * kBatch) * sizeof(cf));
   cublasHandle_t h = nullptr;
   FFTCONV_CUBLAS_CHECK(cublasCreate(&h));
   products::StridedBatch g;
-  g.opa = o.form.opa, g.opb = o.form.opb, g.m = kM, g.n = kN, g.k = kK, g.batch = kBatch;
+  g.opa = o.form.opa, g.opb = o.form.opb, g.m = m, g.n = n, g.k = kK, g.batch = kBatch;
   g.a = a.as<cuComplex>(), g.lda = o.lda, g.stride_a = o.sa;
   g.b = b.as<cuComplex>(), g.ldb = o.ldb, g.stride_b = o.sb;
-  g.c = c.as<cuComplex>(), g.ldc = kM, g.stride_c = kM * kN;
+  g.c = c.as<cuComplex>(), g.ldc = m, g.stride_c = m * n;
   try {
     products::cgemm(h, math, g);
     FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
@@ -89,7 +98,7 @@ std::vector<cf> run(const Operands& o, ProductMath math) {
     throw;
   }
   cublasDestroy(h);
-  return download<cf>(c, std::size_t(kM * kN * kBatch));
+  return download<cf>(c, std::size_t(m * n * kBatch));
 }
 
 // Normwise relative error of `got` against `ref`.
@@ -112,22 +121,25 @@ void fill(Operands& o, std::mt19937& rng, const std::function<float(std::mt19937
 // Both products of one operand class within the fp32 model, in every form; 3xtf32 no more than
 // `worse` times fp32's error (floored at one fp32 rounding).
 void check_class(const char* what, const std::function<float(std::mt19937&)>& gen, double worse) {
-  for (const Form& f : kForms) {
-    CAPTURE(what);
-    CAPTURE(f.name);
-    Operands o(f);
-    std::mt19937 rng(7);
-    fill(o, rng, gen);
-    const auto ref = o.reference();
-    const double e32 = rel_l2(run(o, ProductMath::fp32), ref), e3x = rel_l2(run(o, ProductMath::tf32x3), ref);
-    const double e1 = rel_l2(run(o, ProductMath::tf32), ref);
-    const std::string label = std::string(what) + " " + f.name;
-    MESSAGE(label << ": rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << ", tf32 " << e1 << " (model " << fp32_tolerance() << ")");
-    CHECK(e32 <= fp32_tolerance());
-    CHECK(e3x <= fp32_tolerance());
-    CHECK(e3x <= worse * std::max(e32, std::ldexp(1.0, -24)));
-    CHECK(e1 > 8 * e3x);  // one TF32 product is visibly less accurate: the split is doing the work
-  }
+  for (const Sides& sides : kSides)
+    for (const Form& f : kForms) {
+      CAPTURE(what);
+      CAPTURE(f.name);
+      CAPTURE(sides.m);
+      Operands o(f, sides);
+      std::mt19937 rng(7);
+      fill(o, rng, gen);
+      const auto ref = o.reference();
+      const double e32 = rel_l2(run(o, ProductMath::fp32), ref), e3x = rel_l2(run(o, ProductMath::tf32x3), ref);
+      const double e1 = rel_l2(run(o, ProductMath::tf32), ref);
+      const std::string label = std::string(what) + " " + f.name + " " + std::to_string(sides.m) + "x" +
+                                std::to_string(sides.n);
+      MESSAGE(label << ": rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << ", tf32 " << e1 << " (model " << fp32_tolerance() << ")");
+      CHECK(e32 <= fp32_tolerance());
+      CHECK(e3x <= fp32_tolerance());
+      CHECK(e3x <= worse * std::max(e32, std::ldexp(1.0, -24)));
+      CHECK(e1 > 8 * e3x);  // one TF32 product is visibly less accurate: the split is doing the work
+    }
 }
 
 }  // namespace
@@ -161,64 +173,69 @@ TEST_SUITE("gpu") {
     // quantum of 2^-136: the split then holds a to 2^-137 per component, so each element of C is off
     // by at most 2^-136·Σ_l |op(B)(l, j)| (plus its own fp32 rounding), about 1e-3 of these sums,
     // where fp32 keeps its usual relative accuracy. Flushed denormals would lose whole sums.
-    for (const Form& f : kForms) {
-      CAPTURE(f.name);
-      Operands o(f);
-      std::mt19937 rng(11);
-      auto den = [&] { return std::ldexp(float(int(rng() % (1u << 23))), -149) * (rng() % 2 ? 1.f : -1.f); };
-      for (cf& x : o.a) x = cf(den(), den());
-      for (cf& x : o.b) x = cf(std::uniform_real_distribution<float>(-1, 1)(rng), std::uniform_real_distribution<float>(-1, 1)(rng));
-      const auto ref = o.reference();
-      const auto c32 = run(o, ProductMath::fp32), c3x = run(o, ProductMath::tf32x3);
-      const double e32 = rel_l2(c32, ref), e3x = rel_l2(c3x, ref);
-      int64_t over = 0;
-      double worst = 0;  // the largest error over its bound
-      for (int64_t q = 0; q < kBatch; ++q)
-        for (int64_t j = 0; j < kN; ++j) {
-          double sum_b = 0;
-          for (int64_t l = 0; l < kK; ++l) sum_b += std::abs(o.opb(q, l, j));
-          for (int64_t i = 0; i < kM; ++i) {
-            const std::size_t at = std::size_t(q * kM * kN + i + j * kM);
-            const double bound = std::ldexp(sum_b, -136) + 8 * std::ldexp(std::abs(ref[at]), -24);
-            const double err = std::abs(cd(c3x[at]) - ref[at]);
-            worst = std::max(worst, err / bound);
-            over += err > bound;
+    for (const Sides& sides : kSides)
+      for (const Form& f : kForms) {
+        CAPTURE(f.name);
+        CAPTURE(sides.m);
+        Operands o(f, sides);
+        const int64_t m = o.m, n = o.n;
+        std::mt19937 rng(11);
+        auto den = [&] { return std::ldexp(float(int(rng() % (1u << 23))), -149) * (rng() % 2 ? 1.f : -1.f); };
+        for (cf& x : o.a) x = cf(den(), den());
+        for (cf& x : o.b) x = cf(std::uniform_real_distribution<float>(-1, 1)(rng), std::uniform_real_distribution<float>(-1, 1)(rng));
+        const auto ref = o.reference();
+        const auto c32 = run(o, ProductMath::fp32), c3x = run(o, ProductMath::tf32x3);
+        const double e32 = rel_l2(c32, ref), e3x = rel_l2(c3x, ref);
+        int64_t over = 0;
+        double worst = 0;  // the largest error over its bound
+        for (int64_t q = 0; q < kBatch; ++q)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum_b = 0;
+            for (int64_t l = 0; l < kK; ++l) sum_b += std::abs(o.opb(q, l, j));
+            for (int64_t i = 0; i < m; ++i) {
+              const std::size_t at = std::size_t(q * m * n + i + j * m);
+              const double bound = std::ldexp(sum_b, -136) + 8 * std::ldexp(std::abs(ref[at]), -24);
+              const double err = std::abs(cd(c3x[at]) - ref[at]);
+              worst = std::max(worst, err / bound);
+              over += err > bound;
+            }
           }
-        }
-      const std::string form(f.name);
-      MESSAGE(form << " all-denormal A: rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << "; worst 3xtf32 error / floor " << worst);
-      CHECK(e32 <= fp32_tolerance());
-      CHECK(over == 0);
-    }
+        const std::string form(f.name);
+        MESSAGE(form << " " << m << "x" << n << " all-denormal A: rel_l2 fp32 " << e32 << ", 3xtf32 " << e3x << "; worst 3xtf32 error / floor " << worst);
+        CHECK(e32 <= fp32_tolerance());
+        CHECK(over == 0);
+      }
   }
 
   TEST_CASE("products: NaN and Inf in an operand reach the results they touch, in every mode") {
     FFTCONV_SKIP_WITHOUT_DEVICE("products");
-    for (const Form& f : kForms)
-      for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
-        CAPTURE(f.name);
-        CAPTURE(bad);
-        Operands o(f);
-        std::mt19937 rng(5);
-        fill(o, rng, [](std::mt19937& r) { return std::uniform_real_distribution<float>(0.25f, 1)(r); });
-        // One bad value in A's batch 1 at op(A)(i=3, l=5): row 3 of C in batch 1 turns non-finite, nothing else.
-        const int64_t i = 3, l = 5, q = 1;
-        const std::size_t at = std::size_t(q * o.sa + (f.opa == CUBLAS_OP_N ? i + l * o.lda : l + i * o.lda));
-        o.a[at] = cf(bad, 0.5f);
-        for (ProductMath m : {ProductMath::fp32, ProductMath::tf32x3, ProductMath::tf32}) {
-          const std::string mode(to_string(m));
-          CAPTURE(mode);
-          const auto c = run(o, m);
-          int64_t wrong = 0;
-          for (int64_t qq = 0; qq < kBatch; ++qq)
-            for (int64_t j = 0; j < kN; ++j)
-              for (int64_t ii = 0; ii < kM; ++ii) {
-                const cf v = c[std::size_t(qq * kM * kN + ii + j * kM)];
-                const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
-                wrong += finite == (qq == q && ii == i);
-              }
-          CHECK(wrong == 0);
+    for (const Sides& sides : kSides)
+      for (const Form& f : kForms)
+        for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+          CAPTURE(f.name);
+          CAPTURE(bad);
+          CAPTURE(sides.m);
+          Operands o(f, sides);
+          std::mt19937 rng(5);
+          fill(o, rng, [](std::mt19937& r) { return std::uniform_real_distribution<float>(0.25f, 1)(r); });
+          // One bad value in A's batch 1 at op(A)(i=3, l=5): row 3 of C in batch 1 turns non-finite, nothing else.
+          const int64_t i = 3, l = 5, q = 1;
+          const std::size_t at = std::size_t(q * o.sa + (f.opa == CUBLAS_OP_N ? i + l * o.lda : l + i * o.lda));
+          o.a[at] = cf(bad, 0.5f);
+          for (ProductMath m : {ProductMath::fp32, ProductMath::tf32x3, ProductMath::tf32}) {
+            const std::string mode(to_string(m));
+            CAPTURE(mode);
+            const auto c = run(o, m);
+            int64_t wrong = 0;
+            for (int64_t qq = 0; qq < kBatch; ++qq)
+              for (int64_t j = 0; j < o.n; ++j)
+                for (int64_t ii = 0; ii < o.m; ++ii) {
+                  const cf v = c[std::size_t(qq * o.m * o.n + ii + j * o.m)];
+                  const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
+                  wrong += finite == (qq == q && ii == i);
+                }
+            CHECK(wrong == 0);
+          }
         }
-      }
   }
 }
