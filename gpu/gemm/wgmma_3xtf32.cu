@@ -53,6 +53,9 @@ constexpr int kRawPerThread = kLeftPerThread + kQuad;
 constexpr size_t kSplitBytes = 2 * 2 * kTileFloats * sizeof(float);  // R~ big and small, two stages
 constexpr size_t kSmemBytes = kSplitBytes + size_t(kSlots) * kRawPerThread * kThreads * sizeof(float2);
 
+// Tiles (or slices) of `tile` covering `extent`.
+__host__ __device__ constexpr int tiles_of(int extent, int tile) { return (extent + tile - 1) / tile; }
+
 // cp.async of one complex value (8 bytes), zero-filled when `in` is false.
 __device__ __forceinline__ void copy_async(float2* dst, const float2* src, bool in) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -78,14 +81,19 @@ __device__ __forceinline__ float tf32_round(float x) {
   return __uint_as_float(u);
 }
 
+// The 3xTF32 split of x: (big, small), x = big + small to within small's TF32 rounding.
+__device__ __forceinline__ float2 tf32_split(float x) {
+  const float big = tf32_big(x);
+  return make_float2(big, tf32_round(x - big));
+}
+
 __device__ __forceinline__ tfloat32_t as_tf32(float x) { return tfloat32_t::bitcast(__float_as_uint(x)); }
 
 // The big and small TF32 parts of 4 values, at one 16-byte chunk of two tiles.
 __device__ __forceinline__ void put_split(float* big, float* small, int at, float x0, float x1, float x2, float x3) {
-  const float4 b = make_float4(tf32_big(x0), tf32_big(x1), tf32_big(x2), tf32_big(x3));
-  *reinterpret_cast<float4*>(big + at) = b;
-  *reinterpret_cast<float4*>(small + at) =
-      make_float4(tf32_round(x0 - b.x), tf32_round(x1 - b.y), tf32_round(x2 - b.z), tf32_round(x3 - b.w));
+  const float2 s0 = tf32_split(x0), s1 = tf32_split(x1), s2 = tf32_split(x2), s3 = tf32_split(x3);
+  *reinterpret_cast<float4*>(big + at) = make_float4(s0.x, s1.x, s2.x, s3.x);
+  *reinterpret_cast<float4*>(small + at) = make_float4(s0.y, s1.y, s2.y, s3.y);
 }
 
 template <bool RightKContig>
@@ -136,7 +144,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   static_assert(kLeftValues == kLeftPerThread, "a ring slot holds each thread's fragment values of L");
   float2 lv[kLeftValues];
   float2 rv[kQuad];
-  const int stages = (a.depth + kDepth - 1) / kDepth;
+  const int stages = tiles_of(a.depth, kDepth);
   // Raw slices in a ring of kSlots: each thread copies the values it will itself read (its
   // fragment values of L, its unit of R) into its own column of the slot, so no barrier is needed
   // between the copy and the read, and a warp's reads are 32 consecutive 8-byte words.
@@ -171,10 +179,9 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   auto split_left = [&] {
 #pragma unroll
     for (int i = 0; i < kLeftValues; ++i) {
-      const float re = lv[i].x, im = lsign * lv[i].y;
-      const float rb = tf32_big(re), ib = tf32_big(im);
-      lrb(i) = as_tf32(rb), lrs(i) = as_tf32(tf32_round(re - rb));
-      lib(i) = as_tf32(ib), lis(i) = as_tf32(tf32_round(im - ib));
+      const float2 re = tf32_split(lv[i].x), im = tf32_split(lsign * lv[i].y);
+      lrb(i) = as_tf32(re.x), lrs(i) = as_tf32(re.y);
+      lib(i) = as_tf32(im.x), lis(i) = as_tf32(im.y);
     }
   };
   auto store_right = [&](int stage) {
@@ -258,19 +265,18 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
 }
 
 template <bool R>
-void launch(const Args& a, cudaStream_t stream) {
+void launch(const Args& a, int64_t blocks, cudaStream_t stream) {
   auto* kernel = &cgemm_kernel<R>;
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
   FFTCONV_CUDA_CHECK(attr);
-  const int64_t blocks = int64_t(a.tiles_rows) * a.tiles_cols * a.batch;
   kernel<<<unsigned(blocks), kThreads, kSmemBytes, stream>>>(a);
   FFTCONV_CUDA_CHECK(cudaGetLastError());
 }
 
 // Padded tile area of an orientation: the work the CTAs do.
-int64_t padded_area(int64_t rows, int64_t cols) {
-  return (rows + kRows - 1) / kRows * kRows * ((cols + kCols - 1) / kCols * kCols);
+int64_t padded_area(int rows, int cols) {
+  return int64_t(tiles_of(rows, kRows)) * kRows * tiles_of(cols, kCols) * kCols;
 }
 
 }  // namespace
@@ -283,13 +289,13 @@ void cgemm(Args a, cudaStream_t stream) {
     std::swap(a.rows, a.cols);
     std::swap(a.c_row, a.c_col);
   }
-  a.tiles_rows = int((a.rows + kRows - 1) / kRows);
-  a.tiles_cols = int((a.cols + kCols - 1) / kCols);
+  a.tiles_rows = tiles_of(a.rows, kRows);
+  a.tiles_cols = tiles_of(a.cols, kCols);
   const int64_t blocks = int64_t(a.tiles_rows) * a.tiles_cols * a.batch;
   if (blocks > int64_t(0x7fffffff))
     throw Unsupported("products: math=3xtf32 runs at most 2^31-1 tiles per call, got " + std::to_string(blocks));
-  if (a.right.s_k == 1) launch<true>(a, stream);
-  else launch<false>(a, stream);
+  if (a.right.s_k == 1) launch<true>(a, blocks, stream);
+  else launch<false>(a, blocks, stream);
 }
 
 }  // namespace fftconv::products::wgmma3x
