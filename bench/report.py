@@ -577,8 +577,8 @@ SECTIONS = [
      lambda R: products_table(R["h100/products.json"]),
      "`bench/tools/products_probe.cu`: each layer's per-frequency complex products (batch: the frequencies of a "
      "smooth basis of the layer, dense operands in the passes' forms) through the library's `fp32` (cuBLAS CGEMM) "
-     "and `3xtf32` (CUTLASS's Ampere-style tensor-core split) modes in one run; TFLOP/s real-equivalent (8 per "
-     "complex multiply-add)."),
+     "and `3xtf32` (the tensor-core split: the warpgroup kernel, or the Ampere-style one where both sides are at "
+     "most 64) modes in one run; TFLOP/s real-equivalent (8 per complex multiply-add)."),
     ("CPU: L2 at S = 8", ["cpu/layers_l2.json"],
      lambda R: cpu_l2_table(R["cpu/layers_l2.json"]) + ["", "Medians of the runs of one set: "
                                                           + R["cpu/layers_l2.json"]["headline"]["why"] + "."],

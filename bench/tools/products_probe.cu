@@ -1,7 +1,7 @@
 // fftconv_products_probe: the frequency-domain products of the paper's layers (L1..L5 at S=128) and
 // of the modern set, one complex GEMM per frequency of a smooth basis, in the three operand forms
 // of the passes, through the library's product modes (products::cgemm): fp32 (cuBLAS CGEMM) and
-// 3xtf32 (CUTLASS's tensor-core split), timed in one run, with the 3xtf32 result's difference from
+// 3xtf32 (the tensor-core split, Note [product precision]), timed in one run, with the 3xtf32 result's difference from
 // the fp32 one. It measures the products alone, apart from the transforms of a pass.
 //   usage: fftconv_products_probe [--repeat N] [--json FILE] [--only LAYER,...]      (GPU host)
 #include <cublas_v2.h>
