@@ -97,14 +97,6 @@ const char* kBufNames[kBufCount] = {"weight spectra", "operand spectra A", "oper
 
 AxisGeom axis_geom(const AxisTiling& a) { return {a.origin, a.extent, a.step, a.count}; }
 
-const char* product_engine(ProductMath m) {
-  switch (m) {
-    case ProductMath::tf32x3: return "CUTLASS 3xTF32 tensor-core CGEMM";
-    case ProductMath::tf32: return "cuBLAS TF32 tensor-core CGEMM";
-    default: return "cublasCgemmStridedBatched";
-  }
-}
-
 class FbfftConvPlan final : public Plan {
  public:
   FbfftConvPlan(const ConvProblem& p, Pass pass, const PlanOptions& opts, int n_h, int n_w, const TilePlan* tp,
@@ -202,7 +194,7 @@ class FbfftConvPlan final : public Plan {
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
     s << "; spectra in freq_major layout [freq][plane] consumed in place by the products (math " << to_string(math_)
-      << ": " << product_engine(math_) << "; " << math_note_ << ")(";
+      << ": " << products::engine(math_, representative_product()) << "; " << math_note_ << ")(";
     switch (pass_) {
       case Pass::fprop: s << "C, N, m=fo, n=" << (tiled_ ? "items" : "images") << ", k=f"; break;
       case Pass::bprop: s << "N, N, m=f, n=" << (tiled_ ? "items" : "images") << ", k=fo"; break;

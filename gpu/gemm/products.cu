@@ -64,6 +64,12 @@ cutlass3x::Ops ops_of(const StridedBatch& g) {
   return cutlass3x::Ops::unsupported;
 }
 
+// Whether a tf32x3 product runs on the Ampere-style kernel (else the warpgroup kernel).
+bool on_ampere_kernel(const StridedBatch& g) {
+  return std::max(g.m, g.n) <= kSmallProductSide && g.batch <= cutlass3x::kMaxBatch &&
+         ops_of(g) != cutlass3x::Ops::unsupported;
+}
+
 // The product in the warpgroup kernel's terms: C(m, n) = Σ_k op(A)(m, k)·op(B)(k, n), with op(B)
 // read as the kernel's right side R(n, k).
 wgmma3x::Args warpgroup_args(const StridedBatch& g) {
@@ -92,6 +98,18 @@ StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_
   return g;
 }
 
+std::string engine(ProductMath math, const StridedBatch& g) {
+  switch (math) {
+    case ProductMath::fp32: return "cublasCgemmStridedBatched";
+    case ProductMath::tf32: return "cuBLAS TF32 tensor-core CGEMM";
+    case ProductMath::tf32x3:
+      return on_ampere_kernel(g) ? "CUTLASS's Ampere-style 3xTF32 CGEMM"
+                                 : "the warpgroup-MMA 3xTF32 CGEMM (Note [warpgroup 3xtf32])";
+    case ProductMath::automatic: break;
+  }
+  return "unresolved (math=auto)";
+}
+
 // Every resolved mode covers every operand form (N, T, C on either side).
 bool supports(ProductMath math, const StridedBatch&) { return math != ProductMath::automatic; }
 
@@ -103,12 +121,10 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
     case ProductMath::tf32x3: {
       cudaStream_t stream = nullptr;
       FFTCONV_CUBLAS_CHECK(cublasGetStream(handle, &stream));
-      const cutlass3x::Ops ops = ops_of(g);
-      if (std::max(g.m, g.n) <= kSmallProductSide && g.batch <= cutlass3x::kMaxBatch &&
-          ops != cutlass3x::Ops::unsupported) {
+      if (on_ampere_kernel(g)) {
         cutlass3x::Problem p{g.m, g.n, g.k, g.a, g.lda, g.stride_a, g.b, g.ldb, g.stride_b, g.c, g.ldc, g.stride_c,
                              g.batch, g.accumulate};
-        cutlass3x::cgemm(ops, p, stream);
+        cutlass3x::cgemm(ops_of(g), p, stream);
       } else {
         wgmma3x::cgemm(warpgroup_args(g), stream);
       }

@@ -39,6 +39,11 @@ StridedBatch pass_product(const ConvProblem& p, Pass pass, int64_t units, int64_
 // CudaError on a failed launch.
 void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g);
 
+// The kernel that runs `g` in `math` (resolved), as plan descriptions name it: cuBLAS's CGEMM for
+// fp32 and tf32; for tf32x3 the warpgroup kernel, or CUTLASS's Ampere-style one where both sides are
+// at most kSmallProductSide.
+std::string engine(ProductMath math, const StridedBatch& g);
+
 // Does `math` (resolved) cover this product?
 bool supports(ProductMath math, const StridedBatch& g);
 

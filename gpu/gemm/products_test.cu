@@ -1,7 +1,8 @@
-// GPU tests of the frequency-domain products (doctest suite "gpu"): the 3xTF32 split (Note [product
+// Tests of the frequency-domain products: in doctest suite "gpu" the 3xTF32 split (Note [product
 // precision]) against a double reference and the fp32 products, on the operands that hurt it:
 // random values, a wide dynamic range, values at TF32's rounding boundary, denormals, and NaN/Inf,
 // in the three forms the passes use (N/N, C/N, N/C), batched, at sizes that run each 3xTF32 kernel.
+// Outside it, which kernel a description names, without a device.
 #include <cublas_v2.h>
 #include <doctest/doctest.h>
 
@@ -238,4 +239,24 @@ TEST_SUITE("gpu") {
           }
         }
   }
+}
+
+TEST_CASE("products: a description names the kernel that runs the product, without a device") {
+  auto shape = [](int64_t m, int64_t n, int64_t batch) {
+    products::StridedBatch g;
+    g.opa = CUBLAS_OP_C, g.m = m, g.n = n, g.k = kK, g.batch = batch;
+    return g;
+  };
+  const std::string ampere = "CUTLASS's Ampere-style 3xTF32 CGEMM";
+  const std::string warpgroup = "the warpgroup-MMA 3xTF32 CGEMM (Note [warpgroup 3xtf32])";
+  for (const Sides& sides : kSides) {
+    CAPTURE(sides.m);
+    const products::StridedBatch g = shape(sides.m, sides.n, kBatch);
+    CHECK(products::engine(ProductMath::tf32x3, g) == (std::max(sides.m, sides.n) <= 64 ? ampere : warpgroup));
+    CHECK(products::engine(ProductMath::fp32, g) == "cublasCgemmStridedBatched");
+    CHECK(products::engine(ProductMath::tf32, g) == "cuBLAS TF32 tensor-core CGEMM");
+  }
+  CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65535)) == ampere);
+  CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65536)) == warpgroup);  // past the Ampere grid
+  CHECK(products::engine(ProductMath::tf32x3, shape(65, 8, 1)) == warpgroup);
 }
