@@ -97,23 +97,17 @@ int main(int argc, char** argv) {
                      {"peak_tflops", {{"fp32", products::peak_tflops(ProductMath::fp32)},
                                       {"3xtf32", products::peak_tflops(ProductMath::tf32x3)}}},
                      {"rows", nlohmann::json::array()}};
-  const char* pass_names[] = {"fprop", "bprop", "accgrad"};
   for (const Layer& L : layers)
-    for (int pass = 0; pass < 3; ++pass) {
+    for (const fftconv::Pass pass : {fftconv::Pass::fprop, fftconv::Pass::bprop, fftconv::Pass::accgrad}) {
       if (!only.empty() && only.find("," + std::string(L.name) + ",") == std::string::npos) continue;
-      products::StridedBatch g;
-      long sa, sb, sc;
-      if (pass == 0) {  // fprop: Y = W^H X
-        g.opa = CUBLAS_OP_C, g.m = L.fo, g.n = L.S, g.k = L.f, g.lda = L.f, sa = L.f * L.fo, g.ldb = L.f, sb = L.f * L.S,
-        g.ldc = L.fo, sc = L.S * L.fo;
-      } else if (pass == 1) {  // bprop: Gp = W G
-        g.m = L.f, g.n = L.S, g.k = L.fo, g.lda = L.f, sa = L.f * L.fo, g.ldb = L.fo, sb = L.fo * L.S, g.ldc = L.f,
-        sc = L.S * L.f;
-      } else {  // accGrad: GW = X G^H
-        g.opb = CUBLAS_OP_C, g.m = L.f, g.n = L.fo, g.k = L.S, g.lda = L.f, sa = L.f * L.S, g.ldb = L.fo, sb = L.S * L.fo,
-        g.ldc = L.f, sc = L.fo * L.f;
-      }
-      g.batch = L.freqs, g.stride_a = sa, g.stride_b = sb, g.stride_c = sc;
+      // The pass's product as the backends issue it, on dense operands (fprop Y = W^H X, bprop
+      // Gp = W G, accGrad GW = X G^H).
+      fftconv::ConvProblem p;
+      p.S = L.S, p.f = L.f, p.fo = L.fo;
+      products::StridedBatch g = products::pass_product(p, pass, L.S, L.freqs);
+      g.lda = g.opa == CUBLAS_OP_N ? g.m : g.k, g.ldb = g.opb == CUBLAS_OP_N ? g.k : g.n, g.ldc = g.m;
+      const long sa = g.m * g.k, sb = g.k * g.n, sc = g.m * g.n;
+      g.stride_a = sa, g.stride_b = sb, g.stride_c = sc;
       cuComplex *A, *B, *C;
       check(cudaMalloc(&A, sa * L.freqs * 8), "cudaMalloc A");
       check(cudaMalloc(&B, sb * L.freqs * 8), "cudaMalloc B");
@@ -132,12 +126,13 @@ int main(int argc, char** argv) {
       const float t32 = timed([&] { products::cgemm(h, ProductMath::fp32, g); }, &c32);
       const float t3x = timed([&] { products::cgemm(h, ProductMath::tf32x3, g); }, &c3x);
       const double flop = g.flops(), diff = rel_diff(c3x, c32);
+      const std::string pass_name(fftconv::to_string(pass));
       std::printf("%-13s %-7s m=%-4ld n=%-4ld k=%-4ld batch=%-5ld | fp32 %.4f ms %5.1f TFLOP/s | 3xtf32 %.4f ms %5.1f "
                   "TFLOP/s, %.2fx fp32's speed, rel diff %.1e\n",
-                  L.name, pass_names[pass], long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
+                  L.name, pass_name.c_str(), long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
                   flop / t3x / 1e9, t32 / t3x, diff);
       std::fflush(stdout);
-      doc["rows"].push_back({{"layer", L.name}, {"pass", pass_names[pass]}, {"m", g.m}, {"n", g.n}, {"k", g.k},
+      doc["rows"].push_back({{"layer", L.name}, {"pass", pass_name}, {"m", g.m}, {"n", g.n}, {"k", g.k},
                              {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
                              {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
                              {"tf32x3_rel_diff", diff}});

@@ -41,7 +41,7 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g);
 
 // The kernel that runs `g` in `math` (resolved), as plan descriptions name it: cuBLAS's CGEMM for
 // fp32 and tf32; for tf32x3 the warpgroup kernel, or CUTLASS's Ampere-style one where both sides are
-// at most kSmallProductSide.
+// at most 64 (kSmallProductSide in products.cu).
 std::string engine(ProductMath math, const StridedBatch& g);
 
 // Does `math` (resolved) cover this product?

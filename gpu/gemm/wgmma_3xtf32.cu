@@ -113,6 +113,14 @@ __device__ __forceinline__ void put_split(float* big, float* small, int at, floa
   *reinterpret_cast<float4*>(small + at) = make_float4(s0.y, s1.y, s2.y, s3.y);
 }
 
+// Part `which` (0 big, 1 small) of R~'s split stage `stage`, and the same as the MMAs' B view.
+__device__ __forceinline__ float* right_part(float* split, int stage, int which) {
+  return split + (stage * 2 + which) * kTileFloats;
+}
+__device__ __forceinline__ auto right_view(float* split, int stage, int which) {
+  return make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(right_part(split, stage, which))), RightLayout{});
+}
+
 // Where one CTA works: its batch, its first row of L and column of R, and the slices of K.
 struct CtaTile {
   int64_t q;
@@ -146,10 +154,7 @@ __device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* 
   const float2* rbase = a.right.p + ct.q * a.right.s_batch + int64_t(ct.col0) * a.right.s_row;
   const float rsign = a.right.conj ? -1.f : 1.f;
   const int rcols = a.cols - ct.col0;
-  auto view = [&](int stage, int which) {
-    return make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(split + (stage * 2 + which) * kTileFloats)),
-                       RightLayout{});
-  };
+  const auto view = right_view(split, 0, 0);
   // Unit j of thread t: 4 consecutive k of column c of R, rows 2c (real) and 2c+1 (imaginary) of
   // R~. With K contiguous 4 threads copy a column's 16 k; with columns contiguous a warp copies 32
   // consecutive columns at each k.
@@ -159,8 +164,8 @@ __device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* 
     const int u = t + j * kProducers;
     rcol[j] = RightKContig ? u / (kDepth / kQuad) : u % kCols;
     rk[j] = RightKContig ? u % (kDepth / kQuad) * kQuad : u / kCols * kQuad;
-    at_re[j] = int(&view(0, 0)(2 * rcol[j], rk[j]) - &view(0, 0)(0, 0));
-    at_im[j] = int(&view(0, 0)(2 * rcol[j] + 1, rk[j]) - &view(0, 0)(0, 0));
+    at_re[j] = int(&view(2 * rcol[j], rk[j]) - &view(0, 0));
+    at_im[j] = int(&view(2 * rcol[j] + 1, rk[j]) - &view(0, 0));
   }
   auto fetch = [&](int s) {
     if (s < ct.stages) {
@@ -187,8 +192,8 @@ __device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* 
     for (int i = 0; i < kRightPerThread; ++i) rv[i] = *ring.at(s, i);
     fetch(s + kAhead);
     if (s >= kStages) empty[stage].wait(((s / kStages) + 1) & 1);  // the MMAs of slice s - kStages are done
-    float* big = split + (stage * 2) * kTileFloats;
-    float* small = big + kTileFloats;
+    float* big = right_part(split, stage, 0);
+    float* small = right_part(split, stage, 1);
 #pragma unroll
     for (int j = 0; j < kUnits; ++j) {
       const float2* v = rv + j * kQuad;
@@ -271,10 +276,6 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
       lib(i) = as_tf32(im.x), lis(i) = as_tf32(im.y);
     }
   };
-  auto right_view = [&](int stage, int which) {
-    return make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(split + (stage * 2 + which) * kTileFloats)),
-                       RightLayout{});
-  };
 
   Tensor acc_p = partition_fragment_C(mma, AccShape{});
   Tensor acc_q = partition_fragment_C(mma, AccShape{});
@@ -302,8 +303,8 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   for (int s = 0; s < ct.stages; ++s) {
     const int stage = s % kStages;
     full[stage].wait((s / kStages) & 1);
-    Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(stage, 0)));
-    Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(stage, 1)));
+    Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 0)));
+    Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 1)));
     fence_operands();
     warpgroup_arrive();
 #pragma unroll
