@@ -8,6 +8,7 @@
 
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/dependent_launch.cuh"
+#include "gpu/runtime/launch_shape.hpp"
 #include "gpu/fft/fbfft.hpp"
 
 namespace fftconv::fbfft::detail {
@@ -91,17 +92,9 @@ void launch_kernel(const void* kernel, dim3 grid, int threads, int smem, cudaStr
   FFTCONV_CUDA_CHECK(cudaLaunchKernelExC(&cfg.config, kernel, args));
 }
 
-// Blocks for `work_blocks` blocks of work on the current device: at most one full wave of resident
-// blocks (the kernels loop over their work, so per-thread twiddle set-up is amortized). With
-// `cluster` > 1 the kernel is launched as clusters of that many blocks and the wave is
-// cudaOccupancyMaxActiveClusters' count (Note [cluster waves]); work_blocks is then a multiple of
-// `cluster`, and so is the result.
-int grid_blocks(const void* kernel, int threads, int smem_bytes, int64_t work_blocks, int cluster = 1);
-// Sets the kernel's dynamic shared memory limit to at least smem_bytes (when above the default
-// 48 KiB) and, with cluster_load_balancing, its cluster scheduling policy to load balancing, once
-// per kernel and device (Note [kernel attributes once]). Before any occupancy query or launch.
-void prepare_kernel(const void* kernel, int smem_bytes, bool cluster_load_balancing = false);
-// Multiprocessors of the current device (cached per device).
-int sm_count();
+// The launch shapes of gpu/runtime/launch_shape.hpp, where the kernels name them.
+using ::fftconv::grid_blocks;
+using ::fftconv::prepare_kernel;
+using ::fftconv::sm_count;
 
 }  // namespace fftconv::fbfft::detail
