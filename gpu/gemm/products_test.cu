@@ -1,8 +1,9 @@
 // Tests of the frequency-domain products: in doctest suite "gpu" the 3xTF32 split (Note [product
 // precision]) against a double reference and the fp32 products, on the operands that hurt it:
 // random values, a wide dynamic range, values at TF32's rounding boundary, denormals, and NaN/Inf,
-// in the three forms the passes use (N/N, C/N, N/C), batched, at sizes that run each 3xTF32 kernel.
-// Outside it, which kernel a description names, without a device.
+// in the three forms the passes use (N/N, C/N, N/C), batched, at sizes that run each 3xTF32 kernel;
+// the warpgroup kernel's tiles whole and split over clusters (Note [split tail wave]). Outside it,
+// which kernel a description names and how a launch splits its last wave, without a device.
 #include <cublas_v2.h>
 #include <doctest/doctest.h>
 
@@ -18,10 +19,12 @@
 
 #include "common/errors.hpp"
 #include "gpu/gemm/products.hpp"
+#include "gpu/gemm/wgmma_3xtf32.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/test_device.hpp"
 
 using namespace fftconv;
+namespace wgmma3x = fftconv::products::wgmma3x;
 
 namespace {
 
@@ -239,6 +242,65 @@ TEST_SUITE("gpu") {
           }
         }
   }
+
+  TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split or both (Note [split tail wave])") {
+    // 200×70 per batch: 2×2 ragged tiles, 9 ragged slices of K, 3 batches = 12 tiles.
+    constexpr int kRows = 200, kCols = 70, kDepth = 130, kBatches = 3;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<cf> l(std::size_t(kRows) * kDepth * kBatches), r(std::size_t(kCols) * kDepth * kBatches),
+        c0(std::size_t(kRows) * kCols * kBatches);
+    for (auto* v : {&l, &r, &c0})
+      for (cf& x : *v) x = cf(u(rng), u(rng));
+    const DeviceBuffer dl = upload(l), dr = upload(r);
+    DeviceBuffer dc = upload(c0);
+    const double tol = 4.0 * std::ldexp(1.0, -24) * (1.0 + std::sqrt(2.0 * kDepth));
+    for (const bool k_contig : {true, false})  // R's K contiguous (one kernel) or its rows (the other)
+      for (const bool conj : {false, true})
+        for (const bool accumulate : {false, true}) {
+          wgmma3x::Args a;
+          // L rows contiguous, R as k_contig says; C column-major per batch.
+          a.left = {dl.as<float2>(), 1, kRows, int64_t(kRows) * kDepth, conj};
+          a.right = {dr.as<float2>(), k_contig ? kDepth : 1, k_contig ? 1 : kCols, int64_t(kCols) * kDepth, !conj};
+          a.c = dc.as<float2>(), a.c_row = 1, a.c_col = kRows, a.c_batch = int64_t(kRows) * kCols;
+          a.rows = kRows, a.cols = kCols, a.depth = kDepth, a.batch = kBatches, a.accumulate = accumulate;
+          std::vector<cd> ref(c0.size());
+          for (int q = 0; q < kBatches; ++q)
+            for (int j = 0; j < kCols; ++j)
+              for (int i = 0; i < kRows; ++i) {
+                cd sum = accumulate ? cd(c0[std::size_t(q * kRows * kCols + i + j * kRows)]) : cd(0);
+                for (int k = 0; k < kDepth; ++k) {
+                  cd x = l[std::size_t(q * kRows * kDepth + i + k * kRows)];
+                  const std::size_t rj = std::size_t(q * kCols * kDepth) + (k_contig ? std::size_t(k + j * kDepth)
+                                                                                     : std::size_t(j + k * kCols));
+                  cd y = r[rj];
+                  if (conj) x = std::conj(x);
+                  else y = std::conj(y);
+                  sum += x * y;
+                }
+                ref[std::size_t(q * kRows * kCols + i + j * kRows)] = sum;
+              }
+          std::vector<cf> whole;
+          for (const wgmma3x::TailSplit how : {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{0, 2},
+                                               wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}}) {
+            CAPTURE(k_contig);
+            CAPTURE(conj);
+            CAPTURE(accumulate);
+            CAPTURE(how.whole);
+            CAPTURE(how.split);
+            FFTCONV_CUDA_CHECK(cudaMemcpy(dc.get(), c0.data(), c0.size() * sizeof(cf), cudaMemcpyHostToDevice));
+            wgmma3x::cgemm(a, nullptr, &how);
+            FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+            const std::vector<cf> got = download<cf>(dc, c0.size());
+            CHECK(rel_l2(got, ref) <= tol);
+            if (how.split == 1) whole = got;
+            else {
+              std::vector<cd> w(whole.begin(), whole.end());
+              CHECK(rel_l2(got, w) <= tol);  // the split sums K in another order, to within rounding
+            }
+          }
+        }
+  }
 }
 
 TEST_CASE("products: a description names the kernel that runs the product, without a device") {
@@ -259,4 +321,22 @@ TEST_CASE("products: a description names the kernel that runs the product, witho
   CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65535)) == ampere);
   CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65536)) == warpgroup);  // past the Ampere grid
   CHECK(products::engine(ProductMath::tf32x3, shape(65, 8, 1)) == warpgroup);
+}
+
+TEST_CASE("products: the warpgroup kernel splits only its last, partial wave (Note [split tail wave])") {
+  // waves[1]: 132 resident CTAs; waves[s]: resident clusters of s (an H100's GPCs: 16 of 8, 32 of 4).
+  const int waves[wgmma3x::kMaxSplit + 1] = {0, 132, 66, 0, 32, 0, 0, 0, 16};
+  auto split = [&](int64_t tiles, int stages) { return wgmma3x::tail_split(tiles, stages, waves); };
+  CHECK(split(672, 24).whole == 660);  // L5 fprop: 5 whole waves, 12 tiles in clusters of 8
+  CHECK(split(672, 24).split == 8);
+  CHECK(split(288, 32).whole == 264);  // 24 tiles: 8·24 > 132, 4·24 <= 132
+  CHECK(split(288, 32).split == 4);
+  CHECK(split(288, 8).split == 1);  // K = 128: 6 slices saved do not pay for the launch
+  CHECK(split(264, 24).whole == 264);  // whole waves only
+  CHECK(split(264, 24).split == 1);
+  CHECK(split(40, 32).whole == 0);  // under one wave: every tile split, 40 clusters of 2 (40 > 32 of 4)
+  CHECK(split(40, 32).split == 2);
+  CHECK(split(40, 16).split == 1);  // clusters of 2 would save only 8 slices
+  CHECK(split(3, 24).split == 8);
+  CHECK(split(131, 24).split == 1);  // 131 tiles: no cluster shape fits 131 in one wave
 }

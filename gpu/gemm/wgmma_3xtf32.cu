@@ -1,6 +1,8 @@
 // The Hopper 3xTF32 complex GEMM (see wgmma_3xtf32.hpp, Note [warpgroup 3xtf32]).
 #include "gpu/gemm/wgmma_3xtf32.hpp"
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <string>
 
@@ -9,6 +11,8 @@
 #include "cutlass/arch/barrier.h"
 #include "cutlass/arch/reg_reconfig.h"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/dependent_launch.cuh"
+#include "gpu/runtime/launch_shape.hpp"
 
 namespace fftconv::products::wgmma3x {
 
@@ -21,7 +25,7 @@ namespace fftconv::products::wgmma3x {
 // costs no data movement. Each fp32 value x is split as x = big + small (big: x with its 13 low
 // bits cleared, small: x − big rounded to TF32), and each real product is big·big + small·big +
 // big·small: 6 warpgroup MMAs per 8-deep slice of K, the 12 TF32 products a complex 3xTF32 GEMM
-// needs. A CTA of three warpgroups computes 128 rows × 64 complex columns:
+// needs. A CTA of three warpgroups computes 128 rows × 64 complex columns (Note [split tail wave]):
 //   - Two MMA warpgroups of 64 rows each hold L in registers, in the MMAs' A-fragment layout: each
 //     thread copies exactly the values its fragments hold with cp.async into its own column of a
 //     ring 3 slices ahead, and splits them in place once its MMAs of the slice before are done.
@@ -68,6 +72,7 @@ constexpr size_t kSmemBytes = kSplitBytes + kLeftRingBytes + kRightRingBytes + k
 // Registers: the kernel is compiled for 65536 / 384 = 170 a thread; the producer gives back to 56
 // and the consumers take 224 (2·128·224 + 128·56 <= 65536), which hold them without spills.
 constexpr uint32_t kProducerRegs = 56, kConsumerRegs = 224;
+constexpr int kMinSlicesSaved = 12;  // a split tail must save its CTAs this many slices (Note [split tail wave])
 
 // Tiles (or slices) of `tile` covering `extent`.
 __host__ __device__ constexpr int tiles_of(int extent, int tile) { return (extent + tile - 1) / tile; }
@@ -121,16 +126,26 @@ __device__ __forceinline__ auto right_view(float* split, int stage, int which) {
   return make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(right_part(split, stage, which))), RightLayout{});
 }
 
-// Where one CTA works: its batch, its first row of L and column of R, and the slices of K.
+// Where one CTA works: its batch, its first row of L and column of R, and its slices of K: all of
+// them for a whole tile, part `part` of a.split in a cluster that shares the tile.
+template <bool Split>
 struct CtaTile {
   int64_t q;
-  int row0, col0, stages;
+  int row0, col0, part = 0, first = 0, stages;
   __device__ explicit CtaTile(const Args& a) {
     const int tiles = a.tiles_rows * a.tiles_cols;
-    q = blockIdx.x / tiles;
-    const int tile = blockIdx.x % tiles;
-    row0 = (tile % a.tiles_rows) * kRows, col0 = (tile / a.tiles_rows) * kCols;
+    int tile;
     stages = tiles_of(a.depth, kDepth);
+    if constexpr (Split) {
+      const int64_t index = a.tile_base + blockIdx.x / a.split;
+      q = index / tiles, tile = int(index % tiles);
+      part = int(blockIdx.x % a.split);
+      first = part * stages / a.split;
+      stages = (part + 1) * stages / a.split - first;
+    } else {
+      q = blockIdx.x / tiles, tile = blockIdx.x % tiles;  // whole tiles are launched first: a.tile_base = 0
+    }
+    row0 = (tile % a.tiles_rows) * kRows, col0 = (tile / a.tiles_rows) * kCols;
   }
 };
 
@@ -142,12 +157,14 @@ struct RawRing {
   float2* base;
   int t;
   __device__ float2* at(int slice, int i) const { return base + ((slice % kSlots) * PerThread + i) * Threads + t; }
+  // Value j < kSlots·PerThread of the thread's column, the ring's slots read as one array.
+  __device__ float2* column(int j) const { return base + j * Threads + t; }
 };
 
 // The producer warpgroup: copies the raw slices of R and splits each into the R~ stage the MMAs
 // read, once the MMAs of the slice kStages before have released it.
-template <bool RightKContig>
-__device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* ring_base, Barrier* full,
+template <bool RightKContig, bool Split>
+__device__ void produce(const Args& a, const CtaTile<Split>& ct, float* split, float2* ring_base, Barrier* full,
                         Barrier* empty) {
   const int t = threadIdx.x - kConsumers;
   const RawRing<kRightPerThread, kProducers> ring{ring_base, t};
@@ -169,7 +186,7 @@ __device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* 
   }
   auto fetch = [&](int s) {
     if (s < ct.stages) {
-      const int k0 = s * kDepth;
+      const int k0 = (ct.first + s) * kDepth;
       const bool full_tile = ct.col0 + kCols <= a.cols && k0 + kDepth <= a.depth;
 #pragma unroll
       for (int j = 0; j < kUnits; ++j) {
@@ -205,7 +222,7 @@ __device__ void produce(const Args& a, const CtaTile& ct, float* split, float2* 
   }
 }
 
-template <bool RightKContig>
+template <bool RightKContig, bool Split>
 __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   float* split = reinterpret_cast<float*>(smem_raw);
@@ -222,10 +239,14 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   }
   __syncthreads();
 
-  const CtaTile ct(a);
+  const CtaTile<Split> ct(a);
   if (threadIdx.x >= kConsumers) {
     cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
-    produce<RightKContig>(a, ct, split, right_ring, full, empty);
+    produce<RightKContig, Split>(a, ct, split, right_ring, full, empty);
+    if constexpr (Split) {  // the cluster's two barriers of the reduction below
+      cooperative_groups::this_cluster().sync();
+      cooperative_groups::this_cluster().sync();
+    }
     return;
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
@@ -252,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   float2 lv[kLeftValues];
   auto fetch = [&](int s) {  // issue the copies of slice s, one commit group per call
     if (s < ct.stages) {
-      const int k0 = s * kDepth;
+      const int k0 = (ct.first + s) * kDepth;
       const float2* lp = lbase + int64_t(k0) * a.left.s_k;
       const bool full_tile = ct.row0 + kRows <= a.rows && k0 + kDepth <= a.depth;
 #pragma unroll
@@ -334,28 +355,88 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   // accumulator layout), i.e. the real and imaginary column of complex column c.
   Tensor coord = thr.partition_C(make_identity_tensor(AccShape{}));
   float2* cbase = a.c + ct.q * a.c_batch;
-#pragma unroll
-  for (int i = 0; i < size(acc_p); i += 2) {
-    const int r = ct.row0 + get<0>(coord(i)), c = ct.col0 + get<1>(coord(i)) / 2;
-    if (r >= a.rows || c >= a.cols) continue;
-    float2 v = make_float2(acc_p(i) - acc_q(i + 1), acc_p(i + 1) + acc_q(i));
+  constexpr int kValues = decltype(size(acc_p))::value / 2;  // complex values of C a thread holds
+  // Value j of the thread's part of C at its place, added to what is there when a.accumulate.
+  auto store = [&](int j, float2 v) {
+    const int r = ct.row0 + get<0>(coord(2 * j)), c = ct.col0 + get<1>(coord(2 * j)) / 2;
+    if (r >= a.rows || c >= a.cols) return;
     float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
     if (a.accumulate) {
       const float2 old = *out;
       v.x += old.x, v.y += old.y;
     }
     *out = v;
+  };
+  if constexpr (Split) {
+    // The cluster's CTAs hold partial sums over their parts of K. Each writes its own into its ring
+    // column; then CTA p adds up the p-th of every thread's values over the parts, in part order
+    // (deterministic), through distributed shared memory, and stores them. The second barrier keeps
+    // each CTA's shared memory until the others have read it.
+    static_assert(kValues == kSlots * kLeftPerThread && kValues % kMaxSplit == 0, "ring columns hold C's parts");
+    auto cluster = cooperative_groups::this_cluster();
+    copy_wait<0>();
+#pragma unroll
+    for (int j = 0; j < kValues; ++j)
+      *ring.column(j) = make_float2(acc_p(2 * j) - acc_q(2 * j + 1), acc_p(2 * j + 1) + acc_q(2 * j));
+    cluster.sync();
+    const int share = kValues / a.split;
+    for (int j = ct.part * share; j < (ct.part + 1) * share; ++j) {
+      float2 v = make_float2(0.f, 0.f);
+      for (int p = 0; p < a.split; ++p) {
+        const float2 w = *cluster.map_shared_rank(ring.column(j), p);
+        v.x += w.x, v.y += w.y;
+      }
+      store(j, v);
+    }
+    cluster.sync();
+  } else {
+#pragma unroll
+    for (int i = 0; i < size(acc_p); i += 2) {
+      const int r = ct.row0 + get<0>(coord(i)), c = ct.col0 + get<1>(coord(i)) / 2;
+      if (r >= a.rows || c >= a.cols) continue;
+      float2 v = make_float2(acc_p(i) - acc_q(i + 1), acc_p(i + 1) + acc_q(i));
+      float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
+      if (a.accumulate) {
+        const float2 old = *out;
+        v.x += old.x, v.y += old.y;
+      }
+      *out = v;
+    }
   }
 }
 
-template <bool R>
-void launch(const Args& a, int64_t blocks, cudaStream_t stream) {
-  auto* kernel = &cgemm_kernel<R>;
-  static const cudaError_t attr =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
-  FFTCONV_CUDA_CHECK(attr);
-  kernel<<<unsigned(blocks), kThreads, kSmemBytes, stream>>>(a);
-  FFTCONV_CUDA_CHECK(cudaGetLastError());
+// The kernel for a layout of R, whole tiles or clusters that split K.
+const void* kernel_for(bool right_k_contig, bool split) {
+  return right_k_contig ? (split ? reinterpret_cast<const void*>(&cgemm_kernel<true, true>)
+                                 : reinterpret_cast<const void*>(&cgemm_kernel<true, false>))
+                        : (split ? reinterpret_cast<const void*>(&cgemm_kernel<false, true>)
+                                 : reinterpret_cast<const void*>(&cgemm_kernel<false, false>));
+}
+
+// The waves of tail_split on the current device, computed once per device with the kernels'
+// shared memory limits set: the four kernels differ only in how they read R, so the whole-tile
+// kernel and the split one of either layout have the same resources.
+const int* device_waves() {
+  struct Waves {
+    int n[kMaxSplit + 1] = {};
+  };
+  return once_per_device<Waves>([](int) {
+           for (const bool k : {true, false})
+             for (const bool split : {true, false}) prepare_kernel(kernel_for(k, split), int(kSmemBytes));
+           constexpr int64_t kEndless = int64_t(1) << 40;  // more work than a wave: grid_blocks gives the wave
+           Waves w;
+           w.n[1] = grid_blocks(kernel_for(true, false), kThreads, int(kSmemBytes), kEndless);
+           for (int s = 2; s <= kMaxSplit; s *= 2)
+             w.n[s] = grid_blocks(kernel_for(true, true), kThreads, int(kSmemBytes), kEndless, s) / s;
+           return w;
+         }).n;
+}
+
+// Launches tiles [a.tile_base, a.tile_base + tiles), each by a cluster of a.split CTAs.
+void launch(const Args& a, int64_t tiles, cudaStream_t stream) {
+  const LaunchConfig cfg(dim3(unsigned(tiles * a.split)), dim3(kThreads), kSmemBytes, stream, false, a.split);
+  void* args[] = {const_cast<Args*>(&a)};
+  FFTCONV_CUDA_CHECK(cudaLaunchKernelExC(&cfg.config, kernel_for(a.right.s_k == 1, a.split > 1), args));
 }
 
 // Padded tile area of an orientation: the work the CTAs do.
@@ -365,7 +446,7 @@ int64_t padded_area(int rows, int cols) {
 
 }  // namespace
 
-void cgemm(Args a, cudaStream_t stream) {
+void cgemm(Args a, cudaStream_t stream, const TailSplit* how) {
   if (a.batch == 0 || a.rows == 0 || a.cols == 0) return;
   // C^T = R·L^T: the same product with the sides exchanged, chosen when it pads less.
   if (padded_area(a.cols, a.rows) < padded_area(a.rows, a.cols)) {
@@ -375,11 +456,41 @@ void cgemm(Args a, cudaStream_t stream) {
   }
   a.tiles_rows = tiles_of(a.rows, kRows);
   a.tiles_cols = tiles_of(a.cols, kCols);
-  const int64_t blocks = int64_t(a.tiles_rows) * a.tiles_cols * a.batch;
-  if (blocks > int64_t(0x7fffffff))
-    throw Unsupported("products: math=3xtf32 runs at most 2^31-1 tiles per call, got " + std::to_string(blocks));
-  if (a.right.s_k == 1) launch<true>(a, blocks, stream);
-  else launch<false>(a, blocks, stream);
+  const int64_t tiles = int64_t(a.tiles_rows) * a.tiles_cols * a.batch;
+  if (tiles > int64_t(0x7fffffff))
+    throw Unsupported("products: math=3xtf32 runs at most 2^31-1 tiles per call, got " + std::to_string(tiles));
+  // Whole waves of one CTA a tile, then the last, partial wave's tiles in clusters that split K
+  // (Note [split tail wave]). The clusters go first: they end together, where the last whole wave's
+  // CTAs end at scattered times that a launch after them would wait for.
+  const int* waves = device_waves();  // (also sets the kernels' shared memory limits)
+  const TailSplit t = how ? *how : tail_split(tiles, tiles_of(a.depth, kDepth), waves);
+  if (t.whole < tiles) {
+    Args tail = a;
+    tail.tile_base = t.whole, tail.split = t.split;
+    launch(tail, tiles - t.whole, stream);
+  }
+  if (t.whole > 0) launch(a, t.whole, stream);
+}
+
+// Note [split tail wave]
+// A CTA of the kernel fills an SM (one resident a multiprocessor), so a launch of T tiles takes
+// ceil(T / 132) waves on the H100 at the time of a full one: L5's fprop products (672 tiles, 5.09
+// waves) took as long at 111 to 132 frequencies as at 112. The whole waves run one CTA a tile; the
+// tiles of the last, partial wave run in clusters of s CTAs (s = 8, 4 or 2: the largest whose
+// clusters all fit in one wave), each CTA on its s-th of K, and CTA p of a cluster adds up the p-th
+// of the tile over the parts through distributed shared memory and stores it. The extra launch
+// costs about as much as 6 slices of K (10 us against 1.5 us a slice), so the tail is split only
+// where that saves at least kMinSlicesSaved slices of its CTAs' time: never at K = 128, where
+// splitting L3's and L4's tails made them 0-9% slower.
+// Invariant: every element of C is stored once, by one CTA, with K summed in an order that
+// depends only on the shape. Measured (H100, L5 fprop products, 672 tiles): 0.219 -> 0.197 ms.
+TailSplit tail_split(int64_t tiles, int stages, const int waves[kMaxSplit + 1]) {
+  const int64_t wave = waves[1];
+  if (wave <= 0 || tiles % wave == 0) return {tiles, 1};
+  const int64_t tail = tiles % wave;
+  for (int s = kMaxSplit; s >= 2; s /= 2)
+    if (tail <= waves[s] && tail * s <= wave && stages * (s - 1) >= kMinSlicesSaved * s) return {tiles - tail, s};
+  return {tiles, 1};
 }
 
 }  // namespace fftconv::products::wgmma3x

@@ -27,10 +27,24 @@ struct Args {
   int64_t batch = 0;
   bool accumulate = false;
   int tiles_rows = 0, tiles_cols = 0;  // set by cgemm
+  int64_t tile_base = 0;                // first tile of the launch (set by cgemm)
+  int split = 1;                        // CTAs a tile, each one part of K (set by cgemm)
 };
 
-// Launches the product on `stream` (the sides are exchanged when C^T = R·L^T pads less); throws
+// How a launch of `tiles` tiles runs them (Note [split tail wave]): tiles [0, whole) one CTA each,
+// the others in clusters of `split` CTAs (2, 4 or 8) that share a tile's K.
+constexpr int kMaxSplit = 8;
+struct TailSplit {
+  int64_t whole;
+  int split;
+};
+// The split for `tiles` tiles of `stages` slices of K, where waves[1] CTAs of the whole-tile kernel
+// and waves[s] clusters of s are resident at once.
+TailSplit tail_split(int64_t tiles, int stages, const int waves[kMaxSplit + 1]);
+
+// Launches the product on `stream` (the sides are exchanged when C^T = R·L^T pads less), split as
+// tail_split says, or as `how` says (tests; `how->whole` counts tiles after any exchange); throws
 // Unsupported when the grid would be too large, CudaError on a failed launch.
-void cgemm(Args a, cudaStream_t stream);
+void cgemm(Args a, cudaStream_t stream, const TailSplit* how = nullptr);
 
 }  // namespace fftconv::products::wgmma3x
