@@ -72,7 +72,7 @@ constexpr size_t kSmemBytes = kSplitBytes + kLeftRingBytes + kRightRingBytes + k
 // Registers: the kernel is compiled for 65536 / 384 = 170 a thread; the producer gives back to 56
 // and the consumers take 224 (2·128·224 + 128·56 <= 65536), which hold them without spills.
 constexpr uint32_t kProducerRegs = 56, kConsumerRegs = 224;
-constexpr int kMinSlicesSaved = 12;  // a split tail must save its CTAs this many slices (Note [split tail wave])
+constexpr int kMinSlicesSaved = 4;  // a split tail must save its CTAs this many slices (Note [split tail wave])
 
 // Tiles (or slices) of `tile` covering `extent`.
 __host__ __device__ constexpr int tiles_of(int extent, int tile) { return (extent + tile - 1) / tile; }
@@ -238,6 +238,15 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
+  // Launched as programmatic dependents (Note [split tail wave]): a split tail waits for the grid
+  // before it and then releases the whole tiles' grid at once; that grid waits at its start, or,
+  // after a tail, at its end, so that it completes only after the tail has.
+  if constexpr (Split) {
+    wait_for_prior_grids();
+    release_dependents();
+  } else if (!a.after_tail) {
+    wait_for_prior_grids();
+  }
 
   const CtaTile<Split> ct(a);
   if (threadIdx.x >= kConsumers) {
@@ -247,6 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
       cooperative_groups::this_cluster().sync();
       cooperative_groups::this_cluster().sync();
     }
+    if (a.after_tail) wait_for_prior_grids();
     return;
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
@@ -402,6 +412,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
       }
       *out = v;
     }
+    if (a.after_tail) wait_for_prior_grids();
   }
 }
 
@@ -432,9 +443,10 @@ const int* device_waves() {
          }).n;
 }
 
-// Launches tiles [a.tile_base, a.tile_base + tiles), each by a cluster of a.split CTAs.
+// Launches tiles [a.tile_base, a.tile_base + tiles), each by a cluster of a.split CTAs, as a
+// programmatic dependent of the grid before it (Note [dependent launch]).
 void launch(const Args& a, int64_t tiles, cudaStream_t stream) {
-  const LaunchConfig cfg(dim3(unsigned(tiles * a.split)), dim3(kThreads), kSmemBytes, stream, false, a.split);
+  const LaunchConfig cfg(dim3(unsigned(tiles * a.split)), dim3(kThreads), kSmemBytes, stream, true, a.split);
   void* args[] = {const_cast<Args*>(&a)};
   FFTCONV_CUDA_CHECK(cudaLaunchKernelExC(&cfg.config, kernel_for(a.right.s_k == 1, a.split > 1), args));
 }
@@ -459,9 +471,8 @@ void cgemm(Args a, cudaStream_t stream, const TailSplit* how) {
   const int64_t tiles = int64_t(a.tiles_rows) * a.tiles_cols * a.batch;
   if (tiles > int64_t(0x7fffffff))
     throw Unsupported("products: math=3xtf32 runs at most 2^31-1 tiles per call, got " + std::to_string(tiles));
-  // Whole waves of one CTA a tile, then the last, partial wave's tiles in clusters that split K
-  // (Note [split tail wave]). The clusters go first: they end together, where the last whole wave's
-  // CTAs end at scattered times that a launch after them would wait for.
+  // The last, partial wave's tiles in clusters that split K, then the whole waves of one CTA a tile
+  // (Note [split tail wave]).
   const int* waves = device_waves();  // (also sets the kernels' shared memory limits)
   const TailSplit t = how ? *how : tail_split(tiles, tiles_of(a.depth, kDepth), waves);
   if (t.whole < tiles) {
@@ -469,21 +480,27 @@ void cgemm(Args a, cudaStream_t stream, const TailSplit* how) {
     tail.tile_base = t.whole, tail.split = t.split;
     launch(tail, tiles - t.whole, stream);
   }
-  if (t.whole > 0) launch(a, t.whole, stream);
+  if (t.whole > 0) {
+    a.after_tail = t.whole < tiles;
+    launch(a, t.whole, stream);
+  }
 }
 
 // Note [split tail wave]
 // A CTA of the kernel fills an SM (one resident a multiprocessor), so a launch of T tiles takes
 // ceil(T / 132) waves on the H100 at the time of a full one: L5's fprop products (672 tiles, 5.09
 // waves) took as long at 111 to 132 frequencies as at 112. The whole waves run one CTA a tile; the
-// tiles of the last, partial wave run in clusters of s CTAs (s = 8, 4 or 2: the largest whose
+// tiles of the last, partial wave run first, in clusters of s CTAs (s = 8, 4 or 2: the largest whose
 // clusters all fit in one wave), each CTA on its s-th of K, and CTA p of a cluster adds up the p-th
-// of the tile over the parts through distributed shared memory and stores it. The extra launch
-// costs about as much as 6 slices of K (10 us against 1.5 us a slice), so the tail is split only
-// where that saves at least kMinSlicesSaved slices of its CTAs' time: never at K = 128, where
-// splitting L3's and L4's tails made them 0-9% slower.
+// of the tile over the parts through distributed shared memory and stores it. Both grids are
+// programmatic dependents (Note [dependent launch]): the clusters wait for the grid before them,
+// then release the whole tiles' grid at once, whose CTAs take the SMs the clusters leave free and
+// wait for the clusters only before they exit. Launched one after the other instead, the split
+// cost about 10 us, as much as 6 slices of K, and did not pay at K = 128. A tail is split where
+// it saves its CTAs at least kMinSlicesSaved slices; at K = 128, clusters of 2 measured within
+// -0.5% and +2% of the whole tail, clusters of 4 or 8 from +3% (L3) to -9% (L4).
 // Invariant: every element of C is stored once, by one CTA, with K summed in an order that
-// depends only on the shape. Measured (H100, L5 fprop products, 672 tiles): 0.219 -> 0.197 ms.
+// depends only on the shape. Measured (H100, L5 fprop products, 672 tiles): 0.221 -> 0.195 ms.
 TailSplit tail_split(int64_t tiles, int stages, const int waves[kMaxSplit + 1]) {
   const int64_t wave = waves[1];
   if (wave <= 0 || tiles % wave == 0) return {tiles, 1};

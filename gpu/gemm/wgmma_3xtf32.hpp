@@ -29,6 +29,7 @@ struct Args {
   int tiles_rows = 0, tiles_cols = 0;  // set by cgemm
   int64_t tile_base = 0;                // first tile of the launch (set by cgemm)
   int split = 1;                        // CTAs a tile, each one part of K (set by cgemm)
+  bool after_tail = false;              // launched after a split tail that released it (set by cgemm)
 };
 
 // How a launch of `tiles` tiles runs them (Note [split tail wave]): tiles [0, whole) one CTA each,

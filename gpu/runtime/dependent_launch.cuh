@@ -19,7 +19,8 @@
 // off, and the chain test in fbfft_test.cu checks that both launches give the same bits.
 // The gain is largest where the transform is shortest (2-D 8x8 at 16,384 planes on an H100: 5.66 ->
 // 5.34 us) and nil from 0.2 ms up. The next grid is released at block exit, not explicitly at a
-// kernel's start (griddepcontrol.launch_dependents), which made grids under one wave slower.
+// kernel's start (griddepcontrol.launch_dependents), which made grids under one wave slower; the
+// products' split tail releases early, by design (Note [split tail wave]).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -30,6 +31,11 @@ namespace fftconv {
 // Blocks until the grids this one depends on have completed and their memory operations are
 // visible (griddepcontrol.wait; returns at once without a programmatic dependency).
 __device__ __forceinline__ void wait_for_prior_grids() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Lets the grid launched after this one as a programmatic dependent start once every block of this
+// grid has called this or exited (griddepcontrol.launch_dependents; nothing without a dependent).
+// What this grid stores is not visible to that grid until its wait_for_prior_grids() returns.
+__device__ __forceinline__ void release_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
 
 // The cudaLaunchKernelEx configuration of kernel<<<grid, block, smem, stream>>>, in clusters of
 // `cluster` blocks along x when cluster > 1, and as a programmatic dependent launch when `dependent`
