@@ -185,29 +185,29 @@ class Bench {
     if (n[4]) args_.bias = dev_[4].get();
     if (n[5]) args_.grad_bias = dev_[5].get();
     args_.stream = stream_->get();
+    watch_.emplace();
 #endif
   }
-  // One host run of `plan`, wall clock (ms).
-  double once(const Plan& plan) {
-    const auto t0 = Clock::now();
+  // Prepares `plan` for once(): one untimed run (first-launch costs, caches); on a device it also
+  // fixes the plan's launches per sample (launches_per_sample: a short plan is timed as several
+  // launches back to back).
+  void warm(const Plan& plan) {
     plan.execute(args_);
-    return ms_since(t0);
+    if (where_ == Location::host) return;
+#if HAVE_FFTCONV_GPU
+    per_sample_[&plan] = launches_per_sample(watch_->ms_per_launch(stream_->get(), 1, [&] { plan.execute(args_); }));
+#endif
   }
-  // Median ms of `plan` over a few runs after one warm-up run.
-  double time(const Plan& plan) {
+  // One timed sample of `plan` (ms per run): wall clock on the host, CUDA events on a device.
+  double once(const Plan& plan) {
     if (where_ == Location::host) {
+      const auto t0 = Clock::now();
       plan.execute(args_);
-      std::vector<double> ms;
-      for (int r = 0; r < 3; ++r) {
-        const auto t0 = Clock::now();
-        plan.execute(args_);
-        ms.push_back(ms_since(t0));
-      }
-      std::sort(ms.begin(), ms.end());
-      return ms[1];
+      return ms_since(t0);
     }
 #if HAVE_FFTCONV_GPU
-    return median_time_ms(stream_->get(), 5, [&] { plan.execute(args_); });
+    const auto k = per_sample_.find(&plan);
+    return watch_->ms_per_launch(stream_->get(), k == per_sample_.end() ? 1 : k->second, [&] { plan.execute(args_); });
 #else
     throw Unsupported("auto: this build has no CUDA");
 #endif
@@ -221,7 +221,9 @@ class Bench {
   Args args_;
 #if HAVE_FFTCONV_GPU
   DeviceBuffer dev_[kSlots];
-  std::optional<CudaStream> stream_;  // destroyed first: its work is synchronized by the timer
+  std::optional<CudaStream> stream_;  // destroyed before the buffers: once() synchronizes its work
+  std::optional<LaunchStopwatch> watch_;
+  std::map<const Plan*, int> per_sample_;
 #endif
 };
 
@@ -244,10 +246,10 @@ struct Variant {
   const Backend* backend = nullptr;
   PlanOptions opts;
   std::string label;
-  bool tiled_variant = false;  // the tile=auto twin of an untiled request (Note [auto's host candidates])
+  bool tiled_variant = false;  // the tile=auto twin of an untiled request (Note [auto's timed candidates])
 };
 
-// Note [auto's host candidates]
+// Note [auto's timed candidates]
 // On the host each backend is a candidate with the options asked for; a backend that tiles (fftw)
 // asked for untiled plans (the default) is also a candidate with tile=auto, whose tiles win on
 // large images with small kernels (bench/results/cpu/tiling.json: 1.2-1.5x) and lose elsewhere.
@@ -258,7 +260,9 @@ struct Variant {
 // and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
 // fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
 // lost fftw on L3, S = 8). A candidate whose fastest run after three rounds is 2x the best's is
-// dropped. On the GPU the tile=auto twins are candidates only where the circular extent is larger than
+// dropped. A device's candidates run the same rounds, each sample timed by CUDA events (timed one
+// after another, each a median of five, one H100 run chose cufft at 0.324 ms on inception_5x5
+// accGrad where fbfft ran 0.133). On the GPU the tile=auto twins are candidates only where the circular extent is larger than
 // kGpuTwinSide per side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat
 // cufft's large untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled
 // 1.9 ms); below it each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
@@ -476,7 +480,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plans[i] = plan_of(*cands[i].backend, p, pass, cands[i].opts);
       c.plan_ms = ms_since(tp);
       if (cands[i].tiled_variant && plans[i]->tile_json() == "null") {
-        c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's host candidates]
+        c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's timed candidates]
         plans[i].reset();
         continue;
       }
@@ -491,8 +495,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     }
   }
 
-  // Time them: on the host interleaved, round after round (Note [auto's host candidates]); on a
-  // device each in turn (CUDA events).
+  // Time them interleaved, round after round (Note [auto's timed candidates]).
   Bench bench(p, pass, where_);
   auto attempt = [&](std::size_t i, auto&& work) {
     try {
@@ -507,38 +510,39 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     plans[i].reset();
     return false;
   };
-  if (where_ == Location::host) {
-    constexpr int kRounds = 5, kDropAfter = 3;
-    constexpr double kDropFactor = 2.0;
-    std::vector<std::vector<double>> runs(cands.size());
-    std::vector<std::size_t> live;
-    for (std::size_t i : timed)
-      if (attempt(i, [&] { bench.once(*plans[i]); })) live.push_back(i);  // warm-up
-    auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
-    for (int round = 0; round < kRounds && live.size() > 1; ++round) {
-      for (std::size_t i : live) runs[i].push_back(bench.once(*plans[i]));
-      if (round + 1 < kDropAfter) continue;
-      double best = 0;
-      for (std::size_t i : live) best = best == 0 ? fastest(runs[i]) : std::min(best, fastest(runs[i]));
-      std::vector<std::size_t> keep;
-      for (std::size_t i : live) {
-        if (fastest(runs[i]) <= kDropFactor * best) {
-          keep.push_back(i);
-          continue;
-        }
-        rep.candidates[i].note = "dropped after " + std::to_string(runs[i].size()) + " rounds: " +
-                                 fmt(fastest(runs[i]) / best) + "x the best";
-        plans[i].reset();
+  constexpr int kRounds = 5, kDropAfter = 3;
+  constexpr double kDropFactor = 2.0;
+  std::vector<std::vector<double>> runs(cands.size());
+  std::vector<std::size_t> live;
+  for (std::size_t i : timed)
+    if (attempt(i, [&] { bench.warm(*plans[i]); })) live.push_back(i);
+  auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  for (int round = 0; round < kRounds && live.size() > 1; ++round) {
+    std::vector<std::size_t> ran;
+    for (std::size_t i : live)
+      if (attempt(i, [&] { runs[i].push_back(bench.once(*plans[i])); }))
+        ran.push_back(i);
+      else
+        runs[i].clear();
+    live = ran;
+    if (round + 1 < kDropAfter || live.empty()) continue;
+    double best = 0;
+    for (std::size_t i : live) best = best == 0 ? fastest(runs[i]) : std::min(best, fastest(runs[i]));
+    std::vector<std::size_t> keep;
+    for (std::size_t i : live) {
+      if (fastest(runs[i]) <= kDropFactor * best) {
+        keep.push_back(i);
+        continue;
       }
-      live = keep;
+      rep.candidates[i].note = "dropped after " + std::to_string(runs[i].size()) + " rounds: " +
+                               fmt(fastest(runs[i]) / best) + "x the best";
+      plans[i].reset();
     }
-    for (std::size_t i : timed)
-      if (!runs[i].empty() || (live.size() == 1 && live[0] == i)) {
-        if (runs[i].empty()) runs[i].push_back(bench.once(*plans[i]));  // the only one left: one timed run
-        rep.candidates[i].measured_ms = fastest(runs[i]);
-      }
-  } else {
-    for (std::size_t i : timed) attempt(i, [&] { rep.candidates[i].measured_ms = bench.time(*plans[i]); });
+    live = keep;
+  }
+  for (std::size_t i : timed) {  // the dropped ones too; the only one left gets one timed run
+    if (runs[i].empty() && (!plans[i] || !attempt(i, [&] { runs[i].push_back(bench.once(*plans[i])); }))) continue;
+    rep.candidates[i].measured_ms = fastest(runs[i]);
   }
 
   std::size_t best_i = cands.size();

@@ -1,5 +1,5 @@
 // Tests of the `auto` backend on the host (api/auto_plan.hpp): its candidates (the tile=auto twin of
-// a backend that tiles, Note [auto's host candidates]), interleaved timing, dropping and the cache.
+// a backend that tiles, Note [auto's timed candidates]), interleaved timing, dropping and the cache.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -152,6 +152,31 @@ TEST_CASE("auto on the GPU: tile=auto twins only where the padded input exceeds 
   CHECK(labels("S=1,f=2,fo=2,n=124,k=5,p=2") == std::vector<std::string>{"gputiler"});  // 128: untiled only
   CHECK(labels("S=1,f=2,fo=2,h=20,w=130,k=3") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
   CHECK(labels("S=1,f=2,fo=2,n=300,k=9,p=4") == std::vector<std::string>{"gputiler", "gputiler tile=auto"});
+}
+
+TEST_CASE("auto on a device: candidates timed in interleaved rounds by CUDA events, the slow one dropped") {
+  const Backend* device_backend = builtin_registry().find("cufft");
+  if (!device_backend || !device_backend->available().ok) {
+    MESSAGE("no CUDA device: skipping the device timing of auto");
+    return;
+  }
+  // The events of a sample enclose the host's sleep between them, so a sleeping plan's sample on
+  // an idle stream is its sleep.
+  Registry reg;
+  reg.add(std::make_shared<SleepBackend>("quick", 2.0, 0.0, Location::cuda));
+  reg.add(std::make_shared<SleepBackend>("slowpoke", 9.0, 0.0, Location::cuda));
+  const AutoBackend gpu(reg, Location::cuda);
+  PlanOptions o;
+  o.tune_cache = "none";
+  AutoReport rep;
+  auto plan = gpu.plan(ConvProblem::parse("S=2,f=3,fo=4,n=20,k=3"), Pass::accgrad, o, &rep);
+  INFO(rep.explain());
+  CHECK(rep.chosen == "quick");
+  CHECK(rep.reason == "fastest of 2 timed");
+  CHECK(candidate(rep, "quick").measured_ms >= 1.9);
+  CHECK(candidate(rep, "quick").measured_ms < 9.0);
+  CHECK(candidate(rep, "slowpoke").measured_ms >= 8.9);
+  CHECK(candidate(rep, "slowpoke").note.find("dropped after 3 rounds") == 0);
 }
 
 TEST_CASE("auto's cost model: fbfft's basis is its next power of two or smooth register side") {

@@ -1,5 +1,6 @@
-// The autotuners' stopwatch (cufft_tuner.cu, fbfft_conv_plan.cu): CUDA events around a candidate's
-// work on a stream: the minimum or the median over a few runs after one untimed run.
+// The autotuners' stopwatch (cufft_tuner.cu, fbfft_conv_plan.cu, auto_plan.cpp): CUDA events around
+// a candidate's work on a stream: the minimum or the median over a few runs after one untimed run,
+// or single samples that a caller interleaves over its candidates.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -11,37 +12,54 @@
 
 namespace fftconv {
 
+// A pair of CUDA events that times a run of back-to-back launches on a stream (ms per launch).
+class LaunchStopwatch {
+ public:
+  LaunchStopwatch() {
+    FFTCONV_CUDA_CHECK(cudaEventCreate(&start_));
+    FFTCONV_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~LaunchStopwatch() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  LaunchStopwatch(const LaunchStopwatch&) = delete;
+  LaunchStopwatch& operator=(const LaunchStopwatch&) = delete;
+
+  template <class Launch>
+  double ms_per_launch(cudaStream_t stream, int k, Launch&& launch) {
+    FFTCONV_CUDA_CHECK(cudaEventRecord(start_, stream));
+    for (int i = 0; i < k; ++i) launch();
+    FFTCONV_CUDA_CHECK(cudaEventRecord(stop_, stream));
+    FFTCONV_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0.0f;
+    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return double(ms) / k;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+// Launches per sample of a candidate whose one launch took `first_ms`: a candidate that takes under
+// 0.1 ms is timed as up to 32 launches queued back to back between one event pair (time per
+// launch): a single synchronized launch would measure the host's launch latency, a floor of
+// several µs per kernel that hides the differences between small candidates.
+inline int launches_per_sample(double first_ms) {
+  return first_ms < 0.1 ? int(std::clamp(std::ceil(0.1 / std::max(first_ms, 1e-4)), 1.0, 32.0)) : 1;
+}
+
 // Times (ms per launch) of `reps` samples of launch(), which queues its work on `stream`, after
-// one untimed run (first-launch costs, caches). A candidate that takes under 0.1 ms is timed as up
-// to 32 launches queued back to back between one event pair (time per launch): a single
-// synchronized launch would measure the host's launch latency, a floor of several µs per kernel
-// that hides the differences between small candidates.
+// one untimed run (first-launch costs, caches); samples of launches_per_sample() launches.
 template <class Launch>
 std::vector<double> sample_times_ms(cudaStream_t stream, int reps, Launch&& launch) {
-  struct Events {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ~Events() {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-    }
-  } ev;
-  FFTCONV_CUDA_CHECK(cudaEventCreate(&ev.start));
-  FFTCONV_CUDA_CHECK(cudaEventCreate(&ev.stop));
+  LaunchStopwatch watch;
   launch();
-  auto sample = [&](int k) {
-    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    for (int i = 0; i < k; ++i) launch();
-    FFTCONV_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-    FFTCONV_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-    float ms = 0.0f;
-    FFTCONV_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-    return double(ms) / k;
-  };
-  const double first = sample(1);
-  const int k = first < 0.1 ? int(std::clamp(std::ceil(0.1 / std::max(first, 1e-4)), 1.0, 32.0)) : 1;
+  const double first = watch.ms_per_launch(stream, 1, launch);
+  const int k = launches_per_sample(first);
   std::vector<double> t;
   if (k == 1) t.push_back(first);
-  while (int(t.size()) < std::max(reps, 1)) t.push_back(sample(k));
+  while (int(t.size()) < std::max(reps, 1)) t.push_back(watch.ms_per_launch(stream, k, launch));
   return t;
 }
 
