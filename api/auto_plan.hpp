@@ -16,9 +16,9 @@ namespace fftconv {
 // (problem, pass) (direct only when nothing else does). Each gets a model time from
 // model_time_ms() (transform and product work over a rate per backend family, memory traffic over
 // bandwidth); candidates within kAutoModelSpread of the best model time are planned (each with its
-// own tuner: bases, tiles, product precision) and timed on synthetic operands, median of a few
-// runs (on the host interleaved in rounds, with fftw's tile=auto twin: Note [auto's host
-// candidates] in auto_plan.cpp); with autotune off the model's best is planned alone. The winner is stored in the plan
+// own tuner: bases, tiles, product precision) and timed on synthetic operands, interleaved in
+// rounds, each candidate's time its fastest run (with the tile=auto twin of a backend that tiles:
+// Note [auto's timed candidates] in auto_plan.cpp); with autotune off the model's best is planned alone. The winner is stored in the plan
 // cache under (problem, pass, location, device, tile, math, workspace limit, library version), so
 // a later plan of the same key builds only the winner's plan.
 inline constexpr double kAutoModelSpread = 8.0;
@@ -27,7 +27,7 @@ inline constexpr int kAutoMaxTimed = 3;
 struct AutoCandidate {
   std::string backend;         // the backend's name, "fftw tile=auto" for its tiled twin
   double model_ms = 0;         // the cost model's estimate
-  double measured_ms = -1;     // median of the timed runs (host: the fastest), -1 when not timed
+  double measured_ms = -1;     // the fastest of its timed runs, -1 when not timed
   double plan_ms = -1;         // time to build its plan (its own tuning included), -1 when not built
   std::string note;            // why it was not timed, or what failed
 };
