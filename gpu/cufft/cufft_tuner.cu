@@ -133,12 +133,13 @@ struct TuningBench {
     }
   }
 
-  // Min time (ms) over kTimedReps runs after one warm-up, writing into `out`.
-  double time(const CufftPipeline& pl, void* out) {
+  // Min time (ms) over kTimedReps runs after one warm-up, writing into `out`; one timed run only when
+  // it takes longer than cutoff_ms.
+  double time(const CufftPipeline& pl, void* out, double cutoff_ms = std::numeric_limits<double>::infinity()) {
     arena.reserve(pl.workspace_bytes());
     Args a = args;
     a.result = out;
-    return min_time_ms(stream, kTimedReps, [&] { pl.run(a, stream, arena.base(), nullptr); });
+    return min_time_ms(stream, kTimedReps, [&] { pl.run(a, stream, arena.base(), nullptr); }, cutoff_ms);
   }
 
   // ||result2 - result|| / ||result|| in double.
@@ -239,6 +240,8 @@ class Autotune {
 
  private:
   // Keeps pl's configuration when it is faster than the winner.
+  // A candidate slower than this on its first timed run is timed no further (kTuningCutoff).
+  double cutoff() const { return kTuningCutoff * best_ms_; }
   void offer(const CufftPipeline& pl, double ms) {
     if (ms < best_ms_) best_ms_ = ms, best_ = pl.config();
   }
@@ -263,7 +266,7 @@ class Autotune {
         pl = fit(p_, pass_, nh, nw, first_gemm_, first_layout_, first_edges_, first_weights_, opts_.workspace_limit,
                  &smallest, tiles(pins_), first_math_);
         if (!pl) continue;
-        ms = bench_.time(*pl, bench_.result.get());
+        ms = bench_.time(*pl, bench_.result.get(), cutoff());
       } catch (const CudaError& e) {
         last_failure = e.what();
         why_ << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
@@ -298,7 +301,7 @@ class Autotune {
           why_ << ", " << to_string(g) << ": does not fit";
           continue;
         }
-        ms = bench_.time(*pl, bench_.result2.get());
+        ms = bench_.time(*pl, bench_.result2.get(), cutoff());
       } catch (const CudaError& e) {
         why_ << ", " << to_string(g) << ": failed (" << e.what() << ")";
         continue;
@@ -328,7 +331,7 @@ class Autotune {
         why_ << ", " << what << ": does not fit";
         return;
       }
-      const double ms = bench_.time(*pl, bench_.result2.get());
+      const double ms = bench_.time(*pl, bench_.result2.get(), cutoff());
       why_ << ", " << what << ": " << fmt_ms(ms);
       offer(*pl, ms);
     } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
@@ -377,7 +380,7 @@ class Autotune {
         why_ << "; math {3xtf32: does not fit}";
         return;
       }
-      const double ms = bench_.time(*pl, bench_.result2.get());
+      const double ms = bench_.time(*pl, bench_.result2.get(), cutoff());
       const double diff = bench_.rel_diff();
       char buf[128];
       const bool faster = ms <= products::kTensorCoreMargin * best_ms_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpu/runtime/cuda_check.hpp"
@@ -50,12 +51,16 @@ inline int launches_per_sample(double first_ms) {
 }
 
 // Times (ms per launch) of `reps` samples of launch(), which queues its work on `stream`, after
-// one untimed run (first-launch costs, caches); samples of launches_per_sample() launches.
+// one untimed run (first-launch costs, caches); samples of launches_per_sample() launches. A
+// candidate whose first timed run takes longer than `cutoff_ms` (a tuner's multiple of its best so
+// far) has lost: that run alone is returned.
 template <class Launch>
-std::vector<double> sample_times_ms(cudaStream_t stream, int reps, Launch&& launch) {
+std::vector<double> sample_times_ms(cudaStream_t stream, int reps, Launch&& launch,
+                                    double cutoff_ms = std::numeric_limits<double>::infinity()) {
   LaunchStopwatch watch;
   launch();
   const double first = watch.ms_per_launch(stream, 1, launch);
+  if (first > cutoff_ms) return {first};
   const int k = launches_per_sample(first);
   std::vector<double> t;
   if (k == 1) t.push_back(first);
@@ -65,8 +70,9 @@ std::vector<double> sample_times_ms(cudaStream_t stream, int reps, Launch&& laun
 
 // The minimum of sample_times_ms: the candidate's best case (the transforms' families).
 template <class Launch>
-double min_time_ms(cudaStream_t stream, int reps, Launch&& launch) {
-  const std::vector<double> t = sample_times_ms(stream, reps, launch);
+double min_time_ms(cudaStream_t stream, int reps, Launch&& launch,
+                   double cutoff_ms = std::numeric_limits<double>::infinity()) {
+  const std::vector<double> t = sample_times_ms(stream, reps, launch, cutoff_ms);
   return *std::min_element(t.begin(), t.end());
 }
 
