@@ -81,7 +81,7 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--repeat", o->repeat, "timed repetitions (median and min reported)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", o->warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-autotune", *no_autotune, "heuristic configuration instead of timing candidates");
-  cmd->add_option("--tune-cache", o->tune_cache, "JSON file caching the autotuner's winners");
+  cmd->add_option("--tune-cache", o->tune_cache, "JSON file caching the autotuner's winners; none: in memory only");
   cmd->add_option("--tile", o->tile,
                   "also plan fbfft and cufft with this tile spec (auto, N or HxW), labelled e.g. 'fbfft tile=auto'")
       ->capture_default_str();

@@ -57,7 +57,7 @@ void PlanFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--workspace-limit", workspace_limit, "Workspace limit in bytes (K/M/G suffixes), 0 = default")
       ->capture_default_str();
   cmd->add_option("--basis", basis, "Pin the untiled Fourier basis: N or HxW");
-  cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners");
+  cmd->add_option("--tune-cache", tune_cache, "GPU: JSON file caching autotuner winners; none: in memory only");
   cmd->add_flag("--no-autotune", no_autotune, "GPU: use the heuristic choice instead of timing candidates");
   cmd->add_flag("--breakdown", breakdown, "Time each pipeline step (CUDA events on the GPU, wall clock for fftw)");
   cmd->add_option("--threads", threads,

@@ -52,7 +52,7 @@ struct PlanOptions {
   std::size_t workspace_limit = 0;              // bytes, 0 = unlimited
   int64_t basis_h = 0, basis_w = 0;             // pin the untiled Fourier basis (0 = choose)
   bool autotune = true;                         // GPU: time candidates once per (problem, pass)
-  std::string tune_cache;                       // GPU: JSON file caching autotuner winners
+  std::string tune_cache;                       // GPU: JSON file caching autotuner winners ("none": memory only)
   bool breakdown = false;                       // GPU: time each pipeline step with events
   int threads = 0;                              // CPU: OpenMP threads (0 = default)
   ProductMath math = ProductMath::automatic;    // GPU: precision of the frequency-domain products

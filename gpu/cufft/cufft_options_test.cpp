@@ -1,11 +1,14 @@
-// Host tests of the cufft backend's options (read_cufft_pins, cufft_option_keys): they run without a GPU.
+// Host tests of the cufft backend's options (read_cufft_pins, cufft_option_keys, the tune cache's
+// file): they run without a GPU.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 
 #include "common/errors.hpp"
 #include "gpu/backends.hpp"
+#include "gpu/cufft/cufft_tune_cache.hpp"
 #include "gpu/cufft/cufft_tuner.hpp"
 
 using namespace fftconv;
@@ -52,4 +55,22 @@ TEST_CASE("cufft options: its keys and the planner's are read; another key names
     CHECK_THROWS_WITH_AS(read_cufft_pins(p, bad), want.c_str(), InvalidArgument);
     CHECK_THROWS_WITH_AS(backend->plan(p, Pass::fprop, bad), want.c_str(), InvalidArgument);
   }
+}
+
+TEST_CASE("cufft tune cache: 'none' keeps the winners in memory and writes no file") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "fftconv_tune_cache_none_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path before = fs::current_path();
+  fs::current_path(dir);  // a file called "none" would land here
+  TuneRecord rec;
+  rec.nh = rec.nw = 16, rec.gemm = "strided", rec.ms = 0.5;
+  TuneCache::instance().store("tune-cache-none-test", rec, "none");
+  CHECK(TuneCache::instance().find("tune-cache-none-test", "none") == rec);
+  CHECK(!fs::exists(dir / "none"));
+  TuneCache::instance().store("tune-cache-file-test", rec, "named.json");
+  CHECK(fs::exists(dir / "named.json"));
+  fs::current_path(before);
+  fs::remove_all(dir);
 }

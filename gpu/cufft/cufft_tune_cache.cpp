@@ -46,6 +46,9 @@ TuneRecord from_json(const nlohmann::json& j) {
   return r;
 }
 
+// Whether `file` names a cache file: empty and "none" keep the winners in memory only.
+bool has_file(const std::string& file) { return !file.empty() && file != "none"; }
+
 // Entries of `file`; empty when the file does not exist. Throws InvalidArgument when malformed.
 std::map<std::string, TuneRecord> load(const std::string& file) {
   std::map<std::string, TuneRecord> out;
@@ -82,7 +85,7 @@ std::optional<TuneRecord> TuneCache::find(const std::string& key, const std::str
   std::lock_guard<std::mutex> lock(g_mutex);
   auto& mem = memory();
   if (auto it = mem.find(key); it != mem.end()) return it->second;
-  if (file.empty()) return std::nullopt;
+  if (!has_file(file)) return std::nullopt;
   const auto entries = load(file);
   for (const auto& [k, rec] : entries) mem.emplace(k, rec);
   if (auto it = entries.find(key); it != entries.end()) return it->second;
@@ -92,7 +95,7 @@ std::optional<TuneRecord> TuneCache::find(const std::string& key, const std::str
 void TuneCache::store(const std::string& key, const TuneRecord& rec, const std::string& file) {
   std::lock_guard<std::mutex> lock(g_mutex);
   memory()[key] = rec;
-  if (file.empty()) return;
+  if (!has_file(file)) return;
   auto entries = load(file);
   entries[key] = rec;
   save(file, entries);

@@ -26,10 +26,11 @@ class TuneCache {
  public:
   // The process-wide cache (thread-safe).
   static TuneCache& instance();
-  // Memory first, then `file` when non-empty (its entries are then kept in memory too).
+  // Memory first, then `file` unless it is empty or "none" (its entries are then kept in memory too).
   // Throws InvalidArgument naming tune_cache when the file exists but is not a valid cache.
   std::optional<TuneRecord> find(const std::string& key, const std::string& file);
-  // Stores in memory, and merges into `file` when non-empty (written to PATH.tmp, then renamed).
+  // Stores in memory, and merges into `file` unless it is empty or "none" (written to PATH.tmp, then
+  // renamed).
   void store(const std::string& key, const TuneRecord& rec, const std::string& file);
   // Forgets the in-memory entries (tests use it to prove a file round-trip).
   void clear_memory();
