@@ -18,7 +18,10 @@ class LaunchStopwatch {
  public:
   LaunchStopwatch() {
     FFTCONV_CUDA_CHECK(cudaEventCreate(&start_));
-    FFTCONV_CUDA_CHECK(cudaEventCreate(&stop_));
+    if (const cudaError_t e = cudaEventCreate(&stop_); e != cudaSuccess) {
+      cudaEventDestroy(start_);  // the destructor does not run after a throwing constructor
+      FFTCONV_CUDA_CHECK(e);
+    }
   }
   ~LaunchStopwatch() {
     cudaEventDestroy(start_);
