@@ -149,12 +149,18 @@ __device__ __forceinline__ bool whole_output(const InverseArgs& a) {
 // Forward step (0) for one plane: its input window into `real`, zero outside it, as cp.async copies
 // that the caller completes (cp_async_wait_all, or a commit and wait_group) before a barrier.
 template <int LH, int LW>
-__device__ __forceinline__ void issue_input(const ForwardArgs& a, int64_t plane, bool whole, float* real) {
+__device__ __forceinline__ void issue_input(const ForwardArgs& a, int64_t plane, bool whole, const BasisWindow& win,
+                                            bool sparse, float* real) {
   using T = FsTile<LH, LW>;
   constexpr int kNh = T::kNh, kNw = T::kNw, kThreads = T::kThreads;
   const int t = threadIdx.x;
   const float* src = a.input + plane * a.in_plane_stride;
-  if (whole) {  // the plane is the window: 16-byte copies, rows y0 + i kRowStep
+  if (sparse) {  // Note [sparse forward windows]
+    zero_shared(real, 2 * T::kData, kThreads);
+    __syncthreads();  // the zeros land before the window's copies
+    win.issue(a.input, a.in_plane_stride, a.in_ld, a.off_h, a.off_w, plane, 1, a.batch, kThreads,
+              [&](int, int y, int x) { return real + T::real_idx(y, x); });
+  } else if (whole) {  // the plane is the window: 16-byte copies, rows y0 + i kRowStep
     constexpr int kGroupsPerRow = kNw / 4, kRowStep = kThreads / kGroupsPerRow;
     const int y0 = t / kGroupsPerRow, x = (t % kGroupsPerRow) * 4;
     const float* s0 = src + y0 * a.in_ld + x;
@@ -183,9 +189,12 @@ __device__ __forceinline__ void issue_input(const ForwardArgs& a, int64_t plane,
 }
 
 // Forward steps (1)-(3) for the plane loaded into `data`: rows, columns; leaves the half spectra
-// there (spectrum_value) and ends with a barrier.
+// there (spectrum_value) and ends with a barrier. A warp whose row pairs all lie outside the window
+// skips their row passes (Note [sparse forward windows]): pass 1 zeroes the pair's slots past its
+// real rows instead, so that the pair's whole region holds the zeros that both passes would write.
 template <int LH, int LW>
-__device__ __forceinline__ void transform_plane(float2* data, const float2* tw_w, const float2* tw_h) {
+__device__ __forceinline__ void transform_plane(float2* data, const float2* tw_w, const float2* tw_h,
+                                                const BasisWindow& win) {
   using T = FsTile<LH, LW>;
   using H = typename T::H;
   using W = typename T::W;
@@ -194,6 +203,10 @@ __device__ __forceinline__ void transform_plane(float2* data, const float2* tw_w
   const float* real = reinterpret_cast<const float*>(data);
   // (1) rows: packed row pairs, pass 1
   for_jobs<8, T::kJh, kThreads>([&](int j, int n2) {
+    if (__all_sync(0xffffffffu, win.zero_pair(j))) {
+      data[T::base(j) + kNw + n2] = make_float2(0.f, 0.f);  // slots kNw .. kNw + 7: 8 lanes
+      return;
+    }
     const float* p = real + 2 * T::base(j) + n2;
     float2 z[W::kR1];
     static_for<W::kR1>([&](auto n1) { z[n1] = make_float2(p[8 * n1], p[kNw + 8 * n1]); });
@@ -203,6 +216,7 @@ __device__ __forceinline__ void transform_plane(float2* data, const float2* tw_w
   __syncthreads();
   // (2) rows, pass 2, and the unpacking of the two real rows' half spectra (partners by shuffle)
   for_jobs<W::kR1, T::kJh, kThreads>([&](int j, int k1) {
+    if (__all_sync(0xffffffffu, win.zero_pair(j))) return;  // the region is zero already
     float2 v[8];
     row_pass2<T, kNw>(data, j, k1, v);
     float2 o[8];
@@ -292,11 +306,13 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const FsSmem<T> sm(smem, 1);
   wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_input<T>(a);
+  const BasisWindow win(a.off_h, a.off_w, a.in_h, a.in_w, T::kNh, T::kNw);
+  const bool sparse = win.sparse(T::kNh, T::kNw);
   for (const auto [plane, planes] : block_groups(a.batch, 1)) {  // Note [uniform plane loops]
-    issue_input<LH, LW>(a, plane, whole, sm.real());
+    issue_input<LH, LW>(a, plane, whole, win, sparse, sm.real());
     cp_async_wait_all();
     __syncthreads();
-    transform_plane<LH, LW>(sm.data(), sm.tw_w, sm.tw_h);
+    transform_plane<LH, LW>(sm.data(), sm.tw_w, sm.tw_h, win);
     store_plane<LH, LW>(a, plane, sm.data());
     __syncthreads();  // shared memory is free for the next plane
   }
@@ -532,6 +548,8 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   const FsSmem<T> sm(smem, PB);
   wait_for_prior_grids();  // Note [dependent launch]
   const bool whole = whole_input<T>(a);
+  const BasisWindow win(a.off_h, a.off_w, a.in_h, a.in_w, T::kNh, T::kNw);
+  const bool sparse = win.sparse(T::kNh, T::kNw);
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
@@ -539,13 +557,13 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
   for (const auto [g, group_planes] : cluster_groups<C>(a.batch, G)) {  // the cluster's G planes from g on
     const int64_t first = g + rank * PB;  // this block's planes: first .. first + PB - 1
     static_for<PB>([&](auto i) {
-      if (first + i < a.batch) issue_input<LH, LW>(a, first + i, whole, sm.real(i));
+      if (first + i < a.batch) issue_input<LH, LW>(a, first + i, whole, win, sparse, sm.real(i));
       cp_async_commit();
     });
     static_for<PB>([&](auto i) {
       cp_async_wait_group<PB - 1 - i>();
       __syncthreads();
-      if (first + i < a.batch) transform_plane<LH, LW>(sm.data(i), sm.tw_w, sm.tw_h);
+      if (first + i < a.batch) transform_plane<LH, LW>(sm.data(i), sm.tw_w, sm.tw_h, win);
     });
     cluster.sync();  // every plane of the group is in its block's shared memory
     // the group's planes in the batch, computed here: taken from the loop head, the value cost the

@@ -71,6 +71,47 @@ __device__ __forceinline__ void cp_async_wait_group() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// The part of a forward's input window inside its n_h x n_w basis, rows [y0, y1) x columns
+// [x0, x1), and the power-of-two bounding box the sparse copy walks (Note [sparse forward windows]).
+struct BasisWindow {
+  int y0, y1, x0, x1, log_rows, log_cols;
+  __device__ __forceinline__ BasisWindow(int64_t off_h, int64_t off_w, int64_t in_h, int64_t in_w, int n_h, int n_w)
+      : y0(clip(off_h, 0, n_h)), y1(clip(off_h + in_h, y0, n_h)), x0(clip(off_w, 0, n_w)), x1(clip(off_w + in_w, x0, n_w)),
+        log_rows(ceil_log2(y1 - y0)), log_cols(ceil_log2(x1 - x0)) {}
+  // The box is at most half the plane: zero the planes, then copy the window alone.
+  __device__ __forceinline__ bool sparse(int n_h, int n_w) const { return (2 << (log_rows + log_cols)) <= n_h * n_w; }
+  // Rows 2j and 2j + 1 both lie outside the window (their packed row transform is 0).
+  __device__ __forceinline__ bool zero_pair(int j) const { return 2 * j + 1 < y0 || 2 * j >= y1; }
+  // cp.async copies of the window's elements of `planes` planes from plane `first` on (those below
+  // `batch`): element (y, x) of plane q, in basis coordinates, to dst(q, y, x).
+  template <class Dst>
+  __device__ __forceinline__ void issue(const float* input, int64_t in_plane_stride, int64_t in_ld, int64_t off_h,
+                                        int64_t off_w, int64_t first, int planes, int64_t batch, int nthreads,
+                                        Dst&& dst) const {
+    const int box = planes << (log_rows + log_cols);
+    for (int e = threadIdx.x; e < box; e += nthreads) {
+      const int x = x0 + (e & ((1 << log_cols) - 1)), y = y0 + ((e >> log_cols) & ((1 << log_rows) - 1));
+      const int q = e >> (log_rows + log_cols);
+      const int64_t plane = first + q;
+      if (x < x1 && y < y1 && plane < batch)
+        cp_async<4>(dst(q, y, x), input + plane * in_plane_stride + (y - off_h) * in_ld + (x - off_w), true);
+    }
+  }
+
+ private:
+  static __device__ __forceinline__ int clip(int64_t v, int lo, int hi) {
+    return static_cast<int>(v < lo ? lo : (v < hi ? v : hi));
+  }
+  static __device__ __forceinline__ int ceil_log2(int n) { return n <= 1 ? 0 : 32 - __clz(n - 1); }
+};
+
+// Zeros over `n` floats of shared memory from `p` (16-byte aligned), 16-byte stores.
+__device__ __forceinline__ void zero_shared(float* p, int n, int nthreads) {
+  const int n4 = n / 4;
+  for (int e = threadIdx.x; e < n4; e += nthreads) reinterpret_cast<float4*>(p)[e] = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (static_cast<int>(threadIdx.x) < n - 4 * n4) p[4 * n4 + threadIdx.x] = 0.f;
+}
+
 // cos(pi J / H) and sin(pi J / H) for 0 <= J < 2H, the angle folded into [0, pi] (where the series
 // above are evaluated) for J > H.
 constexpr double cospi_frac(int J, int H) {
