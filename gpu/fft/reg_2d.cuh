@@ -44,7 +44,7 @@ namespace fftconv::fbfft::detail::reg2d {
 // A weight window (k x k in a basis of 32 to 128) fills a small part of the forward's planes, yet
 // stage (0) issued one zero-filling copy, with its address arithmetic, per basis element (64 per
 // thread at 32x32, beside two 32-point transforms), and every packed row pair was transformed.
-// In the 32x32 register forward and the four-step forwards (fbfft_2d_fourstep.cu), where the
+// In the register forwards of windowed_side() and the four-step forwards (fbfft_2d_fourstep.cu), where the
 // window's power-of-two bounding box (BasisWindow) is at most half the plane, the block zeroes its
 // planes with 16-byte stores and copies the window's elements alone; and a warp whose row pairs
 // all lie outside the window writes their zero spectra instead of transforming them (any window).
@@ -115,6 +115,14 @@ struct RegTile {
   static_assert((kPlanes & (kPlanes - 1)) == 0, "kPlanes must be a power of two");
   static_assert(kThreads <= 1024, "too many threads per block");
 };
+
+// The square sides whose full-block forward takes the sparse window path (Note [sparse forward
+// windows]): those where it measured faster. Elsewhere it cost registers or time: the 16x16
+// forward spilled 64 bytes under its cap of 64 registers, 50-60 and 100-120 spilled 4-20 bytes,
+// 36, 84 and 96 took 30-45 more registers, the lanes family and the rectangles up to 30 more; at
+// 80x80 it took 34 fewer and large_21's fprop ran 7% slower, at 48x48 odd_rect's passes moved
+// by -1.4% to +1.5% (H200).
+constexpr bool windowed_side(int n) { return n == 32 || n == 40; }
 
 // Plane, row and column of element e of a block's real planes (plane-major, row-major): shifts and
 // masks for powers of two (the instructions these kernels always had), division by the compile-time
@@ -357,10 +365,9 @@ __global__ void __launch_bounds__(RegTile<NH, NW, G0>::kThreads, forward_min_blo
   const Job<RowFft::kG> rj(t, kNh / 2, log_p);  // rows 2j, 2j+1 of plane q
   const Job<ColFft::kG> cj(t, kHalf, log_p);    // column j of plane q
   // Note [sparse forward windows]: the window's part of the basis; a warp whose row pairs all lie
-  // outside it skips their transforms (their spectra are 0). Only in the full-block 32x32 instance:
-  // elsewhere it cost registers (16x16 spilled 64 bytes under its cap of 64; the lanes family,
-  // rectangles, smooth sides and the fused depthwise pass took up to 50 more).
-  constexpr bool kWindowed = Full && !kFused && G0 == 0 && kNh == 32 && kNw == 32;
+  // outside it skips their transforms (their spectra are 0). Only in the full-block instances of
+  // windowed_side() squares.
+  constexpr bool kWindowed = Full && !kFused && G0 == 0 && kNh == kNw && windowed_side(kNh);
   const BasisWindow win(a.off_h, a.off_w, a.in_h, a.in_w, kNh, kNw);
   const bool sparse = kWindowed && win.sparse(kNh, kNw);
   const bool zero_rows = kWindowed && __all_sync(0xffffffffu, win.zero_pair(rj.j));
