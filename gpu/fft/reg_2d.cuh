@@ -44,10 +44,11 @@ namespace fftconv::fbfft::detail::reg2d {
 // A weight window (k x k in a basis of 32 to 128) fills a small part of the forward's planes, yet
 // stage (0) issued one zero-filling copy, with its address arithmetic, per basis element (64 per
 // thread at 32x32, beside two 32-point transforms), and every packed row pair was transformed.
-// In the register forwards of windowed_side() and the four-step forwards (fbfft_2d_fourstep.cu), where the
-// window's power-of-two bounding box (BasisWindow) is at most half the plane, the block zeroes its
-// planes with 16-byte stores and copies the window's elements alone; and a warp whose row pairs
-// all lie outside the window writes their zero spectra instead of transforming them (any window).
+// In the register forwards of windowed_side() and the four-step forwards (fbfft_2d_fourstep.cu),
+// where the window's power-of-two bounding box (BasisWindow) is at most half the plane, the block
+// zeroes its planes with 16-byte stores and copies the window's elements alone; and a warp whose
+// row pairs all lie outside the window writes their zero spectra instead of transforming them (any
+// window).
 // Invariant: the spectra equal the dense path's (the skipped transforms are of zeros, up to the
 // sign of a zero); the column passes are unchanged. L3's 16,384 weight planes on an H200: 0.067 ->
 // 0.039 ms.
