@@ -495,22 +495,32 @@ __global__ void __launch_bounds__(FsTile<LH, LW>::kThreads, FsTile<LH, LW>::kMin
 // their spectra before they compute. Invariant: every block of a cluster runs the same number of
 // groups (g is the cluster's), so the barriers match; a block whose planes lie past the batch takes
 // part in the exchange only.
-// Shape (kClusterForward, cluster_blocks_inverse, kClusterPlanes = PB = 2): the forward in clusters
-// of 2 (C = 4 at one plane per block, so that runs stay 4 planes long), the inverse of 4, whose
-// loads suffer from short runs, or 2 where two of its blocks do not fit an SM (128x128: C = 4 leaves
-// whole SMs idle); the PB planes of a block are FsTile::kRegion apart (no bank conflicts in the
-// exchange) and the clusters use the load-balancing scheduling policy. 64x64 at 16,384 planes on an
-// H100: forward 0.28 ms, inverse 0.32 ms, 1.3x / 1.5x the standard layout's time.
+// Shape (kClusterForward, cluster_blocks_inverse, cluster_planes_inverse): the forward in clusters
+// of 2 blocks of PB = kClusterPlanes = 2 planes (C = 4 at one plane per block, so that runs stay 4
+// planes long); the inverse, whose loads suffer from short runs, in clusters of 4 blocks of 2 planes,
+// or at 128x128, where two such blocks do not fit an SM, of 8 blocks of one plane (three blocks per
+// SM, 64-byte runs; L1's inverse on an H200: 1.12 ms against 1.26 in clusters of 2 blocks of 2
+// planes, 1.31 of 4 blocks of 1); the PB planes of a block are FsTile::kRegion apart (no bank
+// conflicts in the exchange) and the clusters use the load-balancing scheduling policy. 64x64 at
+// 16,384 planes on an H100: forward 0.28 ms, inverse 0.32 ms, 1.3x / 1.5x the standard layout's time.
 constexpr int kClusterForward = 2, kClusterPlanes = 2;
 // Shared memory of an sm_90 multiprocessor; every resident block also takes 1 KB of it.
 constexpr int kSmemPerSm = 228 * 1024, kSmemPerBlockReserved = 1024;
-// Clusters of 4 blocks for the inverse, of 2 where two of its blocks do not fit one SM.
+// Whether two inverse blocks of kClusterPlanes planes do not fit one SM.
+template <class T>
+constexpr bool one_plane_inverse() {
+  return 2 * (T::smem_bytes(kClusterPlanes) + kSmemPerBlockReserved) > kSmemPerSm;
+}
 template <class T>
 constexpr int cluster_blocks_inverse() {
-  return 2 * (T::smem_bytes(kClusterPlanes) + kSmemPerBlockReserved) > kSmemPerSm ? 2 : 4;
+  return one_plane_inverse<T>() ? 8 : 4;
 }
-static_assert(cluster_blocks_inverse<FsTile<6, 6>>() == 4 && cluster_blocks_inverse<FsTile<7, 7>>() == 2,
-              "the measured choices: 64x64 in clusters of 4, 128x128 in clusters of 2");
+template <class T>
+constexpr int cluster_planes_inverse() {
+  return one_plane_inverse<T>() ? 1 : kClusterPlanes;
+}
+static_assert(cluster_blocks_inverse<FsTile<6, 6>>() == 4 && cluster_planes_inverse<FsTile<7, 7>>() == 1,
+              "the measured choices: 64x64 in clusters of 4 blocks of 2 planes, 128x128 of 8 blocks of 1");
 // Global accesses per thread that one exchange keeps in flight.
 constexpr int kExchangeBatch = 8;
 
@@ -626,10 +636,10 @@ void launch_fs(Kernel* kernel, int threads, int smem, const Args& a, cudaStream_
 // (`planes`, the kernel instance for them) or, for a batch that would give fewer than one block per
 // SM that way, one plane per block in clusters of C1 blocks (`one`): twice the blocks, half the
 // serial work per block (the overlap that two planes per block buy needs the SMs to be full).
-template <class T, int C1, int C, class Args>
+template <class T, int C1, int C, int PB, class Args>
 void launch_fs_cluster(void (*one)(Args), void (*planes)(Args), const Args& a, cudaStream_t stream) {
-  const bool small = (a.batch + C * kClusterPlanes - 1) / (C * kClusterPlanes) * C < sm_count();
-  const int pb = small ? 1 : kClusterPlanes, threads = T::kThreads, smem = T::smem_bytes(pb);
+  const bool small = (a.batch + C * PB - 1) / (C * PB) * C < sm_count();
+  const int pb = small ? 1 : PB, threads = T::kThreads, smem = T::smem_bytes(pb);
   const int c = small ? C1 : C;
   void (*kernel)(Args) = small ? one : planes;
   const void* k = reinterpret_cast<const void*>(kernel);
@@ -650,14 +660,15 @@ void launch_inverse(const InverseArgs& a, cudaStream_t stream) {
 template <int LH, int LW>
 void launch_forward_cluster(const ForwardArgs& a, cudaStream_t stream) {
   constexpr int C = kClusterForward, C1 = kClusterForward * kClusterPlanes;  // G = 4 both ways
-  launch_fs_cluster<FsTile<LH, LW>, C1, C>(forward_fs_cluster_kernel<LH, LW, C1, 1>,
+  launch_fs_cluster<FsTile<LH, LW>, C1, C, kClusterPlanes>(forward_fs_cluster_kernel<LH, LW, C1, 1>,
                                            forward_fs_cluster_kernel<LH, LW, C, kClusterPlanes>, a, stream);
 }
 template <int LH, int LW>
 void launch_inverse_cluster(const InverseArgs& a, cudaStream_t stream) {
-  constexpr int C = cluster_blocks_inverse<FsTile<LH, LW>>(), C1 = 4;
-  launch_fs_cluster<FsTile<LH, LW>, C1, C>(inverse_fs_cluster_kernel<LH, LW, C1, 1>,
-                                           inverse_fs_cluster_kernel<LH, LW, C, kClusterPlanes>, a, stream);
+  using T = FsTile<LH, LW>;
+  constexpr int C = cluster_blocks_inverse<T>(), PB = cluster_planes_inverse<T>(), C1 = 4;
+  launch_fs_cluster<T, C1, C, PB>(inverse_fs_cluster_kernel<LH, LW, C1, 1>, inverse_fs_cluster_kernel<LH, LW, C, PB>, a,
+                                  stream);
 }
 template <auto Kernel>
 const void* kernel_address() { return reinterpret_cast<const void*>(Kernel); }
@@ -670,7 +681,8 @@ constexpr Launcher make_launcher() {
   } else if constexpr (Clustered) {
     return Launcher{&launch_forward_cluster<LH, LW>, &launch_inverse_cluster<LH, LW>,
                     &kernel_address<forward_fs_cluster_kernel<LH, LW, kClusterForward, kClusterPlanes>>,
-                    &kernel_address<inverse_fs_cluster_kernel<LH, LW, cluster_blocks_inverse<FsTile<LH, LW>>(), kClusterPlanes>>,
+                    &kernel_address<inverse_fs_cluster_kernel<LH, LW, cluster_blocks_inverse<FsTile<LH, LW>>(),
+                                                              cluster_planes_inverse<FsTile<LH, LW>>()>>,
                     FsTile<LH, LW>::smem_bytes(kClusterPlanes), FsTile<LH, LW>::kThreads};
   } else {
     return Launcher{&launch_forward<LH, LW>, &launch_inverse<LH, LW>, &kernel_address<forward_fs_kernel<LH, LW>>,
