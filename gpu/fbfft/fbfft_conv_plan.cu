@@ -28,6 +28,7 @@
 #include "gpu/runtime/stream_fork.hpp"
 #include "gpu/runtime/tuning_timer.hpp"
 #include "gpu/runtime/fill_kernels.cuh"
+#include "gpu/fbfft/fbfft_small_products.hpp"
 #include "gpu/gemm/products.hpp"
 #include "gpu/tiles/tile_kernels.cuh"
 #include "tiling/planner.hpp"
@@ -55,7 +56,7 @@ using namespace tile_kernels;  // AxisGeom, SourceGrid, gather/scatter/fold of t
 // Tiled plans number items as images (item = t*S + s), so the same calls apply with S -> items.
 
 const std::vector<std::string_view>& option_keys() {
-  static const std::vector<std::string_view> keys = with_tiling_option_keys({"kernel", "window", "fork", "launch", "fused"});
+  static const std::vector<std::string_view> keys = with_tiling_option_keys({"kernel", "window", "fork", "launch", "fused", "products"});
   return keys;
 }
 
@@ -81,6 +82,10 @@ Options Options::parse(const std::map<std::string, std::string>& extra) {
       if (value != "auto" && value != "on" && value != "off")
         throw InvalidArgument("extra[\"fused\"]: expected auto, on or off, got '" + value + "'");
       o.fused = value == "on" ? Fused::on : value == "off" ? Fused::off : Fused::automatic;
+    } else if (key == "products") {
+      if (value != "auto" && value != "gemm" && value != "smallk")
+        throw InvalidArgument("extra[\"products\"]: expected auto, gemm or smallk, got '" + value + "'");
+      o.products = value == "gemm" ? Products::gemm : value == "smallk" ? Products::smallk : Products::automatic;
     }  // else a tiling key, read by the planner
   }
   return o;
@@ -132,6 +137,7 @@ class FbfftConvPlan final : public Plan {
     fwd_kernel_ = inv_kernel_ = kernel_;
     inv_window_ = !fused_ && inverse_window_possible();
     weight_window_ = !fused_ && weight_window_possible();  // the pruned DFT writes freq_major only
+    resolve_products();
     const std::string key = tuning_key();
     if (fused_) {
       math_note_ = "fp32 FMA in the fused kernel";  // nothing to tune: one kernel, no CGEMM
@@ -139,9 +145,14 @@ class FbfftConvPlan final : public Plan {
       if (opts_.autotune) tune_transforms();
       resolve_math();
       const bool tune_fork = options_.fork == Fork::automatic && pass_ != Pass::accgrad;
-      if (opts_.autotune && (tune_fork || opts_.math == ProductMath::automatic))
-        tune_pass(tune_fork, opts_.math == ProductMath::automatic);
+      const bool tune_products = options_.products == Products::automatic && small_k_;
+      if (opts_.autotune && (tune_fork || (opts_.math == ProductMath::automatic && !small_k_pinned()) || tune_products))
+        tune_pass(tune_fork, opts_.math == ProductMath::automatic && !small_k_pinned(), tune_products);
       if (opts_.autotune) remember_tuning(key);
+    }
+    if (small_k_) {
+      math_ = ProductMath::fp32;
+      math_note_ = "fp32 FMA in the small-K kernel";
     }
   }
 
@@ -193,6 +204,13 @@ class FbfftConvPlan final : public Plan {
     if (fork_)
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
+    if (small_k_) {
+      s << "; products by the small-K kernel into the standard layout [plane][freq] (" << p_.f
+        << " fp32 complex multiply-adds per value; Note [small-K products]; "
+        << (small_k_pinned() ? "pinned" : opts_.autotune ? "timed against the CGEMM" : "model: f <= " + std::to_string(kMaxSmallK))
+        << "), inverted by the " << family_name_standard() << " inverse; " << chunk_ << " images per chunk of " << units_;
+      return;
+    }
     s << "; spectra in freq_major layout [freq][plane] consumed in place by the products (math " << to_string(math_)
       << ": " << products::engine(math_, representative_product()) << "; " << math_note_ << ")(";
     switch (pass_) {
@@ -216,6 +234,14 @@ class FbfftConvPlan final : public Plan {
       << math_note_;
   }
 
+  // The standard layout's automatic inverse family (the small-K products').
+  std::string family_name_standard() const {
+    try {
+      return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::standard, true));
+    } catch (const std::exception& e) {
+      return std::string("no (") + e.what() + ")";
+    }
+  }
   // The transforms' family in the spectra's layout (describe() must not throw: it is called from
   // reporting code, and a basis without a kernel says so).
   std::string family_name(bool inverse) const {
@@ -689,8 +715,29 @@ class FbfftConvPlan final : public Plan {
     step(name, st, [&] { fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld), st); });
   }
 
+  // The fprop's products of images [0, sc) of the chunk by the small-K kernel into `dst`, standard
+  // layout (Note [small-K products]).
+  void small_products(const float2* x, const float2* w, int64_t sc, float2* dst, cudaStream_t st) const {
+    SmallProducts a;
+    a.x = x, a.w = w, a.c = dst, a.ld_x = chunk_ * p_.f, a.ld_w = p_.fo * p_.f, a.images = sc, a.m = p_.fo;
+    a.freqs = freqs_, a.k = static_cast<int>(p_.f);
+    step("PROD C", st, [&] { small_k_products(a, st); });
+    product_flops_ += 8.0 * double(sc) * double(p_.fo) * double(p_.f) * double(freqs_);
+  }
+
+  // (src in the freq_major layout at frequency stride ld, or the standard one: the small-K products)
   void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
-               int64_t off_w, cudaStream_t st) const {
+               int64_t off_w, cudaStream_t st, fbfft::Layout layout = fbfft::Layout::freq_major) const {
+    fbfft::InverseArgs v = inverse_args(src, batch, ld, dst, out_h, out_w, off_h, off_w);
+    if (layout == fbfft::Layout::standard) v.layout = layout, v.kernel = fbfft::Kernel::automatic;
+    if (inv_window_ && fbfft::window_supported(v))
+      step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
+    else
+      step("IFFT C", st, [&] { fbfft::inverse(v, st); });
+  }
+
+  fbfft::InverseArgs inverse_args(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w,
+                                  int64_t off_h, int64_t off_w) const {
     fbfft::InverseArgs v;
     v.batch = batch;
     v.n_h = n_h_;
@@ -710,10 +757,7 @@ class FbfftConvPlan final : public Plan {
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
     v.window_exact = inv_window_exact_;
     v.window_split = inv_window_split_;
-    if (inv_window_ && fbfft::window_supported(v))
-      step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
-    else
-      step("IFFT C", st, [&] { fbfft::inverse(v, st); });
+    return v;
   }
 
   // One strided-batched CGEMM over the frequencies (Note [fbfft CGEMM without transpositions]).
@@ -737,6 +781,7 @@ class FbfftConvPlan final : public Plan {
     bool inv_window, inv_window_exact, weight_window, fork;
     int inv_window_split;
     ProductMath math;
+    bool small_k;
     std::string note;
   };
   static std::map<std::string, Tuned>& tuned_plans() {
@@ -759,6 +804,7 @@ class FbfftConvPlan final : public Plan {
     const Tuned& t = it->second;
     fwd_kernel_ = t.fwd, inv_kernel_ = t.inv, inv_window_ = t.inv_window, inv_window_exact_ = t.inv_window_exact;
     inv_window_split_ = t.inv_window_split, weight_window_ = t.weight_window, math_ = t.math;
+    small_k_ = t.small_k;
     if (!t.fork) fork_.reset();
     math_note_ = "tuned earlier in this process";
     tune_note_ = "tuned earlier in this process: " + t.note;
@@ -767,11 +813,32 @@ class FbfftConvPlan final : public Plan {
   void remember_tuning(const std::string& key) const {
     std::lock_guard<std::mutex> lock(tuned_mutex());
     tuned_plans()[key] = {fwd_kernel_, inv_kernel_, inv_window_, inv_window_exact_, weight_window_,
-                          fork_ != nullptr, inv_window_split_, math_, tune_note_};
+                          fork_ != nullptr, inv_window_split_, math_, small_k_, tune_note_};
   }
 
   // The pass's product at a full chunk, for the precision model (products::model_choice).
   products::StridedBatch representative_product() const { return products::pass_product(p_, pass_, chunk_, freqs_); }
+
+  // Whether the small-K kernel can run the products (Note [small-K products]): an untiled fprop with
+  // at most kMaxSmallK input channels, its result not to a small window (whose pruned inverse reads
+  // the freq_major layout), on a basis with a standard-layout inverse.
+  bool small_k_possible() const {
+    return pass_ == Pass::fprop && !tiled_ && !fused_ && p_.f <= kMaxSmallK && !inverse_window_possible() &&
+           fbfft::supported(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::standard);
+  }
+  bool small_k_pinned() const { return options_.products == Products::smallk; }
+  // Pinned by extra["products"], else the small-K kernel where it can until tune_pass times both. Its
+  // products are fp32: a pinned tf32 or 3xtf32 keeps the CGEMM.
+  void resolve_products() {
+    const bool fp32 = opts_.math == ProductMath::automatic || opts_.math == ProductMath::fp32;
+    if (small_k_pinned() && !small_k_possible())
+      throw Unsupported("fbfft: extra[\"products\"]=smallk needs an untiled fprop with f <= " + std::to_string(kMaxSmallK) +
+                        " (f=" + std::to_string(p_.f) + ") and an output larger than " +
+                        std::to_string(fbfft::kMaxWindow) + "x" + std::to_string(fbfft::kMaxWindow));
+    if (small_k_pinned() && !fp32)
+      throw Unsupported("fbfft: extra[\"products\"]=smallk computes in fp32, not math=" + std::string(to_string(opts_.math)));
+    small_k_ = options_.products != Products::gemm && fp32 && small_k_possible();
+  }
 
   // The products' precision (Note [product precision]): pinned, or the model's choice until tune_pass
   // times it.
@@ -846,7 +913,7 @@ class FbfftConvPlan final : public Plan {
   static constexpr double kForkMargin = 0.92;
   // Times the whole pass as a CUDA graph on synthetic operands (uniform in [-1, 1)): forked against
   // one stream (Note [forked transforms]) and fp32 against 3xtf32 products (Note [product precision]).
-  void tune_pass(bool fork, bool math) {
+  void tune_pass(bool fork, bool math, bool products_where) {
     const ConvProblem& p = p_;
     DeviceBuffer x, w, g, r;
     try {
@@ -875,6 +942,7 @@ class FbfftConvPlan final : public Plan {
     };
     std::ostringstream note;
     note << (tune_note_.empty() ? "" : "; ");
+    if (products_where) small_k_ = false;  // the fork and the precision with the CGEMM
     double best = time_graph();
     if (fork) {
       std::unique_ptr<StreamFork> keep = std::move(fork_);
@@ -894,6 +962,13 @@ class FbfftConvPlan final : public Plan {
       const double t3 = first == ProductMath::tf32x3 ? best : t, t32 = first == ProductMath::tf32x3 ? t : best;
       math_ = t3 <= products::kTensorCoreMargin * t32 ? ProductMath::tf32x3 : ProductMath::fp32;
       math_note_ = "timed";
+      best = math_ == ProductMath::tf32x3 ? t3 : t32;
+    }
+    if (products_where) {  // Note [small-K products]: the CGEMM above against the small-K kernel
+      small_k_ = true;
+      const double t = time_graph();
+      note << (fork || math ? "; " : "") << "products by CGEMM " << best << " ms, small-K kernel " << t << " ms";
+      small_k_ = t < best;
     }
     tune_note_ += note.str();
   }
@@ -907,6 +982,11 @@ class FbfftConvPlan final : public Plan {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
       if (s0 == 0) merge(st);
+      if (small_k_) {  // Note [small-K products]
+        small_products(b.spec_a, b.spec_w, sc, b.spec_c, st);
+        inverse(b.spec_c, sc * p.fo, 0, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st, fbfft::Layout::standard);
+        continue;
+      }
       gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, sc, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
            b.spec_c, p.fo, chunk_ * p.fo);
       inverse(b.spec_c, sc * p.fo, chunk_ * p.fo, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st);
@@ -1047,6 +1127,7 @@ class FbfftConvPlan final : public Plan {
   int inv_window_split_ = 0;      // ... with this many lanes per plane, 0 = automatic (tuned)
   bool weight_window_ = false;  // the weight spectra by the pruned forward (tuned)
   bool fused_ = false;          // the tiled fprop in one kernel (extra["fused"], Note [fused tiles])
+  bool small_k_ = false;        // fprop products by the small-K kernel (Note [small-K products])
   std::string fused_note_;      // why fused=auto did not fuse
   std::string tune_note_;
   ProductMath math_ = ProductMath::fp32;  // the products' precision (resolve_math, tune_pass)

@@ -19,20 +19,25 @@ namespace fftconv::fbfft_conv {
 // off (auto: tuned); fork=auto|on|off (Note [forked transforms]); launch=plain launches the
 // transforms without programmatic dependent launch (default dependent, Note [dependent launch]);
 // fused=on runs a tiled fprop as one fused kernel (Note [fused tiles]; Unsupported where it cannot),
-// auto wherever it can, off (the default) as transforms, CGEMM and inverse.
+// auto wherever it can, off (the default) as transforms, CGEMM and inverse; products=smallk runs an
+// untiled fprop's products of few input channels as the small-K kernel and the standard-layout
+// inverse (Note [small-K products]; Unsupported where it cannot), gemm keeps the CGEMM, auto (the
+// default) times both where the kernel can.
 enum class Fork { automatic, on, off };
 enum class Fused { automatic, on, off };
+enum class Products { automatic, gemm, smallk };
 struct Options {
   fbfft::Kernel kernel = fbfft::Kernel::automatic;
   bool windows = true;
   Fork fork = Fork::automatic;
   bool dependent = true;
   Fused fused = Fused::off;
+  Products products = Products::automatic;
   // Throws InvalidArgument naming the key for a bad value, or naming fbfft and option_keys() for a
   // key not among them. Needs no device.
   static Options parse(const std::map<std::string, std::string>& extra);
 };
-// kernel, window, fork, launch, fused and the tiling planner's keys.
+// kernel, window, fork, launch, fused, products and the tiling planner's keys.
 const std::vector<std::string_view>& option_keys();
 
 // The Fourier basis of an untiled plan: powers of two, a smooth square (fbfft::kSmoothSides2d), or

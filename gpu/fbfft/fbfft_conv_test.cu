@@ -15,6 +15,7 @@
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/fbfft/fbfft_small_products.hpp"
 #include "gpu/fft/fbfft.hpp"
 #include "gpu/tiles/device_tiles.hpp"
 #include "gpu/tiles/measured_tile.hpp"
@@ -680,6 +681,58 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p, Pass::fprop, bad), doctest::Contains("extra[\"launch\"]"), InvalidArgument);
   }
 
+  TEST_CASE("fbfft conv: the small-K products (Note [small-K products]) on 32x32, 64x64, 128x128 and smooth bases, in chunks; typed errors where they cannot run") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    for (const char* spec : {"S=3,f=1,fo=5,h=30,w=30,kh=13,kw=13,ph=0,pw=0,pad=zero",
+                             "S=5,f=3,fo=7,h=40,w=37,kh=9,kw=9,ph=2,pw=3,pad=zero",
+                             "S=4,f=2,fo=6,h=50,w=45,kh=3,kw=3,ph=1,pw=1,pad=mirror",
+                             "S=3,f=4,fo=3,h=100,w=90,kh=5,kw=5,ph=2,pw=2,pad=zero",
+                             "S=17,f=3,fo=19,h=27,w=27,kh=7,kw=7,ph=3,pw=3,pad=zero"}) {
+      const ConvProblem p = ConvProblem::parse(spec);
+      CAPTURE(spec);
+      PlanOptions o;
+      o.autotune = false;
+      o.extra["products"] = "smallk";
+      const std::size_t full = fbfft_backend().plan(p, Pass::fprop, o)->workspace_bytes();
+      for (bool chunks : {false, true}) {
+        CAPTURE(chunks);
+        o.workspace_limit = chunks ? full * 2 / 3 : 0;
+        const std::string d = check_plan(p, Pass::fprop, o, untiled_basis_elems(p));
+        CHECK(d.find("products by the small-K kernel") != std::string::npos);
+        CHECK(d.find("CGEMM") == std::string::npos);
+        if (chunks) CHECK(fbfft_backend().plan(p, Pass::fprop, o)->workspace_bytes() <= o.workspace_limit);
+      }
+      // auto with autotune times both and says so; its result is right either way
+      const std::string tuned = check_plan(p, Pass::fprop, PlanOptions{}, untiled_basis_elems(p));
+      CHECK(tuned.find("products by CGEMM ") != std::string::npos);
+    }
+    PlanOptions pin;
+    pin.extra["products"] = "smallk";
+    const ConvProblem wide = ConvProblem::parse("S=2,f=5,fo=3,h=20,w=20,kh=5,kw=5,ph=0,pw=0,pad=zero");
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(wide, Pass::fprop, pin), doctest::Contains("f=5"), Unsupported);
+    const ConvProblem narrow = ConvProblem::parse("S=2,f=3,fo=3,h=20,w=20,kh=5,kw=5,ph=0,pw=0,pad=zero");
+    CHECK_THROWS_AS(fbfft_backend().plan(narrow, Pass::bprop, pin), Unsupported);
+    CHECK_NOTHROW(fbfft_backend().plan(narrow, Pass::fprop, pin));
+    pin.math = ProductMath::tf32;  // the kernel computes in fp32: a pinned tf32 is not served by it
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(narrow, Pass::fprop, pin), doctest::Contains("math=tf32"), Unsupported);
+    pin.extra.erase("products");
+    CHECK(fbfft_backend().plan(narrow, Pass::fprop, pin)->describe().find("small-K") == std::string::npos);
+    pin.math = ProductMath::automatic;
+    pin.extra["products"] = "cgemm";
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(narrow, Pass::fprop, pin), doctest::Contains("extra[\"products\"]"),
+                         InvalidArgument);
+    // the kernel's own checks
+    fbfft_conv::SmallProducts a;
+    a.x = a.w = reinterpret_cast<const float2*>(16);
+    a.c = reinterpret_cast<float2*>(16);
+    a.images = 2, a.m = 3, a.freqs = 10, a.k = 5, a.ld_x = 10, a.ld_w = 15;
+    CHECK_THROWS_WITH_AS(fbfft_conv::small_k_products(a, nullptr), doctest::Contains("k=5"), InvalidArgument);
+    a.k = 3, a.ld_x = 5;
+    CHECK_THROWS_WITH_AS(fbfft_conv::small_k_products(a, nullptr), doctest::Contains("ld_x=5"), InvalidArgument);
+    a.ld_x = 6, a.x = nullptr;
+    CHECK_THROWS_AS(fbfft_conv::small_k_products(a, nullptr), InvalidArgument);
+  }
+
   TEST_CASE("fbfft conv breakdown times every step of every pass, untiled and tiled, on one stream") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     const ConvProblem p = ConvProblem::parse("S=5,f=3,fo=4,h=21,w=19,kh=3,kw=5,ph=1,pw=2,pad=mirror");
@@ -708,7 +761,8 @@ TEST_SUITE("gpu") {
         INFO(names);
         CHECK(has(t, "FFT A"));
         CHECK((has(t, "FFT B") || has(t, "DFT B")));
-        CHECK(has(t, "CGEMM"));
+        // (an untiled fprop of few input channels may run the small-K kernel, Note [small-K products])
+        CHECK((has(t, "CGEMM") || (!tiled && pass == Pass::fprop && p.f <= fbfft_conv::kMaxSmallK && has(t, "PROD C"))));
         CHECK((has(t, "IFFT C") || has(t, "IDFT C")));
         if (tiled) {
           CHECK(has(t, "GATHER A"));

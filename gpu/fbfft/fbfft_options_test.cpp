@@ -16,7 +16,7 @@ using fbfft_conv::Options;
 
 TEST_CASE("fbfft options: its keys and the planner's are read; another key names fbfft and its keys") {
   CHECK(fbfft_conv::option_keys() ==
-        std::vector<std::string_view>{"kernel", "window", "fork", "launch", "fused", "tiles_in_flight",
+        std::vector<std::string_view>{"kernel", "window", "fork", "launch", "fused", "products", "tiles_in_flight",
                                       "accgrad_reduction"});
   const auto backend = make_fbfft_backend();
   CHECK(backend->option_keys() == fbfft_conv::option_keys());
@@ -29,6 +29,9 @@ TEST_CASE("fbfft options: its keys and the planner's are read; another key names
   CHECK(d.fused == fbfft_conv::Fused::off);
   CHECK(Options::parse({{"fused", "on"}}).fused == fbfft_conv::Fused::on);
   CHECK(Options::parse({{"fused", "auto"}}).fused == fbfft_conv::Fused::automatic);
+  CHECK(d.products == fbfft_conv::Products::automatic);
+  CHECK(Options::parse({{"products", "gemm"}}).products == fbfft_conv::Products::gemm);
+  CHECK(Options::parse({{"products", "smallk"}}).products == fbfft_conv::Products::smallk);
   const Options o = Options::parse({{"kernel", "fourstep"}, {"window", "off"}, {"fork", "on"}, {"launch", "plain"},
                                     {"tiles_in_flight", "3"}, {"accgrad_reduction", "frequency"}});
   CHECK(o.kernel == fbfft::Kernel::fourstep);
@@ -39,11 +42,11 @@ TEST_CASE("fbfft options: its keys and the planner's are read; another key names
   CHECK(Options::parse({{"window", "auto"}, {"launch", "dependent"}}).windows);
   CHECK(Options::parse({{"kernel", "registers"}}).kernel == fbfft::Kernel::registers);
 
-  for (const char* key : {"kernel", "window", "fork", "launch", "fused"})  // a bad value names the key
+  for (const char* key : {"kernel", "window", "fork", "launch", "fused", "products"})  // a bad value names the key
     CHECK_THROWS_WITH_AS(Options::parse({{key, "sideways"}}), doctest::Contains(key), InvalidArgument);
   // cufft's gemm key, a typo: rejected by parse() and by plan(), which checks before it looks for a device.
   const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,n=9,k=3,p=1");
-  const char* accepted = " (accepted: kernel, window, fork, launch, fused, tiles_in_flight, accgrad_reduction)";
+  const char* accepted = " (accepted: kernel, window, fork, launch, fused, products, tiles_in_flight, accgrad_reduction)";
   for (const char* key : {"gemm", "kernels"}) {
     const std::map<std::string, std::string> bad{{"fork", "on"}, {key, "3m"}};
     const std::string want = "fbfft: unknown option '" + std::string(key) + "'" + accepted;

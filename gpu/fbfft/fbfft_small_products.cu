@@ -1,0 +1,93 @@
+// The small-K fprop products (Note [small-K products]).
+#include "gpu/fbfft/fbfft_small_products.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "common/errors.hpp"
+#include "gpu/runtime/cuda_check.hpp"
+
+namespace fftconv::fbfft_conv {
+namespace {
+
+// Note [small-K products]
+// With k = f <= 4 input channels (L1 and the 7x7 stems: 3) an fprop's products are a few
+// multiply-adds per value and its cost is memory: the fo*S product spectra are written once and read
+// once by the inverse (818 MB each way at L1). cuBLAS's CGEMM of depth 3 writes them at a fraction of
+// the DRAM rate, and in the freq_major layout the inverse reads each plane as 8-byte pieces 8 bytes *
+// fo*S apart (runs of one cluster's planes), far slower than the standard layout's contiguous planes.
+// This kernel writes the standard layout [plane][freq] directly:
+// - a block takes a tile of 32 frequencies x 16 images x 16 output channels; it stages the input and
+//   weight spectra of its frequencies (runs of 16*k values per frequency, contiguous in freq_major)
+//   in shared memory, transposed to [row][frequency] with a padded stride;
+// - warp w holds the k input values of image s (lane = frequency) in registers and, for each output
+//   channel j, sums u conj(v) and stores the 32 frequencies of plane s*m + j: 256 contiguous bytes.
+// Invariant: each value is the CGEMM's sum of k products (fp32, ascending i), written once.
+// L1 fprop on an H200: products 0.29 ms and standard inverse 0.63 ms, against CGEMM 0.42 ms and freq_major
+// inverse 1.12 ms.
+constexpr int kTF = 32, kTS = 16, kTJ = 16, kThreads = 256, kWarps = kThreads / 32;
+
+__global__ void __launch_bounds__(kThreads) small_k_kernel(SmallProducts a) {
+  __shared__ float2 xs[kTS * kMaxSmallK][kTF + 1];
+  __shared__ float2 ws[kTJ * kMaxSmallK][kTF + 1];
+  const int64_t q0 = int64_t(blockIdx.x) * kTF, s0 = int64_t(blockIdx.y) * kTS, j0 = int64_t(blockIdx.z) * kTJ;
+  const int k = a.k;
+  const int nq = static_cast<int>(std::min<int64_t>(kTF, a.freqs - q0));
+  const int ns = static_cast<int>(std::min<int64_t>(kTS, a.images - s0));
+  const int nj = static_cast<int>(std::min<int64_t>(kTJ, a.m - j0));
+  // Each frequency's rows are one contiguous run of the freq_major operand.
+  const int xrun = ns * k, wrun = nj * k;
+  for (int e = threadIdx.x; e < nq * xrun; e += kThreads) {
+    const int q = e / xrun, r = e - q * xrun;
+    xs[r][q] = __ldg(a.x + (q0 + q) * a.ld_x + s0 * k + r);
+  }
+  for (int e = threadIdx.x; e < nq * wrun; e += kThreads) {
+    const int q = e / wrun, r = e - q * wrun;
+    ws[r][q] = __ldg(a.w + (q0 + q) * a.ld_w + j0 * k + r);
+  }
+  __syncthreads();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane >= nq) return;  // (no barrier follows)
+  for (int s = warp; s < ns; s += kWarps) {
+    float2 u[kMaxSmallK];
+#pragma unroll
+    for (int i = 0; i < kMaxSmallK; ++i) u[i] = i < k ? xs[s * k + i][lane] : make_float2(0.f, 0.f);
+    float2* out = a.c + ((s0 + s) * a.m + j0) * a.freqs + q0 + lane;
+    for (int j = 0; j < nj; ++j) {
+      float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int i = 0; i < kMaxSmallK; ++i) {
+        if (i < k) {
+          const float2 v = ws[j * k + i][lane];
+          acc.x = fmaf(u[i].x, v.x, fmaf(u[i].y, v.y, acc.x));  // u conj(v)
+          acc.y = fmaf(u[i].y, v.x, fmaf(-u[i].x, v.y, acc.y));
+        }
+      }
+      out[j * a.freqs] = acc;
+    }
+  }
+}
+
+[[noreturn]] void bad(const std::string& field, int64_t value, const std::string& why) {
+  throw InvalidArgument("small_k_products: " + field + "=" + std::to_string(value) + " " + why);
+}
+
+}  // namespace
+
+void small_k_products(const SmallProducts& a, cudaStream_t stream) {
+  if (a.k < 1 || a.k > kMaxSmallK) bad("k", a.k, "must be in 1.." + std::to_string(kMaxSmallK));
+  if (a.images < 0) bad("images", a.images, "must be >= 0");
+  if (a.m < 1) bad("m", a.m, "must be >= 1");
+  if (a.freqs < 1) bad("freqs", a.freqs, "must be >= 1");
+  if (a.ld_x < a.images * a.k) bad("ld_x", a.ld_x, "must be >= images * k (" + std::to_string(a.images * a.k) + ")");
+  if (a.ld_w < a.m * a.k) bad("ld_w", a.ld_w, "must be >= m * k (" + std::to_string(a.m * a.k) + ")");
+  if (a.images == 0) return;
+  if (!a.x || !a.w || !a.c) bad("images", a.images, "needs non-null x, w and c");
+  const int64_t gy = (a.images + kTS - 1) / kTS, gz = (a.m + kTJ - 1) / kTJ;
+  if (gy > 65535 || gz > 65535) bad(gy > 65535 ? "images" : "m", gy > 65535 ? a.images : a.m, "is too large for one launch");
+  const dim3 grid(static_cast<unsigned>((a.freqs + kTF - 1) / kTF), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
+  small_k_kernel<<<grid, kThreads, 0, stream>>>(a);
+  FFTCONV_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace fftconv::fbfft_conv
