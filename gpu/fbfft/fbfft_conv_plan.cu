@@ -205,7 +205,7 @@ class FbfftConvPlan final : public Plan {
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
     if (small_k_) {
-      s << "; products by the small-K kernel into the standard layout [plane][freq] (" << p_.f
+      s << "; products by the small-K kernel from the freq_major spectra into the standard layout [plane][freq] (" << p_.f
         << " fp32 complex multiply-adds per value; Note [small-K products]; "
         << (small_k_pinned() ? "pinned" : opts_.autotune ? "timed against the CGEMM" : "model: f <= " + std::to_string(kMaxSmallK))
         << "), inverted by the " << family_name_standard() << " inverse; " << chunk_ << " images per chunk of " << units_;

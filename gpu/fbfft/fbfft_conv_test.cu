@@ -370,8 +370,9 @@ TEST_SUITE("gpu") {
     }
     CHECK(pinned == 16 * 2 * 3 * 2);
     // Where the Stockham rectangle has at most half the frequencies of the others it is timed beside
-    // them and the fastest kept: 5x40 against 8x64; 3x70 against 128x128 (4x128 has no kernel).
-    check_measured_bases({{"S=2,f=4,fo=4,h=3,w=70,k=3", {"128x128", "3x70"}},
+    // them and the fastest kept: 5x40 against 8x64; 3x70 against 128x128 (4x128 has no kernel) and
+    // the smooth 72x72.
+    check_measured_bases({{"S=2,f=4,fo=4,h=3,w=70,k=3", {"128x128", "72x72", "3x70"}},
                           {"S=2,f=4,fo=4,h=5,w=40,k=3", {"8x64", "5x40"}},
                           {"S=2,f=4,fo=4,h=3,w=38,k=3,p=1,pad=mirror", {"8x64", "5x40"}}});
     // A pin that is not 7-smooth is refused with the field's name.
