@@ -912,8 +912,9 @@ class FbfftConvPlan final : public Plan {
   // always forks (its two forwards are alike; 1.10× faster in geometric mean), so it is not timed.
   static constexpr double kForkMargin = 0.92;
   // Times the whole pass as a CUDA graph on synthetic operands (uniform in [-1, 1)): forked against
-  // one stream (Note [forked transforms]) and fp32 against 3xtf32 products (Note [product precision]).
-  void tune_pass(bool fork, bool math, bool products_where) {
+  // one stream (Note [forked transforms]), fp32 against 3xtf32 products (Note [product precision]),
+  // and the CGEMM against the small-K kernel (Note [small-K products]).
+  void tune_pass(bool fork, bool math, bool small_k) {
     const ConvProblem& p = p_;
     DeviceBuffer x, w, g, r;
     try {
@@ -942,7 +943,7 @@ class FbfftConvPlan final : public Plan {
     };
     std::ostringstream note;
     note << (tune_note_.empty() ? "" : "; ");
-    if (products_where) small_k_ = false;  // the fork and the precision with the CGEMM
+    if (small_k) small_k_ = false;  // the fork and the precision with the CGEMM
     double best = time_graph();
     if (fork) {
       std::unique_ptr<StreamFork> keep = std::move(fork_);
@@ -964,7 +965,7 @@ class FbfftConvPlan final : public Plan {
       math_note_ = "timed";
       best = math_ == ProductMath::tf32x3 ? t3 : t32;
     }
-    if (products_where) {  // Note [small-K products]: the CGEMM above against the small-K kernel
+    if (small_k) {  // Note [small-K products]: the CGEMM above against the small-K kernel
       small_k_ = true;
       const double t = time_graph();
       note << (fork || math ? "; " : "") << "products by CGEMM " << best << " ms, small-K kernel " << t << " ms";
