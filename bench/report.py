@@ -498,6 +498,13 @@ SECTIONS = [
      lambda R: layers_table(R["h100/layers_modern.json"]),
      "`bench layers --set modern`: common dense layers beyond the paper's, all three passes, strict fp32 for our "
      "backends; `auto` beside the backends it chooses among."),
+    ("Paper Table 4 and the modern layers on the H200", ["h200/layers.json", "h200/layers_modern.json"],
+     lambda R: sum((layers_table(R[n]) + [""] for n in ("h200/layers.json", "h200/layers_modern.json") if n in R), [])[:-1],
+     "The same benchmarks on an H200 (the H100's sections above are the reference; compare times only within "
+     "one device and run)."),
+    ("Depthwise, strided and dilated layers on the H200", ["h200/layers_depthwise.json"],
+     lambda R: layers_table(R["h200/layers_depthwise.json"]),
+     "`bench layers --set depthwise` on an H200."),
     ("Large images and large kernels on the H100", ["h100/layers_large.json"],
      lambda R: layers_table(R["h100/layers_large.json"], memory=True),
      "`bench layers --set large --tile auto`: each backend untiled and with `tile=auto` (the shared tiling planner's "
