@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 #include <sstream>
 #include <utility>
@@ -145,9 +146,9 @@ class FbfftConvPlan final : public Plan {
       if (opts_.autotune) tune_transforms();
       resolve_math();
       const bool tune_fork = options_.fork == Fork::automatic && pass_ != Pass::accgrad;
+      const bool tune_math = opts_.math == ProductMath::automatic && !small_k_pinned();
       const bool tune_products = options_.products == Products::automatic && small_k_;
-      if (opts_.autotune && (tune_fork || (opts_.math == ProductMath::automatic && !small_k_pinned()) || tune_products))
-        tune_pass(tune_fork, opts_.math == ProductMath::automatic && !small_k_pinned(), tune_products);
+      if (opts_.autotune && (tune_fork || tune_math || tune_products)) tune_pass(tune_fork, tune_math, tune_products);
       if (opts_.autotune) remember_tuning(key);
     }
     if (small_k_) {
@@ -208,7 +209,7 @@ class FbfftConvPlan final : public Plan {
       s << "; products by the small-K kernel from the freq_major spectra into the standard layout [plane][freq] (" << p_.f
         << " fp32 complex multiply-adds per value; Note [small-K products]; "
         << (small_k_pinned() ? "pinned" : opts_.autotune ? "timed against the CGEMM" : "model: f <= " + std::to_string(kMaxSmallK))
-        << "), inverted by the " << family_name_standard() << " inverse; " << chunk_ << " images per chunk of " << units_;
+        << "), inverted by the " << family_name(true, fbfft::Layout::standard) << " inverse; " << chunk_ << " images per chunk of " << units_;
       return;
     }
     s << "; spectra in freq_major layout [freq][plane] consumed in place by the products (math " << to_string(math_)
@@ -234,20 +235,13 @@ class FbfftConvPlan final : public Plan {
       << math_note_;
   }
 
-  // The standard layout's automatic inverse family (the small-K products').
-  std::string family_name_standard() const {
+  // The transforms' family in the spectra's layout, or in `layout` with its automatic family (the
+  // small-K products' inverse). describe() must not throw: it is called from reporting code, and a
+  // basis without a kernel says so.
+  std::string family_name(bool inverse, std::optional<fbfft::Layout> layout = std::nullopt) const {
     try {
-      return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::standard, true));
-    } catch (const std::exception& e) {
-      return std::string("no (") + e.what() + ")";
-    }
-  }
-  // The transforms' family in the spectra's layout (describe() must not throw: it is called from
-  // reporting code, and a basis without a kernel says so).
-  std::string family_name(bool inverse) const {
-    try {
-      return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, inverse ? inv_kernel_ : fwd_kernel_, spectra_layout(),
-                                                    inverse));
+      const fbfft::Kernel k = layout ? fbfft::Kernel::automatic : inverse ? inv_kernel_ : fwd_kernel_;
+      return fbfft::to_string(fbfft::resolve_kernel(n_h_, n_w_, k, layout.value_or(spectra_layout()), inverse));
     } catch (const std::exception& e) {
       return std::string("no (") + e.what() + ")";
     }
@@ -722,30 +716,21 @@ class FbfftConvPlan final : public Plan {
     a.x = x, a.w = w, a.c = dst, a.ld_x = chunk_ * p_.f, a.ld_w = p_.fo * p_.f, a.images = sc, a.m = p_.fo;
     a.freqs = freqs_, a.k = static_cast<int>(p_.f);
     step("PROD C", st, [&] { small_k_products(a, st); });
-    product_flops_ += 8.0 * double(sc) * double(p_.fo) * double(p_.f) * double(freqs_);
+    product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
   }
 
-  // (src in the freq_major layout at frequency stride ld, or the standard one: the small-K products)
+  // (src in the freq_major layout at frequency stride ld, or the standard one: the small-K products,
+  // inverted by the layout's automatic family)
   void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
                int64_t off_w, cudaStream_t st, fbfft::Layout layout = fbfft::Layout::freq_major) const {
-    fbfft::InverseArgs v = inverse_args(src, batch, ld, dst, out_h, out_w, off_h, off_w);
-    if (layout == fbfft::Layout::standard) v.layout = layout, v.kernel = fbfft::Kernel::automatic;
-    if (inv_window_ && fbfft::window_supported(v))
-      step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
-    else
-      step("IFFT C", st, [&] { fbfft::inverse(v, st); });
-  }
-
-  fbfft::InverseArgs inverse_args(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w,
-                                  int64_t off_h, int64_t off_w) const {
     fbfft::InverseArgs v;
     v.batch = batch;
     v.n_h = n_h_;
     v.n_w = n_w_;
     v.input = src;
-    v.layout = fbfft::Layout::freq_major;
+    v.layout = layout;
     v.ld_batch = ld;
-    v.kernel = inv_kernel_;
+    v.kernel = layout == fbfft::Layout::freq_major ? inv_kernel_ : fbfft::Kernel::automatic;
     v.dependent_launch = dependent_;
     v.output = dst;
     v.out_h = out_h;
@@ -757,7 +742,10 @@ class FbfftConvPlan final : public Plan {
     v.scale = 1.0f / float(int64_t(n_h_) * n_w_);
     v.window_exact = inv_window_exact_;
     v.window_split = inv_window_split_;
-    return v;
+    if (inv_window_ && fbfft::window_supported(v))
+      step("IDFT C", st, [&] { fbfft::inverse_window(v, st); });
+    else
+      step("IFFT C", st, [&] { fbfft::inverse(v, st); });
   }
 
   // One strided-batched CGEMM over the frequencies (Note [fbfft CGEMM without transpositions]).
