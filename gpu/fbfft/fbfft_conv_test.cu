@@ -682,7 +682,7 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p, Pass::fprop, bad), doctest::Contains("extra[\"launch\"]"), InvalidArgument);
   }
 
-  TEST_CASE("fbfft conv: the small-K products (Note [small-K products]) on 32x32, 64x64, 128x128 and smooth bases, in chunks; typed errors where they cannot run") {
+  TEST_CASE("fbfft conv: the small-K products (Note [small-K products]) on 32x32, 64x64 and 128x128 bases and the autotuned one, in chunks; typed errors where they cannot run") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     for (const char* spec : {"S=3,f=1,fo=5,h=30,w=30,kh=13,kw=13,ph=0,pw=0,pad=zero",
                              "S=5,f=3,fo=7,h=40,w=37,kh=9,kw=9,ph=2,pw=3,pad=zero",
