@@ -46,4 +46,10 @@ class CudaError : public Error {
   using Error::Error;
 };
 
+// Throws InvalidArgument("<who>: <field>=<value> <why>"), the message form of every argument check.
+[[noreturn]] inline void throw_invalid_argument(const std::string& who, const std::string& field, long long value,
+                                                const std::string& why) {
+  throw InvalidArgument(who + ": " + field + "=" + std::to_string(value) + " " + why);
+}
+
 }  // namespace fftconv

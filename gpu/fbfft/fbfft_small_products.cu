@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kThreads) small_k_kernel(SmallProducts a) {
 }
 
 [[noreturn]] void bad(const std::string& field, int64_t value, const std::string& why) {
-  throw InvalidArgument("small_k_products: " + field + "=" + std::to_string(value) + " " + why);
+  throw_invalid_argument("small_k_products", field, value, why);
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ const detail::Launcher& launcher_or_throw(int n_h, int n_w, Kernel kernel, Layou
 }
 
 [[noreturn]] void bad(const std::string& field, int64_t value, const std::string& why) {
-  throw InvalidArgument("fbfft: " + field + "=" + std::to_string(value) + " " + why);
+  throw_invalid_argument("fbfft", field, value, why);
 }
 
 void validate_common(int64_t batch, int n_h, int n_w, Layout layout, int64_t ld_batch, bool null_data) {

@@ -252,7 +252,7 @@ void launch(const FusedTilesArgs& a, int nt, cudaStream_t stream) {
 }
 
 [[noreturn]] void bad(const std::string& field, int64_t value, const std::string& why) {
-  throw InvalidArgument("fbfft: fused tiles: " + field + "=" + std::to_string(value) + " " + why);
+  throw_invalid_argument("fbfft: fused tiles", field, value, why);
 }
 
 void validate_axis(const TileAxis& ax, int64_t k, int n, int64_t out, const char* name) {
