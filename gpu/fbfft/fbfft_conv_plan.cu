@@ -206,10 +206,20 @@ class FbfftConvPlan final : public Plan {
       s << "; " << (pass_ == Pass::accgrad ? "gradOutput" : "weight") << " transform on a second stream beside the "
         << (pass_ == Pass::bprop ? "gradOutput" : "input") << " transform (Note [forked transforms])";
     if (small_k_) {
-      s << "; products by the small-K kernel from the freq_major spectra into the standard layout [plane][freq] (" << p_.f
-        << " fp32 complex multiply-adds per value; Note [small-K products]; "
-        << (small_k_pinned() ? "pinned" : opts_.autotune ? "timed against the CGEMM" : "model: f <= " + std::to_string(kMaxSmallK))
-        << "), inverted by the " << family_name(true, fbfft::Layout::standard) << " inverse; " << chunk_ << " images per chunk of " << units_;
+      const std::string how = small_k_pinned()  ? "pinned"
+                              : opts_.autotune ? "timed against the CGEMM"
+                                               : "model: f <= " + std::to_string(kMaxSmallK);
+      if (pass_ == Pass::fprop)
+        s << "; products by the small-K kernel from the freq_major spectra into the standard layout [plane][freq] ("
+          << p_.f << " fp32 complex multiply-adds per value";
+      else
+        s << "; gradOutput spectra by the " << family_name(false, fbfft::Layout::standard)
+          << " forward in the standard layout [plane][freq], products by the small-K kernel against the freq_major "
+          << (pass_ == Pass::bprop ? "weight spectra into the standard layout (" : "input spectra into the freq_major layout (")
+          << (pass_ == Pass::bprop ? p_.fo : chunk_) << " fp32 complex multiply-adds per value";
+      s << "; Note [small-K products]; " << how << ")";
+      if (pass_ != Pass::accgrad) s << ", inverted by the " << family_name(true, fbfft::Layout::standard) << " inverse";
+      s << "; " << chunk_ << " images per chunk of " << units_;
       return;
     }
     s << "; spectra in freq_major layout [freq][plane] consumed in place by the products (math " << to_string(math_)
@@ -677,8 +687,11 @@ class FbfftConvPlan final : public Plan {
   }
 
   // --- building blocks -------------------------------------------------------------------------
+  // (dst in the freq_major layout at frequency stride ld by the tuned family, or in the standard one
+  // by its automatic family: gradOutput's spectra for the small-K products)
   fbfft::ForwardArgs forward_args(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h,
-                                  int64_t off_w, float2* dst, int64_t ld) const {
+                                  int64_t off_w, float2* dst, int64_t ld,
+                                  fbfft::Layout layout = fbfft::Layout::freq_major) const {
     fbfft::ForwardArgs f;
     f.batch = batch;
     f.n_h = n_h_;
@@ -691,9 +704,9 @@ class FbfftConvPlan final : public Plan {
     f.off_h = off_h;
     f.off_w = off_w;
     f.output = dst;
-    f.layout = fbfft::Layout::freq_major;
-    f.ld_batch = ld;
-    f.kernel = fwd_kernel_;
+    f.layout = layout;
+    f.ld_batch = layout == fbfft::Layout::freq_major ? ld : 0;
+    f.kernel = layout == fbfft::Layout::freq_major ? fwd_kernel_ : fbfft::Kernel::automatic;
     f.dependent_launch = dependent_;
     return f;
   }
@@ -705,8 +718,9 @@ class FbfftConvPlan final : public Plan {
   }
 
   void forward(const float* src, int64_t batch, int64_t in_h, int64_t in_w, int64_t off_h, int64_t off_w, float2* dst,
-               int64_t ld, cudaStream_t st, const char* name = "FFT A") const {
-    step(name, st, [&] { fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld), st); });
+               int64_t ld, cudaStream_t st, const char* name = "FFT A",
+               fbfft::Layout layout = fbfft::Layout::freq_major) const {
+    step(name, st, [&] { fbfft::forward(forward_args(src, batch, in_h, in_w, off_h, off_w, dst, ld, layout), st); });
   }
 
   // The fprop's products of images [0, sc) of the chunk by the small-K kernel into `dst`, standard
@@ -716,6 +730,23 @@ class FbfftConvPlan final : public Plan {
     a.x = x, a.w = w, a.c = dst, a.ld_x = chunk_ * p_.f, a.ld_w = p_.fo * p_.f, a.images = sc, a.m = p_.fo;
     a.freqs = freqs_, a.k = static_cast<int>(p_.f);
     step("PROD C", st, [&] { small_k_products(a, st); });
+    product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
+  }
+
+  // bprop's (g = gradOutput's spectra of the chunk's sc images, b = the weight spectra; c standard,
+  // [s*f + i][freq]) or accGrad's products (b = the input spectra; c freq_major [freq][o*f + i],
+  // accumulated after the first chunk) by the small-K kernel (Note [small-K products]).
+  void small_grad_products(const float2* g, const float2* b, int64_t sc, bool accumulate, float2* c,
+                           cudaStream_t st) const {
+    SmallGradProducts a;
+    a.g = g, a.b = b, a.c = c, a.freqs = freqs_, a.k = static_cast<int>(p_.f), a.accumulate = accumulate;
+    if (pass_ == Pass::bprop) {
+      a.rows = sc, a.red = p_.fo, a.g_row = p_.fo, a.g_red = 1, a.ld_b = p_.fo * p_.f, a.c_plane = freqs_, a.c_freq = 1;
+    } else {
+      a.rows = p_.fo, a.red = sc, a.g_row = 1, a.g_red = p_.fo, a.ld_b = chunk_ * p_.f, a.c_plane = 1,
+      a.c_freq = p_.fo * p_.f, a.conj_g = true;
+    }
+    step("PROD C", st, [&] { small_k_grad_products(a, st); });
     product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
   }
 
@@ -807,11 +838,12 @@ class FbfftConvPlan final : public Plan {
   // The pass's product at a full chunk, for the precision model (products::model_choice).
   products::StridedBatch representative_product() const { return products::pass_product(p_, pass_, chunk_, freqs_); }
 
-  // Whether the small-K kernel can run the products (Note [small-K products]): an untiled fprop with
-  // at most kMaxSmallK input channels, its result not to a small window (whose pruned inverse reads
-  // the freq_major layout), on a basis with a standard-layout inverse.
+  // Whether the small-K kernels can run the products (Note [small-K products]): an untiled pass with
+  // at most kMaxSmallK input channels on a basis with standard-layout transforms; fprop's and bprop's
+  // result not to a small window (whose pruned inverse reads the freq_major layout; accGrad's
+  // products write that layout).
   bool small_k_possible() const {
-    return pass_ == Pass::fprop && !tiled_ && !fused_ && p_.f <= kMaxSmallK && !inverse_window_possible() &&
+    return !tiled_ && !fused_ && p_.f <= kMaxSmallK && (pass_ == Pass::accgrad || !inverse_window_possible()) &&
            fbfft::supported(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::standard);
   }
   bool small_k_pinned() const { return options_.products == Products::smallk; }
@@ -820,9 +852,12 @@ class FbfftConvPlan final : public Plan {
   void resolve_products() {
     const bool fp32 = opts_.math == ProductMath::automatic || opts_.math == ProductMath::fp32;
     if (small_k_pinned() && !small_k_possible())
-      throw Unsupported("fbfft: extra[\"products\"]=smallk needs an untiled fprop with f <= " + std::to_string(kMaxSmallK) +
-                        " (f=" + std::to_string(p_.f) + ") and an output larger than " +
-                        std::to_string(fbfft::kMaxWindow) + "x" + std::to_string(fbfft::kMaxWindow));
+      throw Unsupported("fbfft: extra[\"products\"]=smallk needs an untiled pass with f <= " + std::to_string(kMaxSmallK) +
+                        " (f=" + std::to_string(p_.f) + ")" +
+                        (pass_ == Pass::accgrad ? std::string()
+                                                : " and an output larger than " + std::to_string(fbfft::kMaxWindow) + "x" +
+                                                      std::to_string(fbfft::kMaxWindow)) +
+                        ", on a basis with standard-layout transforms");
     if (small_k_pinned() && !fp32)
       throw Unsupported("fbfft: extra[\"products\"]=smallk computes in fp32, not math=" + std::string(to_string(opts_.math)));
     small_k_ = options_.products != Products::gemm && fp32 && small_k_possible();
@@ -869,10 +904,12 @@ class FbfftConvPlan final : public Plan {
     }
   }
 
-  // (operand A of bprop, B of accGrad: `name` is its breakdown step)
+  // (operand A of bprop, B of accGrad: `name` is its breakdown step; the standard layout for the
+  // small-K products)
   void transform_grad(const float* g, int64_t s0, int64_t sc, float2* dst, cudaStream_t st, const char* name) const {
     const int64_t oh = p_.out_h(), ow = p_.out_w();
-    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st, name);
+    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st, name,
+            small_k_ ? fbfft::Layout::standard : fbfft::Layout::freq_major);
   }
 
   // The stream of the branch that runs beside the caller's stream until merge() (Note [forked
@@ -989,13 +1026,18 @@ class FbfftConvPlan final : public Plan {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_grad(g, s0, sc, b.spec_a, st, "FFT A");
       if (s0 == 0) merge(st);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
-           b.spec_c, p.f, chunk_ * p.f);
+      if (small_k_)  // Note [small-K products]
+        small_grad_products(b.spec_a, b.spec_w, sc, false, b.spec_c, st);
+      else
+        gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
+             b.spec_c, p.f, chunk_ * p.f);
       float* out = gx + s0 * p.f * p.h * p.w;
+      const fbfft::Layout layout = small_k_ ? fbfft::Layout::standard : fbfft::Layout::freq_major;
+      const int64_t ld = small_k_ ? 0 : chunk_ * p.f;
       if (p.padding == Padding::zero) {  // P^T is the crop: store the window [ph, ph+h)×[pw, pw+w)
-        inverse(b.spec_c, sc * p.f, chunk_ * p.f, out, p.h, p.w, p.ph, p.pw, st);
+        inverse(b.spec_c, sc * p.f, ld, out, p.h, p.w, p.ph, p.pw, st, layout);
       } else {  // the padded grid, then the fold
-        inverse(b.spec_c, sc * p.f, chunk_ * p.f, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st);
+        inverse(b.spec_c, sc * p.f, ld, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st, layout);
         step("FOLD C", st, [&] { fold_planes(b.real_c, sc * p.f, p, out, st); });
       }
     }
@@ -1008,8 +1050,11 @@ class FbfftConvPlan final : public Plan {
       transform_grad(g, s0, sc, b.spec_b, branch(st), "FFT B");
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
       merge(st);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, sc, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo,
-           s0 > 0, b.spec_c, p.f, p.fo * p.f);
+      if (small_k_)  // Note [small-K products]
+        small_grad_products(b.spec_b, b.spec_a, sc, s0 > 0, b.spec_c, st);
+      else
+        gemm(CUBLAS_OP_N, CUBLAS_OP_C, p.f, p.fo, sc, b.spec_a, p.f, chunk_ * p.f, b.spec_b, p.fo, chunk_ * p.fo,
+             s0 > 0, b.spec_c, p.f, p.fo * p.f);
     }
     inverse(b.spec_c, p.fo * p.f, p.fo * p.f, gw, p.kh, p.kw, 0, 0, st);
   }

@@ -20,8 +20,8 @@ namespace fftconv::fbfft_conv {
 // transforms without programmatic dependent launch (default dependent, Note [dependent launch]);
 // fused=on runs a tiled fprop as one fused kernel (Note [fused tiles]; Unsupported where it cannot),
 // auto wherever it can, off (the default) as transforms, CGEMM and inverse; products=smallk runs an
-// untiled fprop's products of few input channels as the small-K kernel and the standard-layout
-// inverse (Note [small-K products]; Unsupported where it cannot), gemm keeps the CGEMM, auto (the
+// untiled pass's products of few input channels as the small-K kernels beside standard-layout
+// transforms (Note [small-K products]; Unsupported where it cannot), gemm keeps the CGEMM, auto (the
 // default) times both where the kernel can.
 enum class Fork { automatic, on, off };
 enum class Fused { automatic, on, off };

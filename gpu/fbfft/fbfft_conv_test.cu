@@ -682,7 +682,7 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(p, Pass::fprop, bad), doctest::Contains("extra[\"launch\"]"), InvalidArgument);
   }
 
-  TEST_CASE("fbfft conv: the small-K products (Note [small-K products]) on 32x32, 64x64 and 128x128 bases and the autotuned one, in chunks; typed errors where they cannot run") {
+  TEST_CASE("fbfft conv: the small-K products (Note [small-K products]) of every pass on 32x32, 64x64 and 128x128 bases and the autotuned one, in chunks; typed errors where they cannot run") {
     FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
     for (const char* spec : {"S=3,f=1,fo=5,h=30,w=30,kh=13,kw=13,ph=0,pw=0,pad=zero",
                              "S=5,f=3,fo=7,h=40,w=37,kh=9,kw=9,ph=2,pw=3,pad=zero",
@@ -691,29 +691,34 @@ TEST_SUITE("gpu") {
                              "S=17,f=3,fo=19,h=27,w=27,kh=7,kw=7,ph=3,pw=3,pad=zero"}) {
       const ConvProblem p = ConvProblem::parse(spec);
       CAPTURE(spec);
-      PlanOptions o;
-      o.autotune = false;
-      o.extra["products"] = "smallk";
-      const std::size_t full = fbfft_backend().plan(p, Pass::fprop, o)->workspace_bytes();
-      for (bool chunks : {false, true}) {
-        CAPTURE(chunks);
-        o.workspace_limit = chunks ? full * 2 / 3 : 0;
-        const std::string d = check_plan(p, Pass::fprop, o, untiled_basis_elems(p));
-        CHECK(d.find("products by the small-K kernel") != std::string::npos);
-        CHECK(d.find("CGEMM") == std::string::npos);
-        if (chunks) CHECK(fbfft_backend().plan(p, Pass::fprop, o)->workspace_bytes() <= o.workspace_limit);
+      for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+        CAPTURE(to_string(pass));
+        PlanOptions o;
+        o.autotune = false;
+        o.extra["products"] = "smallk";
+        const std::size_t full = fbfft_backend().plan(p, pass, o)->workspace_bytes();
+        for (bool chunks : {false, true}) {
+          CAPTURE(chunks);
+          o.workspace_limit = chunks ? full * 2 / 3 : 0;
+          const std::string d = check_plan(p, pass, o, untiled_basis_elems(p));
+          CHECK(d.find("products by the small-K kernel") != std::string::npos);
+          CHECK(d.find("CGEMM") == std::string::npos);
+          if (chunks) CHECK(fbfft_backend().plan(p, pass, o)->workspace_bytes() <= o.workspace_limit);
+        }
+        // auto with autotune times both and says so; its result is right either way
+        const std::string tuned = check_plan(p, pass, PlanOptions{}, untiled_basis_elems(p));
+        CHECK(tuned.find("products by CGEMM ") != std::string::npos);
       }
-      // auto with autotune times both and says so; its result is right either way
-      const std::string tuned = check_plan(p, Pass::fprop, PlanOptions{}, untiled_basis_elems(p));
-      CHECK(tuned.find("products by CGEMM ") != std::string::npos);
     }
     PlanOptions pin;
     pin.extra["products"] = "smallk";
     const ConvProblem wide = ConvProblem::parse("S=2,f=5,fo=3,h=20,w=20,kh=5,kw=5,ph=0,pw=0,pad=zero");
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(wide, Pass::fprop, pin), doctest::Contains("f=5"), Unsupported);
     const ConvProblem narrow = ConvProblem::parse("S=2,f=3,fo=3,h=20,w=20,kh=5,kw=5,ph=0,pw=0,pad=zero");
-    CHECK_THROWS_AS(fbfft_backend().plan(narrow, Pass::bprop, pin), Unsupported);
-    CHECK_NOTHROW(fbfft_backend().plan(narrow, Pass::fprop, pin));
+    for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) CHECK_NOTHROW(fbfft_backend().plan(narrow, pass, pin));
+    PlanOptions tiled = pin;
+    tiled.tile = TileSpec::parse("16");
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(narrow, Pass::bprop, tiled), doctest::Contains("untiled"), Unsupported);
     pin.math = ProductMath::tf32;  // the kernel computes in fp32: a pinned tf32 is not served by it
     CHECK_THROWS_WITH_AS(fbfft_backend().plan(narrow, Pass::fprop, pin), doctest::Contains("math=tf32"), Unsupported);
     pin.extra.erase("products");
@@ -732,6 +737,16 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_conv::small_k_products(a, nullptr), doctest::Contains("ld_x=5"), InvalidArgument);
     a.ld_x = 6, a.x = nullptr;
     CHECK_THROWS_AS(fbfft_conv::small_k_products(a, nullptr), InvalidArgument);
+    fbfft_conv::SmallGradProducts ga;
+    ga.g = ga.b = reinterpret_cast<const float2*>(16);
+    ga.c = reinterpret_cast<float2*>(16);
+    ga.rows = 2, ga.red = 4, ga.freqs = 10, ga.k = 3, ga.ld_b = 11, ga.g_row = 4, ga.g_red = 1, ga.c_plane = 10,
+    ga.c_freq = 1;
+    CHECK_THROWS_WITH_AS(fbfft_conv::small_k_grad_products(ga, nullptr), doctest::Contains("ld_b=11"), InvalidArgument);
+    ga.ld_b = 12, ga.k = 0;
+    CHECK_THROWS_WITH_AS(fbfft_conv::small_k_grad_products(ga, nullptr), doctest::Contains("k=0"), InvalidArgument);
+    ga.k = 3, ga.c_freq = 0;
+    CHECK_THROWS_WITH_AS(fbfft_conv::small_k_grad_products(ga, nullptr), doctest::Contains("c_freq=0"), InvalidArgument);
   }
 
   TEST_CASE("fbfft conv breakdown times every step of every pass, untiled and tiled, on one stream") {
@@ -763,7 +778,7 @@ TEST_SUITE("gpu") {
         CHECK(has(t, "FFT A"));
         CHECK((has(t, "FFT B") || has(t, "DFT B")));
         // (an untiled fprop of few input channels may run the small-K kernel, Note [small-K products])
-        CHECK((has(t, "CGEMM") || (!tiled && pass == Pass::fprop && p.f <= fbfft_conv::kMaxSmallK && has(t, "PROD C"))));
+        CHECK((has(t, "CGEMM") || (!tiled && p.f <= fbfft_conv::kMaxSmallK && has(t, "PROD C"))));
         CHECK((has(t, "IFFT C") || has(t, "IDFT C")));
         if (tiled) {
           CHECK(has(t, "GATHER A"));

@@ -1,5 +1,6 @@
-// The fprop products of few input channels as one kernel that writes the product spectra plane by
-// plane, for the standard-layout inverse (Note [small-K products]).
+// The products of few input channels as kernels that bypass the CGEMM (Note [small-K products]): the
+// fprop's, written plane by plane for the standard-layout inverse, and bprop's and accGrad's, which
+// read gradOutput's spectra plane by plane.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -25,5 +26,22 @@ struct SmallProducts {
 // Throws InvalidArgument naming the field for k outside 1..kMaxSmallK, short strides or null
 // pointers; CudaError on a failed launch.
 void small_k_products(const SmallProducts& a, cudaStream_t stream);
+
+// c[(r*k + i)*c_plane + q*c_freq] (+)= sum_{t<red} g'[(r*g_row + t*g_red)*freqs + q] b[q*ld_b + t*k + i]
+// for r < rows, i < k, q < freqs, with g' = conj(g) when conj_g: gradOutput's spectra g in the standard
+// layout against a freq_major operand of k <= kMaxSmallK columns. bprop: r = image, t = output channel,
+// b = the weight spectra; accGrad: r = output channel, t = image, b = the input spectra, conj_g.
+struct SmallGradProducts {
+  const float2* g = nullptr;
+  const float2* b = nullptr;
+  float2* c = nullptr;
+  int64_t g_row = 0, g_red = 0, ld_b = 0, c_plane = 0, c_freq = 0;
+  int64_t rows = 0, red = 0, freqs = 0;
+  int k = 0;
+  bool conj_g = false, accumulate = false;
+};
+
+// Throws like small_k_products (fields rows, red, ld_b, g_row, g_red, c_plane, c_freq).
+void small_k_grad_products(const SmallGradProducts& a, cudaStream_t stream);
 
 }  // namespace fftconv::fbfft_conv
