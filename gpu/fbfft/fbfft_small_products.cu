@@ -137,13 +137,18 @@ __global__ void __launch_bounds__(kThreads) small_k_grad_kernel(SmallGradProduct
   throw_invalid_argument("small_k_products", field, value, why);
 }
 
+// The checks both launches share.
+void check_k_freqs(int k, int64_t freqs) {
+  if (k < 1 || k > kMaxSmallK) bad("k", k, "must be in 1.." + std::to_string(kMaxSmallK));
+  if (freqs < 1) bad("freqs", freqs, "must be >= 1");
+}
+
 }  // namespace
 
 void small_k_products(const SmallProducts& a, cudaStream_t stream) {
-  if (a.k < 1 || a.k > kMaxSmallK) bad("k", a.k, "must be in 1.." + std::to_string(kMaxSmallK));
+  check_k_freqs(a.k, a.freqs);
   if (a.images < 0) bad("images", a.images, "must be >= 0");
   if (a.m < 1) bad("m", a.m, "must be >= 1");
-  if (a.freqs < 1) bad("freqs", a.freqs, "must be >= 1");
   if (a.ld_x < a.images * a.k) bad("ld_x", a.ld_x, "must be >= images * k (" + std::to_string(a.images * a.k) + ")");
   if (a.ld_w < a.m * a.k) bad("ld_w", a.ld_w, "must be >= m * k (" + std::to_string(a.m * a.k) + ")");
   if (a.images == 0) return;
@@ -156,10 +161,9 @@ void small_k_products(const SmallProducts& a, cudaStream_t stream) {
 }
 
 void small_k_grad_products(const SmallGradProducts& a, cudaStream_t stream) {
-  if (a.k < 1 || a.k > kMaxSmallK) bad("k", a.k, "must be in 1.." + std::to_string(kMaxSmallK));
+  check_k_freqs(a.k, a.freqs);
   if (a.rows < 0) bad("rows", a.rows, "must be >= 0");
   if (a.red < 1) bad("red", a.red, "must be >= 1");
-  if (a.freqs < 1) bad("freqs", a.freqs, "must be >= 1");
   if (a.ld_b < a.red * a.k) bad("ld_b", a.ld_b, "must be >= red * k (" + std::to_string(a.red * a.k) + ")");
   if (a.g_row < 1 || a.g_red < 1) bad(a.g_row < 1 ? "g_row" : "g_red", a.g_row < 1 ? a.g_row : a.g_red, "must be >= 1");
   if (a.c_plane < 1 || a.c_freq < 1) bad(a.c_plane < 1 ? "c_plane" : "c_freq", a.c_plane < 1 ? a.c_plane : a.c_freq, "must be >= 1");
