@@ -750,8 +750,8 @@ class FbfftConvPlan final : public Plan {
     product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
   }
 
-  // (src in the freq_major layout at frequency stride ld, or the standard one: the small-K products,
-  // inverted by the layout's automatic family)
+  // (src in the freq_major layout at frequency stride ld by the tuned family, or in the standard one,
+  // ld unused, by its automatic family: the small-K products)
   void inverse(const float2* src, int64_t batch, int64_t ld, float* dst, int64_t out_h, int64_t out_w, int64_t off_h,
                int64_t off_w, cudaStream_t st, fbfft::Layout layout = fbfft::Layout::freq_major) const {
     fbfft::InverseArgs v;
@@ -760,7 +760,7 @@ class FbfftConvPlan final : public Plan {
     v.n_w = n_w_;
     v.input = src;
     v.layout = layout;
-    v.ld_batch = ld;
+    v.ld_batch = layout == fbfft::Layout::freq_major ? ld : 0;
     v.kernel = layout == fbfft::Layout::freq_major ? inv_kernel_ : fbfft::Kernel::automatic;
     v.dependent_launch = dependent_;
     v.output = dst;
@@ -847,6 +847,9 @@ class FbfftConvPlan final : public Plan {
            fbfft::supported(n_h_, n_w_, fbfft::Kernel::automatic, fbfft::Layout::standard);
   }
   bool small_k_pinned() const { return options_.products == Products::smallk; }
+  // The layout of the spectra that meet the small-K kernels (fprop's products, bprop's and accGrad's
+  // gradOutput spectra, bprop's products); freq_major for the CGEMM.
+  fbfft::Layout products_layout() const { return small_k_ ? fbfft::Layout::standard : fbfft::Layout::freq_major; }
   // Pinned by extra["products"], else the small-K kernel where it can until tune_pass times both. Its
   // products are fp32: a pinned tf32 or 3xtf32 keeps the CGEMM.
   void resolve_products() {
@@ -908,8 +911,7 @@ class FbfftConvPlan final : public Plan {
   // small-K products)
   void transform_grad(const float* g, int64_t s0, int64_t sc, float2* dst, cudaStream_t st, const char* name) const {
     const int64_t oh = p_.out_h(), ow = p_.out_w();
-    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st, name,
-            small_k_ ? fbfft::Layout::standard : fbfft::Layout::freq_major);
+    forward(g + s0 * p_.fo * oh * ow, sc * p_.fo, oh, ow, 0, 0, dst, chunk_ * p_.fo, st, name, products_layout());
   }
 
   // The stream of the branch that runs beside the caller's stream until merge() (Note [forked
@@ -1008,14 +1010,12 @@ class FbfftConvPlan final : public Plan {
       const int64_t sc = std::min(chunk_, p.S - s0);
       transform_input(x, s0, sc, b.real_a, b.spec_a, st);
       if (s0 == 0) merge(st);
-      if (small_k_) {  // Note [small-K products]
+      if (small_k_)  // Note [small-K products]
         small_products(b.spec_a, b.spec_w, sc, b.spec_c, st);
-        inverse(b.spec_c, sc * p.fo, 0, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st, fbfft::Layout::standard);
-        continue;
-      }
-      gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, sc, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
-           b.spec_c, p.fo, chunk_ * p.fo);
-      inverse(b.spec_c, sc * p.fo, chunk_ * p.fo, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st);
+      else
+        gemm(CUBLAS_OP_C, CUBLAS_OP_N, p.fo, sc, p.f, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.f, chunk_ * p.f, false,
+             b.spec_c, p.fo, chunk_ * p.fo);
+      inverse(b.spec_c, sc * p.fo, chunk_ * p.fo, y + s0 * p.fo * oh * ow, oh, ow, 0, 0, st, products_layout());
     }
   }
 
@@ -1032,12 +1032,10 @@ class FbfftConvPlan final : public Plan {
         gemm(CUBLAS_OP_N, CUBLAS_OP_N, p.f, sc, p.fo, b.spec_w, p.f, p.fo * p.f, b.spec_a, p.fo, chunk_ * p.fo, false,
              b.spec_c, p.f, chunk_ * p.f);
       float* out = gx + s0 * p.f * p.h * p.w;
-      const fbfft::Layout layout = small_k_ ? fbfft::Layout::standard : fbfft::Layout::freq_major;
-      const int64_t ld = small_k_ ? 0 : chunk_ * p.f;
       if (p.padding == Padding::zero) {  // P^T is the crop: store the window [ph, ph+h)×[pw, pw+w)
-        inverse(b.spec_c, sc * p.f, ld, out, p.h, p.w, p.ph, p.pw, st, layout);
+        inverse(b.spec_c, sc * p.f, chunk_ * p.f, out, p.h, p.w, p.ph, p.pw, st, products_layout());
       } else {  // the padded grid, then the fold
-        inverse(b.spec_c, sc * p.f, ld, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st, layout);
+        inverse(b.spec_c, sc * p.f, chunk_ * p.f, b.real_c, p.padded_h(), p.padded_w(), 0, 0, st, products_layout());
         step("FOLD C", st, [&] { fold_planes(b.real_c, sc * p.f, p, out, st); });
       }
     }
