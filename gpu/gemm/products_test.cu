@@ -243,7 +243,7 @@ TEST_SUITE("gpu") {
         }
   }
 
-  TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split or both (Note [split tail wave])") {
+  TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split, persistent or all (Note [split tail wave])") {
     FFTCONV_SKIP_WITHOUT_DEVICE("products");
     int device = 0, major = 0;
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
@@ -289,19 +289,24 @@ TEST_SUITE("gpu") {
                 ref[std::size_t(q * kRows * kCols + i + j * kRows)] = sum;
               }
           std::vector<cf> whole;
-          for (const wgmma3x::TailSplit how : {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{0, 2},
-                                               wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}}) {
+          // (whole tiles on one CTA each, on 5 CTAs of 3 or 2 tiles each (Note [persistent tiles]),
+          // split tails, and both at once)
+          for (const wgmma3x::TailSplit how :
+               {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{12, 1, 5}, wgmma3x::TailSplit{0, 2},
+                wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}, wgmma3x::TailSplit{7, 2, 3}}) {
             CAPTURE(k_contig);
             CAPTURE(conj);
             CAPTURE(accumulate);
             CAPTURE(how.whole);
             CAPTURE(how.split);
+            CAPTURE(how.ctas);
             FFTCONV_CUDA_CHECK(cudaMemcpy(dc.get(), c0.data(), c0.size() * sizeof(cf), cudaMemcpyHostToDevice));
             wgmma3x::cgemm(a, nullptr, &how);
             FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
             const std::vector<cf> got = download<cf>(dc, c0.size());
             CHECK(rel_l2(got, ref) <= tol);
-            if (how.split == 1) whole = got;
+            if (how.split == 1 && how.ctas == 0) whole = got;
+            else if (how.split == 1) CHECK(got == whole);  // the same sums, in the same order, on fewer CTAs
             else {
               std::vector<cd> w(whole.begin(), whole.end());
               CHECK(rel_l2(got, w) <= tol);  // the split sums K in another order, to within rounding

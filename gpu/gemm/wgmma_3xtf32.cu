@@ -126,26 +126,45 @@ __device__ __forceinline__ auto right_view(float* split, int stage, int which) {
   return make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(right_part(split, stage, which))), RightLayout{});
 }
 
-// Where one CTA works: its batch, its first row of L and column of R, and its slices of K: all of
-// them for a whole tile, part `part` of a.split in a cluster that shares the tile.
-template <bool Split>
-struct CtaTile {
+// One tile of C: its batch, its first row of L and its first column of R.
+struct TileAt {
   int64_t q;
-  int row0, col0, part = 0, first = 0, stages;
-  __device__ explicit CtaTile(const Args& a) {
-    const int tiles = a.tiles_rows * a.tiles_cols;
-    int tile;
+  int row0, col0;
+};
+
+// What one CTA works on (Note [persistent tiles]): whole tiles tile_base + blockIdx.x + i·gridDim.x
+// for i < count, each over all of K; or, in a cluster that splits K, one tile and its part `part`
+// of a.split parts of the slices, from slice `first`.
+template <bool Split>
+struct CtaWork {
+  int count = 1, part = 0, first = 0, stages;
+  __device__ explicit CtaWork(const Args& a) {
     stages = tiles_of(a.depth, kDepth);
     if constexpr (Split) {
-      const int64_t index = a.tile_base + blockIdx.x / a.split;
-      q = index / tiles, tile = int(index % tiles);
       part = int(blockIdx.x % a.split);
       first = part * stages / a.split;
       stages = (part + 1) * stages / a.split - first;
     } else {
-      q = blockIdx.x / tiles, tile = blockIdx.x % tiles;  // whole tiles are tiles [0, whole): a.tile_base = 0
+      count = int((a.tiles - blockIdx.x + gridDim.x - 1) / gridDim.x);
     }
-    row0 = (tile % a.tiles_rows) * kRows, col0 = (tile / a.tiles_rows) * kCols;
+  }
+  __device__ TileAt tile(const Args& a, int i) const {
+    const int index = int(a.tile_base) + (Split ? int(blockIdx.x) / a.split : int(blockIdx.x) + i * int(gridDim.x));
+    const int per_batch = a.tiles_rows * a.tiles_cols;
+    const int q = index / per_batch, tile = index - q * per_batch;
+    return {q, (tile % a.tiles_rows) * kRows, (tile / a.tiles_rows) * kCols};
+  }
+};
+
+// The next slice of a CTA's work to copy: tile i of its tiles, slice s of the tile's, and the ring
+// position g of the slice in the CTA's whole sequence (which wraps with the ring, kSlots and
+// kStages dividing 2^32).
+struct Cursor {
+  int i = 0, s = 0;
+  uint32_t g = 0;
+  __device__ void advance(int stages) {
+    ++g;
+    if (++s == stages) s = 0, ++i;
   }
 };
 
@@ -156,21 +175,22 @@ template <int PerThread, int Threads>
 struct RawRing {
   float2* base;
   int t;
-  __device__ float2* at(int slice, int i) const { return base + ((slice % kSlots) * PerThread + i) * Threads + t; }
+  __device__ float2* at(uint32_t slice, int i) const {
+    return base + (int(slice % kSlots) * PerThread + i) * Threads + t;
+  }
   // Value j < kSlots·PerThread of the thread's column, the ring's slots read as one array.
   __device__ float2* column(int j) const { return base + j * Threads + t; }
 };
 
-// The producer warpgroup: copies the raw slices of R and splits each into the R~ stage the MMAs
-// read, once the MMAs of the slice kStages before have released it.
+// The producer warpgroup: copies the raw slices of R, through all of the CTA's tiles in one
+// sequence, and splits each into the R~ stage the MMAs read, once the MMAs of the slice kStages
+// before have released it.
 template <bool RightKContig, bool Split>
-__device__ void produce(const Args& a, const CtaTile<Split>& ct, float* split, float2* ring_base, Barrier* full,
+__device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, float2* ring_base, Barrier* full,
                         Barrier* empty) {
   const int t = threadIdx.x - kConsumers;
   const RawRing<kRightPerThread, kProducers> ring{ring_base, t};
-  const float2* rbase = a.right.p + ct.q * a.right.s_batch + int64_t(ct.col0) * a.right.s_row;
   const float rsign = a.right.conj ? -1.f : 1.f;
-  const int rcols = a.cols - ct.col0;
   const auto view = right_view(split, 0, 0);
   // Unit j of thread t: 4 consecutive k of column c of R, rows 2c (real) and 2c+1 (imaginary) of
   // R~. With K contiguous 4 threads copy a column's 16 k; with columns contiguous a warp copies 32
@@ -184,31 +204,38 @@ __device__ void produce(const Args& a, const CtaTile<Split>& ct, float* split, f
     at_re[j] = int(&view(2 * rcol[j], rk[j]) - &view(0, 0));
     at_im[j] = int(&view(2 * rcol[j] + 1, rk[j]) - &view(0, 0));
   }
-  auto fetch = [&](int s) {
-    if (s < ct.stages) {
-      const int k0 = (ct.first + s) * kDepth;
-      const bool full_tile = ct.col0 + kCols <= a.cols && k0 + kDepth <= a.depth;
+  Cursor ahead;  // the next slice to copy
+  auto fetch = [&] {
+    if (ahead.i < w.count) {
+      const TileAt tile = w.tile(a, ahead.i);
+      const float2* rbase = a.right.p + tile.q * a.right.s_batch + int64_t(tile.col0) * a.right.s_row;
+      const int rcols = a.cols - tile.col0;
+      const int k0 = (w.first + ahead.s) * kDepth;
+      const bool full_tile = tile.col0 + kCols <= a.cols && k0 + kDepth <= a.depth;
 #pragma unroll
       for (int j = 0; j < kUnits; ++j) {
         const float2* rp = rbase + int64_t(rcol[j]) * a.right.s_row + int64_t(k0 + rk[j]) * a.right.s_k;
 #pragma unroll
         for (int i = 0; i < kQuad; ++i) {
           const bool in = full_tile || (rcol[j] < rcols && k0 + rk[j] + i < a.depth);
-          copy_async(ring.at(s, j * kQuad + i), in ? rp + i * a.right.s_k : rbase, in);
+          copy_async(ring.at(ahead.g, j * kQuad + i), in ? rp + i * a.right.s_k : rbase, in);
         }
       }
     }
     copy_commit();
+    ahead.advance(w.stages);
   };
-  for (int s = 0; s < kAhead; ++s) fetch(s);
-  for (int s = 0; s < ct.stages; ++s) {
-    const int stage = s % kStages;
-    copy_wait<kAhead - 1>();  // slice s has landed
+  for (int s = 0; s < kAhead; ++s) fetch();
+  const int64_t slices = int64_t(w.count) * w.stages;
+  uint32_t g = 0;
+  for (int64_t n = 0; n < slices; ++n, ++g) {
+    const int stage = g % kStages;
+    copy_wait<kAhead - 1>();  // slice g has landed
     float2 rv[kRightPerThread];
 #pragma unroll
-    for (int i = 0; i < kRightPerThread; ++i) rv[i] = *ring.at(s, i);
-    fetch(s + kAhead);
-    if (s >= kStages) empty[stage].wait(((s / kStages) + 1) & 1);  // the MMAs of slice s - kStages are done
+    for (int i = 0; i < kRightPerThread; ++i) rv[i] = *ring.at(g, i);
+    fetch();
+    if (n >= kStages) empty[stage].wait(((g / kStages) + 1) & 1);  // the MMAs of slice g - kStages are done
     float* big = right_part(split, stage, 0);
     float* small = right_part(split, stage, 1);
 #pragma unroll
@@ -248,10 +275,10 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
     wait_for_prior_grids();
   }
 
-  const CtaTile<Split> ct(a);
+  const CtaWork<Split> w(a);
   if (threadIdx.x >= kConsumers) {
     cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
-    produce<RightKContig, Split>(a, ct, split, right_ring, full, empty);
+    produce<RightKContig, Split>(a, w, split, right_ring, full, empty);
     if constexpr (Split) {  // the cluster's two barriers of the reduction below
       cooperative_groups::this_cluster().sync();
       cooperative_groups::this_cluster().sync();
@@ -261,9 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
 
-  const float2* lbase = a.left.p + ct.q * a.left.s_batch + int64_t(ct.row0) * a.left.s_row;
   const float lsign = a.left.conj ? -1.f : 1.f;
-  const int lrows = a.rows - ct.row0;
 
   TiledMma mma;
   mma.accumulate_ = GMMA::ScaleOut::One;
@@ -280,23 +305,28 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
 
   const RawRing<kLeftPerThread, kConsumers> ring{left_ring, int(threadIdx.x)};
   float2 lv[kLeftValues];
-  auto fetch = [&](int s) {  // issue the copies of slice s, one commit group per call
-    if (s < ct.stages) {
-      const int k0 = (ct.first + s) * kDepth;
+  Cursor ahead;  // the next slice to copy
+  auto fetch = [&] {  // issue the copies of the next slice, one commit group per call
+    if (ahead.i < w.count) {
+      const TileAt tile = w.tile(a, ahead.i);
+      const float2* lbase = a.left.p + tile.q * a.left.s_batch + int64_t(tile.row0) * a.left.s_row;
+      const int lrows = a.rows - tile.row0;
+      const int k0 = (w.first + ahead.s) * kDepth;
       const float2* lp = lbase + int64_t(k0) * a.left.s_k;
-      const bool full_tile = ct.row0 + kRows <= a.rows && k0 + kDepth <= a.depth;
+      const bool full_tile = tile.row0 + kRows <= a.rows && k0 + kDepth <= a.depth;
 #pragma unroll
       for (int i = 0; i < kLeftValues; ++i) {
         const bool in = full_tile || (get<0>(lcoord(i)) < lrows && k0 + get<1>(lcoord(i)) < a.depth);
         const int64_t off = int64_t(get<0>(lcoord(i))) * a.left.s_row + int64_t(get<1>(lcoord(i))) * a.left.s_k;
-        copy_async(ring.at(s, i), in ? lp + off : lbase, in);
+        copy_async(ring.at(ahead.g, i), in ? lp + off : lbase, in);
       }
     }
     copy_commit();
+    ahead.advance(w.stages);
   };
-  auto load = [&](int s) {  // slice s from its slot into registers (its copies have landed)
+  auto load = [&](uint32_t g) {  // slice g from its slot into registers (its copies have landed)
 #pragma unroll
-    for (int i = 0; i < kLeftValues; ++i) lv[i] = *ring.at(s, i);
+    for (int i = 0; i < kLeftValues; ++i) lv[i] = *ring.at(g, i);
   };
   auto split_left = [&] {
 #pragma unroll
@@ -309,8 +339,6 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
 
   Tensor acc_p = partition_fragment_C(mma, AccShape{});
   Tensor acc_q = partition_fragment_C(mma, AccShape{});
-  clear(acc_p);
-  clear(acc_q);
   // The registers the MMAs read and write stay where they are across the asynchronous region.
   auto fence_operands = [&] {
     warpgroup_fence_operand(acc_p);
@@ -320,101 +348,112 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a) {
     warpgroup_fence_operand(lib);
     warpgroup_fence_operand(lis);
   };
+  // Accumulator values 2j and 2j+1 of a thread are columns 2c and 2c+1 of one row (the GMMA
+  // accumulator layout), i.e. the real and imaginary column of complex column c.
+  Tensor coord = thr.partition_C(make_identity_tensor(AccShape{}));
 
-  // Slice s's MMAs run while slice s+kAhead of L is copied and slice s+1 is read from its slot;
+  // Slice g's MMAs run while slice g+kAhead of L is copied and slice g+1 is read from its slot;
   // L's part goes into the fragments once the MMAs that read them are done. The warpgroups meet
-  // only at the producer's barriers, so one splits while the other's MMAs run.
-  for (int s = 0; s < kAhead; ++s) fetch(s);
-  if (ct.stages > 0) {
+  // only at the producer's barriers, so one splits while the other's MMAs run. The sequence runs
+  // on through the CTA's tiles: the copies of a tile's first slices are in flight, and the
+  // producer splits them, while the tile before stores its part of C.
+  for (int s = 0; s < kAhead; ++s) fetch();
+  const int64_t slices = int64_t(w.count) * w.stages;
+  if (slices > 0) {
     copy_wait<kAhead - 1>();
     load(0);
     split_left();
   }
-  for (int s = 0; s < ct.stages; ++s) {
-    const int stage = s % kStages;
-    full[stage].wait((s / kStages) & 1);
-    Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 0)));
-    Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 1)));
-    fence_operands();
-    warpgroup_arrive();
+  uint32_t g = 0;
+  int64_t n = 0;
+  for (int i = 0; i < w.count; ++i) {
+    clear(acc_p);
+    clear(acc_q);
+    for (int s = 0; s < w.stages; ++s, ++g, ++n) {
+      const int stage = g % kStages;
+      full[stage].wait((g / kStages) & 1);
+      Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 0)));
+      Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 1)));
+      fence_operands();
+      warpgroup_arrive();
 #pragma unroll
-    for (int kb = 0; kb < size<2>(lrb); ++kb) {
-      cute::gemm(mma, lrs(_, _, kb), rb(_, _, kb), acc_p);
-      cute::gemm(mma, lrb(_, _, kb), rs(_, _, kb), acc_p);
-      cute::gemm(mma, lrb(_, _, kb), rb(_, _, kb), acc_p);
-      cute::gemm(mma, lis(_, _, kb), rb(_, _, kb), acc_q);
-      cute::gemm(mma, lib(_, _, kb), rs(_, _, kb), acc_q);
-      cute::gemm(mma, lib(_, _, kb), rb(_, _, kb), acc_q);
+      for (int kb = 0; kb < size<2>(lrb); ++kb) {
+        cute::gemm(mma, lrs(_, _, kb), rb(_, _, kb), acc_p);
+        cute::gemm(mma, lrb(_, _, kb), rs(_, _, kb), acc_p);
+        cute::gemm(mma, lrb(_, _, kb), rb(_, _, kb), acc_p);
+        cute::gemm(mma, lis(_, _, kb), rb(_, _, kb), acc_q);
+        cute::gemm(mma, lib(_, _, kb), rs(_, _, kb), acc_q);
+        cute::gemm(mma, lib(_, _, kb), rb(_, _, kb), acc_q);
+      }
+      warpgroup_commit_batch();
+      fetch();
+      const bool next = n + 1 < slices;
+      if (next) {
+        copy_wait<kAhead - 1>();  // slice g+1 has landed
+        load(g + 1);
+      }
+      warpgroup_wait<0>();
+      fence_operands();
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) empty[stage].arrive();  // this warp's MMAs no longer read the stage
+      if (next) split_left();
     }
-    warpgroup_commit_batch();
-    fetch(s + kAhead);
-    const bool next = s + 1 < ct.stages;
-    if (next) {
-      copy_wait<kAhead - 1>();  // slice s+1 has landed
-      load(s + 1);
-    }
-    warpgroup_wait<0>();
-    fence_operands();
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) empty[stage].arrive();  // this warp's MMAs no longer read the stage
-    if (next) split_left();
-  }
 
-  // Accumulator values 2j and 2j+1 of a thread are columns 2c and 2c+1 of one row (the GMMA
-  // accumulator layout), i.e. the real and imaginary column of complex column c.
-  Tensor coord = thr.partition_C(make_identity_tensor(AccShape{}));
-  float2* cbase = a.c + ct.q * a.c_batch;
-  constexpr int kValues = decltype(size(acc_p))::value / 2;  // complex values of C a thread holds
-  // Value j of the thread's part of C at its place, added to what is there when a.accumulate.
-  auto store = [&](int j, float2 v) {
-    const int r = ct.row0 + get<0>(coord(2 * j)), c = ct.col0 + get<1>(coord(2 * j)) / 2;
-    if (r >= a.rows || c >= a.cols) return;
-    float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
-    if (a.accumulate) {
-      const float2 old = *out;
-      v.x += old.x, v.y += old.y;
-    }
-    *out = v;
-  };
-  if constexpr (Split) {
-    // The cluster's CTAs hold partial sums over their parts of K. Each writes its own into its ring
-    // column; then CTA p adds up the p-th of every thread's values over the parts, in part order
-    // (deterministic), through distributed shared memory, and stores them. The second barrier keeps
-    // each CTA's shared memory until the others have read it.
-    static_assert(kValues == kSlots * kLeftPerThread && kValues % kMaxSplit == 0, "ring columns hold C's parts");
-    auto cluster = cooperative_groups::this_cluster();
-    copy_wait<0>();
+    const TileAt tile = w.tile(a, i);
+    float2* cbase = a.c + tile.q * a.c_batch;
+    if constexpr (Split) {
+      // Value j of the thread's part of C at its place, added to what is there when a.accumulate.
+      auto store = [&](int j, float2 v) {
+        const int r = tile.row0 + get<0>(coord(2 * j)), c = tile.col0 + get<1>(coord(2 * j)) / 2;
+        if (r >= a.rows || c >= a.cols) return;
+        float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
+        if (a.accumulate) {
+          const float2 old = *out;
+          v.x += old.x, v.y += old.y;
+        }
+        *out = v;
+      };
+      // The cluster's CTAs hold partial sums over their parts of K. Each writes its own into its
+      // ring column; then CTA p adds up the p-th of every thread's values over the parts, in part
+      // order (deterministic), through distributed shared memory, and stores them. The second
+      // barrier keeps each CTA's shared memory until the others have read it.
+      constexpr int kValues = decltype(size(acc_p))::value / 2;  // complex values of C a thread holds
+      static_assert(kValues == kSlots * kLeftPerThread && kValues % kMaxSplit == 0, "ring columns hold C's parts");
+      auto cluster = cooperative_groups::this_cluster();
+      copy_wait<0>();
 #pragma unroll
-    for (int j = 0; j < kValues; ++j)
-      *ring.column(j) = make_float2(acc_p(2 * j) - acc_q(2 * j + 1), acc_p(2 * j + 1) + acc_q(2 * j));
-    cluster.sync();
-    const int share = kValues / a.split;
-    for (int j = ct.part * share; j < (ct.part + 1) * share; ++j) {
-      float2 v = make_float2(0.f, 0.f);
-      for (int p = 0; p < a.split; ++p) {
-        const float2 w = *cluster.map_shared_rank(ring.column(j), p);
-        v.x += w.x, v.y += w.y;
+      for (int j = 0; j < kValues; ++j)
+        *ring.column(j) = make_float2(acc_p(2 * j) - acc_q(2 * j + 1), acc_p(2 * j + 1) + acc_q(2 * j));
+      cluster.sync();
+      const int share = kValues / a.split;
+      for (int j = w.part * share; j < (w.part + 1) * share; ++j) {
+        float2 v = make_float2(0.f, 0.f);
+        for (int p = 0; p < a.split; ++p) {
+          const float2 x = *cluster.map_shared_rank(ring.column(j), p);
+          v.x += x.x, v.y += x.y;
+        }
+        store(j, v);
       }
-      store(j, v);
-    }
-    cluster.sync();
-  } else {
-    // `store`'s body, unrolled over the accumulator: written through `store`, this epilogue took 51
-    // more IMADs (SASS), and a variant that combined all values before storing ran 5-10% slower.
+      cluster.sync();
+    } else {
+      // The store, unrolled over the accumulator: written through a per-value function, this
+      // epilogue took 51 more IMADs (SASS), and a variant that combined all values before storing
+      // ran 5-10% slower.
 #pragma unroll
-    for (int i = 0; i < size(acc_p); i += 2) {
-      const int r = ct.row0 + get<0>(coord(i)), c = ct.col0 + get<1>(coord(i)) / 2;
-      if (r >= a.rows || c >= a.cols) continue;
-      float2 v = make_float2(acc_p(i) - acc_q(i + 1), acc_p(i + 1) + acc_q(i));
-      float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
-      if (a.accumulate) {
-        const float2 old = *out;
-        v.x += old.x, v.y += old.y;
+      for (int j = 0; j < size(acc_p); j += 2) {
+        const int r = tile.row0 + get<0>(coord(j)), c = tile.col0 + get<1>(coord(j)) / 2;
+        if (r >= a.rows || c >= a.cols) continue;
+        float2 v = make_float2(acc_p(j) - acc_q(j + 1), acc_p(j + 1) + acc_q(j));
+        float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
+        if (a.accumulate) {
+          const float2 old = *out;
+          v.x += old.x, v.y += old.y;
+        }
+        *out = v;
       }
-      *out = v;
     }
-    if (a.after_tail) wait_for_prior_grids();
   }
+  if (!Split && a.after_tail) wait_for_prior_grids();
 }
 
 // The kernel for a layout of R, whole tiles or clusters that split K.
@@ -444,10 +483,10 @@ const int* device_waves() {
          }).n;
 }
 
-// Launches tiles [a.tile_base, a.tile_base + tiles), each by a cluster of a.split CTAs, as a
+// Launches a grid of `units` clusters of a.split CTAs over tiles [a.tile_base, a.tile_base + a.tiles), as a
 // programmatic dependent of the grid before it (Note [dependent launch]).
-void launch(const Args& a, int64_t tiles, cudaStream_t stream) {
-  const LaunchConfig cfg(dim3(unsigned(tiles * a.split)), dim3(kThreads), kSmemBytes, stream, true, a.split);
+void launch(const Args& a, int64_t units, cudaStream_t stream) {
+  const LaunchConfig cfg(dim3(unsigned(units * a.split)), dim3(kThreads), kSmemBytes, stream, true, a.split);
   void* args[] = {const_cast<Args*>(&a)};
   FFTCONV_CUDA_CHECK(cudaLaunchKernelExC(&cfg.config, kernel_for(a.right.s_k == 1, a.split > 1), args));
 }
@@ -478,14 +517,28 @@ void cgemm(Args a, cudaStream_t stream, const TailSplit* how) {
   const TailSplit t = how ? *how : tail_split(tiles, tiles_of(a.depth, kDepth), waves);
   if (t.whole < tiles) {
     Args tail = a;
-    tail.tile_base = t.whole, tail.split = t.split;
-    launch(tail, tiles - t.whole, stream);
+    tail.tile_base = t.whole, tail.tiles = tiles - t.whole, tail.split = t.split;
+    launch(tail, tail.tiles, stream);
   }
-  if (t.whole > 0) {
+  if (t.whole > 0) {  // at most one wave of CTAs, each through its share of the tiles (Note [persistent tiles])
     a.after_tail = t.whole < tiles;
-    launch(a, t.whole, stream);
+    a.tiles = t.whole;
+    launch(a, std::min<int64_t>(t.whole, t.ctas > 0 ? t.ctas : std::max(waves[1], 1)), stream);
   }
 }
+
+// Note [persistent tiles]
+// The whole tiles run on at most one wave of CTAs, CTA b through tiles b, b + G, b + 2G, … of the
+// grid's G, in one sequence of slices of K: the rings, the R~ stages and their barriers run on
+// across tiles, so while a tile's accumulators are stored, the copies of the next tile's first
+// kAhead slices are in flight and the producer splits up to kStages of them. One CTA a tile paid
+// the load latency of its first slices, and an idle producer while its accumulators were stored,
+// in every tile: the shallower K, the larger that share.
+// Invariant: a CTA's slices are copied, split and consumed in one order, slice g of the sequence in
+// ring slot g mod kSlots and stage g mod kStages; accumulators are cleared only after the MMAs of a
+// tile's last slice have completed and its values are stored. Measured (H200, one run, against one
+// CTA a tile): large_15 accGrad's products (K = 32) 0.125 -> 0.104 ms, L3's (K = 128) 4% faster,
+// L5's (K = 384) unchanged.
 
 // Note [split tail wave]
 // A CTA of the kernel fills an SM (one resident a multiprocessor), so a launch of T tiles takes

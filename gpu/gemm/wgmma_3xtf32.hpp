@@ -28,16 +28,19 @@ struct Args {
   bool accumulate = false;
   int tiles_rows = 0, tiles_cols = 0;  // set by cgemm
   int64_t tile_base = 0;                // first tile of the launch (set by cgemm)
+  int64_t tiles = 0;                    // tiles of the launch (set by cgemm)
   int split = 1;                        // CTAs a tile, each one part of K (set by cgemm)
   bool after_tail = false;              // launched after a split tail that released it (set by cgemm)
 };
 
-// How a launch of `tiles` tiles runs them (Note [split tail wave]): tiles [0, whole) one CTA each,
-// the others in clusters of `split` CTAs (2, 4 or 8) that share a tile's K.
+// How a launch of `tiles` tiles runs them (Note [split tail wave]): tiles [0, whole) on a grid of
+// `ctas` CTAs (0: one wave), each through whole tiles in turn (Note [persistent tiles]), the others
+// in clusters of `split` CTAs (2, 4 or 8) that share a tile's K.
 constexpr int kMaxSplit = 8;
 struct TailSplit {
   int64_t whole;
   int split;
+  int ctas = 0;
 };
 // The split for `tiles` tiles of `stages` slices of K, where waves[1] CTAs of the whole-tile kernel
 // and waves[s] clusters of s are resident at once.
