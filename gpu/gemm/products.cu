@@ -24,10 +24,12 @@ namespace fftconv::products {
 // |small| < 2^-10·|x| and the dropped small·small term reaches 2^-20 of a product: one product can
 // be 16 fp32 roundings off, while a sum of many carries errors of random sign that stay within the
 // fp32 tolerance model. A one-element result of one product (S = f = fo = 1, a 1×1 kernel) is the
-// exception: it measured 9.6 u against the model's 8 u. So `automatic` times fp32 against tf32x3
-// per plan (the products' shapes decide: small m, n or k leave the tensor-core tiles empty) and
-// keeps tf32x3 only when it saves kTensorCoreMargin; tf32 is used only when asked for and is
-// validated against its own tolerance.
+// exception: it measured 9.6 u against the model's 8 u, so a product of depth k < kSplitMinDepth,
+// less than one tensor-core step, runs cuBLAS's fp32 CGEMM under tf32x3 too: the MMAs would pad it
+// to a depth of 8 and run slower than fp32 (stem_7x7's k = 3 at 0.4-0.6x), and its few terms carry
+// no averaging. `automatic` times fp32 against tf32x3 per plan (the products' shapes decide: small
+// m, n or k leave the tensor-core tiles empty) and keeps tf32x3 only when it saves
+// kTensorCoreMargin; tf32 is used only when asked for and is validated against its own tolerance.
 
 namespace {
 
@@ -103,6 +105,9 @@ std::string engine(ProductMath math, const StridedBatch& g) {
     case ProductMath::fp32: return "cublasCgemmStridedBatched";
     case ProductMath::tf32: return "cuBLAS TF32 tensor-core CGEMM";
     case ProductMath::tf32x3:
+      if (g.k < kSplitMinDepth)
+        return "cublasCgemmStridedBatched (depth " + std::to_string(g.k) + " < " + std::to_string(kSplitMinDepth) +
+               ": fp32, Note [product precision])";
       return on_ampere_kernel(g) ? "CUTLASS's Ampere-style 3xTF32 CGEMM"
                                  : "the warpgroup-MMA 3xTF32 CGEMM (Note [warpgroup 3xtf32])";
     case ProductMath::automatic: break;
@@ -119,6 +124,10 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g) {
     case ProductMath::fp32: cublas_cgemm(handle, g, false); return;
     case ProductMath::tf32: cublas_cgemm(handle, g, true); return;
     case ProductMath::tf32x3: {
+      if (g.k < kSplitMinDepth) {  // (Note [product precision])
+        cublas_cgemm(handle, g, false);
+        return;
+      }
       cudaStream_t stream = nullptr;
       FFTCONV_CUBLAS_CHECK(cublasGetStream(handle, &stream));
       if (on_ampere_kernel(g)) {

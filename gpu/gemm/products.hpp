@@ -41,8 +41,12 @@ void cgemm(cublasHandle_t handle, ProductMath math, const StridedBatch& g);
 
 // The kernel that runs `g` in `math` (resolved), as plan descriptions name it: cuBLAS's CGEMM for
 // fp32 and tf32; for tf32x3 the warpgroup kernel, or CUTLASS's Ampere-style one where both sides are
-// at most 64 (kSmallProductSide in products.cu).
+// at most 64 (kSmallProductSide in products.cu), and cuBLAS's fp32 CGEMM below kSplitMinDepth.
 std::string engine(ProductMath math, const StridedBatch& g);
+
+// tf32x3 runs products of a smaller depth k in fp32: one tensor-core step is 8 deep, and the 3xTF32
+// error of a sum of fewer terms can exceed the fp32 model (Note [product precision]).
+inline constexpr int64_t kSplitMinDepth = 8;
 
 // Does `math` (resolved) cover this product?
 bool supports(ProductMath math, const StridedBatch& g);

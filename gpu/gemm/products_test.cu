@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -243,6 +244,37 @@ TEST_SUITE("gpu") {
         }
   }
 
+  TEST_CASE("products: 3xtf32 runs a product shallower than one tensor-core step as fp32 does (Note [product precision])") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("products");
+    cublasHandle_t raw = nullptr;
+    FFTCONV_CUBLAS_CHECK(cublasCreate(&raw));
+    const std::unique_ptr<cublasContext, decltype(&cublasDestroy)> handle(raw, &cublasDestroy);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    constexpr int64_t m = 3, n = 2, batch = 4;
+    for (int64_t k = 1; k <= products::kSplitMinDepth; ++k) {
+      CAPTURE(k);
+      std::vector<cf> a(std::size_t(m * k * batch)), b(std::size_t(k * n * batch));
+      for (auto* v : {&a, &b})
+        for (cf& x : *v) x = cf(u(rng), u(rng));
+      const DeviceBuffer da = upload(a), db = upload(b);
+      DeviceBuffer dc(std::size_t(m * n * batch) * sizeof(cf));
+      products::StridedBatch g;
+      g.m = m, g.n = n, g.k = k, g.batch = batch;
+      g.a = da.as<cuComplex>(), g.lda = m, g.stride_a = m * k;
+      g.b = db.as<cuComplex>(), g.ldb = k, g.stride_b = k * n;
+      g.c = dc.as<cuComplex>(), g.ldc = m, g.stride_c = m * n;
+      std::vector<cf> got[2];
+      for (const ProductMath math : {ProductMath::fp32, ProductMath::tf32x3}) {
+        products::cgemm(handle.get(), math, g);
+        FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+        got[math == ProductMath::tf32x3] = download<cf>(dc, std::size_t(m * n * batch));
+      }
+      if (k < products::kSplitMinDepth) CHECK(got[1] == got[0]);  // the same cuBLAS call
+      else CHECK(got[1] != got[0]);                                 // the split, from a depth of 8
+    }
+  }
+
   TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split, persistent or all (Note [split tail wave])") {
     FFTCONV_SKIP_WITHOUT_DEVICE("products");
     int device = 0, major = 0;
@@ -334,6 +366,12 @@ TEST_CASE("products: a description names the kernel that runs the product, witho
   CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65535)) == ampere);
   CHECK(products::engine(ProductMath::tf32x3, shape(64, 64, 65536)) == warpgroup);  // past the Ampere grid
   CHECK(products::engine(ProductMath::tf32x3, shape(65, 8, 1)) == warpgroup);
+  products::StridedBatch shallow = shape(128, 128, kBatch);
+  shallow.k = products::kSplitMinDepth - 1;
+  CHECK(products::engine(ProductMath::tf32x3, shallow) ==
+        "cublasCgemmStridedBatched (depth 7 < 8: fp32, Note [product precision])");
+  shallow.k = products::kSplitMinDepth;
+  CHECK(products::engine(ProductMath::tf32x3, shallow) == warpgroup);
 }
 
 TEST_CASE("products: the warpgroup kernel splits only its last, partial wave (Note [split tail wave])") {
