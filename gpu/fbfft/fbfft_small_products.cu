@@ -164,8 +164,10 @@ void small_k_grad_products(const SmallGradProducts& a, cudaStream_t stream) {
   if (a.rows < 0) bad("rows", a.rows, "must be >= 0");
   if (a.red < 1) bad("red", a.red, "must be >= 1");
   if (a.ld_b < a.red * a.k) bad("ld_b", a.ld_b, "must be >= red * k (" + std::to_string(a.red * a.k) + ")");
-  if (a.g_row < 1 || a.g_red < 1) bad(a.g_row < 1 ? "g_row" : "g_red", a.g_row < 1 ? a.g_row : a.g_red, "must be >= 1");
-  if (a.c_plane < 1 || a.c_freq < 1) bad(a.c_plane < 1 ? "c_plane" : "c_freq", a.c_plane < 1 ? a.c_plane : a.c_freq, "must be >= 1");
+  if (a.g_row < 1) bad("g_row", a.g_row, "must be >= 1");
+  if (a.g_red < 1) bad("g_red", a.g_red, "must be >= 1");
+  if (a.c_plane < 1) bad("c_plane", a.c_plane, "must be >= 1");
+  if (a.c_freq < 1) bad("c_freq", a.c_freq, "must be >= 1");
   if (a.rows == 0) return;
   if (!a.g || !a.b || !a.c) bad("rows", a.rows, "needs non-null g, b and c");
   const int64_t gy = (a.rows + kRows - 1) / kRows;
