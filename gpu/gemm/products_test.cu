@@ -284,67 +284,78 @@ TEST_SUITE("gpu") {
       MESSAGE("the warpgroup kernel needs sm_90: skipping");
       return;
     }
-    // 200×70 per batch: 2×2 ragged tiles, 9 ragged slices of K, 3 batches = 12 tiles.
-    constexpr int kRows = 200, kCols = 70, kDepth = 130, kBatches = 3;
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<cf> l(std::size_t(kRows) * kDepth * kBatches), r(std::size_t(kCols) * kDepth * kBatches),
-        c0(std::size_t(kRows) * kCols * kBatches);
-    for (auto* v : {&l, &r, &c0})
-      for (cf& x : *v) x = cf(u(rng), u(rng));
-    const DeviceBuffer dl = upload(l), dr = upload(r);
-    DeviceBuffer dc = upload(c0);
-    const double tol = 4.0 * std::ldexp(1.0, -24) * (1.0 + std::sqrt(2.0 * kDepth));
-    for (const bool k_contig : {true, false})  // R's K contiguous (one kernel) or its rows (the other)
-      for (const bool conj : {false, true})
-        for (const bool accumulate : {false, true}) {
-          wgmma3x::Args a;
-          // L rows contiguous, R as k_contig says; C column-major per batch.
-          a.left = {dl.as<float2>(), 1, kRows, int64_t(kRows) * kDepth, conj};
-          a.right = {dr.as<float2>(), k_contig ? kDepth : 1, k_contig ? 1 : kCols, int64_t(kCols) * kDepth, !conj};
-          a.c = dc.as<float2>(), a.c_row = 1, a.c_col = kRows, a.c_batch = int64_t(kRows) * kCols;
-          a.rows = kRows, a.cols = kCols, a.depth = kDepth, a.batch = kBatches, a.accumulate = accumulate;
-          std::vector<cd> ref(c0.size());
-          for (int q = 0; q < kBatches; ++q)
-            for (int j = 0; j < kCols; ++j)
-              for (int i = 0; i < kRows; ++i) {
-                cd sum = accumulate ? cd(c0[std::size_t(q * kRows * kCols + i + j * kRows)]) : cd(0);
-                for (int k = 0; k < kDepth; ++k) {
-                  cd x = l[std::size_t(q * kRows * kDepth + i + k * kRows)];
-                  const std::size_t rj = std::size_t(q * kCols * kDepth) + (k_contig ? std::size_t(k + j * kDepth)
-                                                                                     : std::size_t(j + k * kCols));
-                  cd y = r[rj];
-                  if (conj) x = std::conj(x);
-                  else y = std::conj(y);
-                  sum += x * y;
+    // 200×70 per batch: 2×2 ragged tiles, 9 ragged slices of K, 3 batches = 12 tiles. With R's K
+    // contiguous, its rows are `pitch` apart: an even depth, an odd one in an even pitch (the last
+    // slice ends inside an aligned pair of values) and an odd one in an odd pitch (no row after
+    // the first is 16-byte aligned).
+    constexpr int kRows = 200, kCols = 70, kBatches = 3;
+    struct Depth {
+      int depth, pitch;
+    };
+    for (const Depth d : {Depth{130, 130}, Depth{131, 132}, Depth{131, 131}}) {
+      const int kDepth = d.depth;
+      std::mt19937 rng(11);
+      std::uniform_real_distribution<float> u(-1.f, 1.f);
+      std::vector<cf> l(std::size_t(kRows) * kDepth * kBatches), r(std::size_t(kCols) * d.pitch * kBatches),
+          c0(std::size_t(kRows) * kCols * kBatches);
+      for (auto* v : {&l, &r, &c0})
+        for (cf& x : *v) x = cf(u(rng), u(rng));
+      const DeviceBuffer dl = upload(l), dr = upload(r);
+      DeviceBuffer dc = upload(c0);
+      const double tol = 4.0 * std::ldexp(1.0, -24) * (1.0 + std::sqrt(2.0 * kDepth));
+      for (const bool k_contig : {true, false})  // R's K contiguous (one kernel) or its rows (the other)
+        for (const bool conj : {false, true})
+          for (const bool accumulate : {false, true}) {
+            wgmma3x::Args a;
+            // L rows contiguous, R as k_contig says; C column-major per batch.
+            a.left = {dl.as<float2>(), 1, kRows, int64_t(kRows) * kDepth, conj};
+            a.right = {dr.as<float2>(), k_contig ? d.pitch : 1, k_contig ? 1 : kCols, int64_t(kCols) * d.pitch, !conj};
+            a.c = dc.as<float2>(), a.c_row = 1, a.c_col = kRows, a.c_batch = int64_t(kRows) * kCols;
+            a.rows = kRows, a.cols = kCols, a.depth = kDepth, a.batch = kBatches, a.accumulate = accumulate;
+            std::vector<cd> ref(c0.size());
+            for (int q = 0; q < kBatches; ++q)
+              for (int j = 0; j < kCols; ++j)
+                for (int i = 0; i < kRows; ++i) {
+                  cd sum = accumulate ? cd(c0[std::size_t(q * kRows * kCols + i + j * kRows)]) : cd(0);
+                  for (int k = 0; k < kDepth; ++k) {
+                    cd x = l[std::size_t(q * kRows * kDepth + i + k * kRows)];
+                    const std::size_t rj = std::size_t(q * kCols * d.pitch) + (k_contig ? std::size_t(k + j * d.pitch)
+                                                                                         : std::size_t(j + k * kCols));
+                    cd y = r[rj];
+                    if (conj) x = std::conj(x);
+                    else y = std::conj(y);
+                    sum += x * y;
+                  }
+                  ref[std::size_t(q * kRows * kCols + i + j * kRows)] = sum;
                 }
-                ref[std::size_t(q * kRows * kCols + i + j * kRows)] = sum;
+            std::vector<cf> whole;
+            // (whole tiles on one CTA each, on 5 CTAs of 3 or 2 tiles each (Note [persistent tiles]),
+            // split tails, and both at once)
+            for (const wgmma3x::TailSplit how :
+                 {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{12, 1, 5}, wgmma3x::TailSplit{0, 2},
+                  wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}, wgmma3x::TailSplit{7, 2, 3}}) {
+              CAPTURE(kDepth);
+              CAPTURE(d.pitch);
+              CAPTURE(k_contig);
+              CAPTURE(conj);
+              CAPTURE(accumulate);
+              CAPTURE(how.whole);
+              CAPTURE(how.split);
+              CAPTURE(how.ctas);
+              FFTCONV_CUDA_CHECK(cudaMemcpy(dc.get(), c0.data(), c0.size() * sizeof(cf), cudaMemcpyHostToDevice));
+              wgmma3x::cgemm(a, nullptr, &how);
+              FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+              const std::vector<cf> got = download<cf>(dc, c0.size());
+              CHECK(rel_l2(got, ref) <= tol);
+              if (how.split == 1 && how.ctas == 0) whole = got;
+              else if (how.split == 1) CHECK(got == whole);  // the same sums, in the same order, on fewer CTAs
+              else {
+                std::vector<cd> w(whole.begin(), whole.end());
+                CHECK(rel_l2(got, w) <= tol);  // the split sums K in another order, to within rounding
               }
-          std::vector<cf> whole;
-          // (whole tiles on one CTA each, on 5 CTAs of 3 or 2 tiles each (Note [persistent tiles]),
-          // split tails, and both at once)
-          for (const wgmma3x::TailSplit how :
-               {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{12, 1, 5}, wgmma3x::TailSplit{0, 2},
-                wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}, wgmma3x::TailSplit{7, 2, 3}}) {
-            CAPTURE(k_contig);
-            CAPTURE(conj);
-            CAPTURE(accumulate);
-            CAPTURE(how.whole);
-            CAPTURE(how.split);
-            CAPTURE(how.ctas);
-            FFTCONV_CUDA_CHECK(cudaMemcpy(dc.get(), c0.data(), c0.size() * sizeof(cf), cudaMemcpyHostToDevice));
-            wgmma3x::cgemm(a, nullptr, &how);
-            FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
-            const std::vector<cf> got = download<cf>(dc, c0.size());
-            CHECK(rel_l2(got, ref) <= tol);
-            if (how.split == 1 && how.ctas == 0) whole = got;
-            else if (how.split == 1) CHECK(got == whole);  // the same sums, in the same order, on fewer CTAs
-            else {
-              std::vector<cd> w(whole.begin(), whole.end());
-              CHECK(rel_l2(got, w) <= tol);  // the split sums K in another order, to within rounding
             }
           }
-        }
+    }
   }
 }
 
