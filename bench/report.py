@@ -119,8 +119,9 @@ def provenance(results, names):
     out = []
     for name in names:
         doc = results[name]
+        runs = f"; {doc['runs']}" if doc.get("runs") else ""
         out.append(f"- `bench/results/{name}`: command {describe_command(doc)}; device {describe_device(doc)}; "
-                   f"date {describe_date(doc)}.")
+                   f"date {describe_date(doc)}{runs}.")
     return out
 
 
@@ -510,6 +511,9 @@ SECTIONS = [
      "`bench layers --set large --tile auto`: each backend untiled and with `tile=auto` (the shared tiling planner's "
      "choice, timed against the untiled plan), time (over cuDNN's best FMA time) · peak device memory of the plan; "
      "`auto` adds the tile=auto twins where the circular extent exceeds 128 per side."),
+    ("Large images and large kernels on the H200", ["h200/layers_large.json"],
+     lambda R: layers_table(R["h200/layers_large.json"], memory=True),
+     "`bench layers --set large --tile auto` on an H200, as on the H100 above."),
     ("Depthwise, strided and dilated layers on the H100", ["h100/layers_depthwise.json", "h100/torch_depthwise.json"],
      lambda R: layers_table(R["h100/layers_depthwise.json"], R.get("h100/torch_depthwise.json"))
      if "h100/layers_depthwise.json" in R else [],
