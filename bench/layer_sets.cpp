@@ -1,6 +1,7 @@
 // The named layer sets (see layer_sets.hpp).
 #include "bench/layer_sets.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "common/errors.hpp"
@@ -62,11 +63,23 @@ std::vector<LayerProblem> resolve_layers(const std::string& set, const std::vect
   return out;
 }
 
-nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch) {
+std::vector<LayerProblem> select_layers(const std::vector<LayerProblem>& layers, const std::vector<std::string>& only) {
+  if (only.empty()) return layers;
+  std::vector<LayerProblem> kept;
+  for (const std::string& name : only) {
+    auto it = std::find_if(layers.begin(), layers.end(), [&](const LayerProblem& l) { return l.name == name; });
+    if (it == layers.end()) throw InvalidArgument("--only: no layer '" + name + "' in the layers to run");
+    kept.push_back(*it);
+  }
+  return kept;
+}
+
+nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch,
+                               const std::vector<std::string>& only) {
   using nlohmann::json;
   json layers = json::array(), common_batch;
   std::map<std::string, std::string> first_of;  // spec -> first layer with it
-  for (const LayerProblem& l : resolve_layers(set, specs, batch)) {
+  for (const LayerProblem& l : select_layers(resolve_layers(set, specs, batch), only)) {
     const std::string spec = l.p.to_string();
     const auto [f, fresh] = first_of.emplace(spec, l.name);
     layers.push_back({{"name", l.name}, {"spec", spec}, {"stride", l.p.sh}, {"same_as", fresh ? "" : f->second}});

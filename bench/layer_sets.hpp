@@ -34,10 +34,16 @@ struct LayerProblem {
 std::vector<LayerProblem> resolve_layers(const std::string& set, const std::vector<std::string>& specs,
                                          int64_t batch);
 
-// The layers of resolve_layers() in the shape of `fftconv bench networks --list`, one network named
-// after the set ("custom" for specs): {"batch", "set", "networks": [{"name", "layers": [{"name",
-// "spec", "stride", "same_as"}]}]}. "batch" is the layers' common S (null when they differ), "stride"
-// the height stride (the spec carries every option), "same_as" an earlier layer of the same spec.
-nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch);
+// The layers named in `only`, in that order (all of `layers` when it is empty). Throws
+// InvalidArgument naming the first name that is not among them.
+std::vector<LayerProblem> select_layers(const std::vector<LayerProblem>& layers, const std::vector<std::string>& only);
+
+// The layers of resolve_layers(), narrowed by select_layers(`only`), in the shape of `fftconv bench
+// networks --list`, one network named after the set ("custom" for specs): {"batch", "set",
+// "networks": [{"name", "layers": [{"name", "spec", "stride", "same_as"}]}]}. "batch" is the layers'
+// common S (null when they differ), "stride" the height stride (the spec carries every option),
+// "same_as" an earlier layer of the same spec.
+nlohmann::json layer_list_json(const std::string& set, const std::vector<std::string>& specs, int64_t batch,
+                               const std::vector<std::string>& only = {});
 
 }  // namespace fftconv::bench

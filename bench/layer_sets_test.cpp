@@ -48,3 +48,16 @@ TEST_CASE("layer list: specs named by themselves, repeats marked, bad input refu
   CHECK_THROWS_AS(layer_list_json("L", {}, -1), InvalidArgument);
   CHECK_THROWS_AS(layer_list_json("", {"n=0"}, 0), InvalidProblem);
 }
+
+TEST_CASE("layer list: --only keeps the named layers in its own order and refuses others") {
+  const std::vector<LayerProblem> all = resolve_layers("L", {}, 0);
+  CHECK(select_layers(all, {}).size() == all.size());
+  const std::vector<LayerProblem> two = select_layers(all, {"L5", "L2"});
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].name == "L5");
+  CHECK(two[1].name == "L2");
+  CHECK_THROWS_WITH_AS(select_layers(all, {"L2", "L9"}), "--only: no layer 'L9' in the layers to run", InvalidArgument);
+  const json j = layer_list_json("L", {}, 0, {"L4"});
+  REQUIRE(j["networks"][0]["layers"].size() == 1);
+  CHECK(j["networks"][0]["layers"][0]["name"] == "L4");
+}

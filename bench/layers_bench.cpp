@@ -381,16 +381,7 @@ std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, boo
   if (o.repeat < 1) throw InvalidArgument("--repeat: must be >= 1, got " + std::to_string(o.repeat));
   std::vector<Pass> passes;
   for (const auto& s : o.passes) passes.push_back(parse_pass(s));
-  std::vector<Layer> layers = resolve_layers(o.set, o.layers, o.batch);
-  if (!o.only.empty()) {
-    std::vector<Layer> kept;
-    for (const std::string& name : o.only) {
-      auto it = std::find_if(layers.begin(), layers.end(), [&](const Layer& l) { return l.name == name; });
-      if (it == layers.end()) throw InvalidArgument("--only: no layer '" + name + "' in the layers to run");
-      kept.push_back(*it);
-    }
-    layers = std::move(kept);
-  }
+  const std::vector<Layer> layers = select_layers(resolve_layers(o.set, o.layers, o.batch), o.only);
   const std::vector<Entry> entries = make_entries(o);
 
   const CudaStream owned_stream;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/command_line.hpp"
@@ -154,6 +155,29 @@ TEST_CASE("cli: plan and run read --tile-sizes and --workspace-limit alike") {
     CAPTURE(ok);
     CHECK(p.status == 0);
   }
+}
+
+TEST_CASE("cli: bench layers refuses bad options before it asks for a device") {
+  arguments_only() = true;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"bench", "layers", "--set", "nope"}, "unknown layer set 'nope'"},
+      {{"bench", "layers", "--set", "L", "--only", "L1,L9"}, "--only: no layer 'L9' in the layers to run"},
+      {{"bench", "layers", "--passes", "fprop,backward"}, "pass: unknown value 'backward'"},
+      {{"bench", "layers", "--math", "fp16"}, "math: expected"},
+      {{"bench", "layers", "--layers", "S=0,n=8,k=3"}, "S: must be >= 1, got 0"},
+      {{"bench", "layers", "--set", "large", "--only", "L2", "--list"}, "--only: no layer 'L2' in the layers to run"}};
+  for (const auto& [words, message] : bad) {
+    CAPTURE(message);
+    const Outcome o = run_captured(words, CommandTree::full);
+    CHECK(o.status == 2);
+    CHECK(o.err.find(message) != std::string::npos);
+  }
+  CHECK(run_captured({"bench", "layers", "--set", "large", "--only", "big_k45,L1"}, CommandTree::full).status == 0);
+  const Outcome list = run_captured({"bench", "layers", "--set", "large", "--only", "big_k45,L1", "--list"},
+                                    CommandTree::full);
+  CHECK(list.status == 0);
+  CHECK(list.out.find("\"big_k45\"") < list.out.find("\"L1\""));  // in --only's order
+  CHECK(list.out.find("img512_k15") == std::string::npos);
 }
 
 TEST_CASE("cli: validate's summary title names every option that shapes the sweep") {

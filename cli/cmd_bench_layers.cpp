@@ -15,12 +15,17 @@
 #include "cli/commands.hpp"
 #include "common/backend.hpp"
 #include "common/errors.hpp"
+#include "common/problem.hpp"
 
 namespace fftconv::cli {
 namespace {
 
 int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) {
-  (void)TileSpec::parse(o.tile);  // a bad spec fails before the device is asked for
+  // Bad options fail before the device is asked for, on any machine.
+  (void)TileSpec::parse(o.tile);
+  (void)parse_product_math(o.math);
+  for (const std::string& pass : o.passes) (void)parse_pass(pass);
+  (void)bench::select_layers(bench::resolve_layers(o.set, o.layers, o.batch), o.only);
   if (resume && json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
   if (arguments_only()) return kExitOk;  // no file is read or written when only the arguments are checked
   if (resume) {
@@ -91,11 +96,11 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   auto resume = std::make_shared<bool>(false);
   cmd->add_flag("--resume", *resume, "keep the rows already in --json (an earlier run of the same set and backends) "
                                      "and time only the others");
-  cmd->add_flag("--list", *list, "print the layers of --set or --layers at --batch as JSON (the shape of "
-                                 "`bench networks --list`) and exit; needs no CUDA");
+  cmd->add_flag("--list", *list, "print the layers of --set or --layers (and --only) at --batch as JSON (the shape "
+                                 "of `bench networks --list`) and exit; needs no CUDA");
   cmd->callback([o, json_path, no_tc, no_autotune, resume, list, exit_code]() {
     if (*list) {
-      std::cout << bench::layer_list_json(o->set, o->layers, o->batch).dump(2) << "\n";
+      std::cout << bench::layer_list_json(o->set, o->layers, o->batch, o->only).dump(2) << "\n";
       *exit_code = kExitOk;
       return;
     }
