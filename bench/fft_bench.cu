@@ -521,7 +521,19 @@ bool fft_bench_available(std::string* why) {
   return s.ok;
 }
 
-std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all_ok) {
+namespace {
+
+// The (n_h, n_w) shapes of a run: --sizes (n × n, or n-point: 1 × n), then --rects.
+std::vector<std::pair<int, int>> bench_shapes(const FftBenchOptions& o) {
+  std::vector<std::pair<int, int>> shapes;
+  for (int n : o.sizes) shapes.push_back({o.dims == 2 ? n : 1, n});
+  shapes.insert(shapes.end(), o.rects.begin(), o.rects.end());
+  return shapes;
+}
+
+}  // namespace
+
+void check_fft_bench_options(const FftBenchOptions& o) {
   if (o.dims != 1 && o.dims != 2) throw InvalidArgument("bench fft: --dims must be 1 or 2, got " + std::to_string(o.dims));
   if (o.repeat < 1) throw InvalidArgument("bench fft: --repeat must be >= 1, got " + std::to_string(o.repeat));
   if ((o.sizes.empty() && o.rects.empty()) || o.batches.empty())
@@ -530,15 +542,17 @@ std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all
     throw InvalidArgument("bench fft: --shapes-1d applies to 1-D transforms only (--dims 1), got --dims " + std::to_string(o.dims));
   if (!o.rects.empty() && o.dims != 2)
     throw InvalidArgument("bench fft: --rects applies to 2-D transforms only (--dims 2), got --dims " + std::to_string(o.dims));
-  std::vector<std::pair<int, int>> shapes;
-  for (int n : o.sizes) shapes.push_back({o.dims == 2 ? n : 1, n});
-  shapes.insert(shapes.end(), o.rects.begin(), o.rects.end());
-  for (auto [n_h, n_w] : shapes)
+  for (auto [n_h, n_w] : bench_shapes(o))
     if (!fbfft::supported(n_h, n_w))
       throw Unsupported("bench fft: fbfft has no kernel for size " +
                         (n_h == 1 ? std::to_string(n_w) : std::to_string(n_h) + "x" + std::to_string(n_w)));
   for (int64_t b : o.batches)
     if (b < 1 || b > (int64_t(1) << 30)) throw InvalidArgument("bench fft: batch " + std::to_string(b) + " out of range [1, 2^30]");
+}
+
+std::string run_fft_bench(const FftBenchOptions& o, std::ostream& out, bool* all_ok) {
+  check_fft_bench_options(o);
+  const std::vector<std::pair<int, int>> shapes = bench_shapes(o);
   *all_ok = true;
   const CudaStream owned_stream;
   const cudaStream_t stream = owned_stream.get();

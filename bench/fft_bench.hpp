@@ -37,6 +37,10 @@ struct FftBenchOptions {
 // True when this build has the CUDA benchmark and a device is present; else *why says which.
 bool fft_bench_available(std::string* why);
 
+// The checks run_fft_bench() makes of its options, on the host alone (no device is needed): throws
+// InvalidArgument for bad options, Unsupported for sizes without an fbfft kernel.
+void check_fft_bench_options(const FftBenchOptions& opts);
+
 // Runs every (size, batch) configuration: verifies fbfft against cuFFT on the same data, times
 // both with CUDA events (as o.timer says) after warm-up over rotating buffers larger than L2, prints a table to
 // `out`, and returns the JSON document (device, versions, copy bandwidth, rows). *all_ok is false

@@ -180,6 +180,23 @@ TEST_CASE("cli: bench layers refuses bad options before it asks for a device") {
   CHECK(list.out.find("img512_k15") == std::string::npos);
 }
 
+TEST_CASE("cli: bench fft refuses sizes without a kernel and bad batches before it asks for a device") {
+  arguments_only() = true;
+  [[maybe_unused]] const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"bench", "fft", "--sizes", "11"}, "fbfft has no kernel for size 11x11"},
+      {{"bench", "fft", "--dims", "1", "--sizes", "512"}, "fbfft has no kernel for size 512"},
+      {{"bench", "fft", "--batches", "0"}, "batch 0 out of range [1, 2^30]"}};
+#ifdef FFTCONV_HAVE_CUDA  // (a build without CUDA refuses the benchmark itself)
+  for (const auto& [words, message] : bad) {
+    CAPTURE(message);
+    const Outcome o = run_captured(words, CommandTree::full);
+    CHECK(o.status == 2);
+    CHECK(o.err.find(message) != std::string::npos);
+  }
+#endif
+  CHECK(run_captured({"bench", "fft", "--sizes", "12,128", "--rects", "42x54"}, CommandTree::full).status == 0);
+}
+
 TEST_CASE("cli: validate's summary title names every option that shapes the sweep") {
   arguments_only() = false;
   const std::string out = "app_test_validate_title.jsonl", md = "app_test_validate_title.md";

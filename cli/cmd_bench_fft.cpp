@@ -60,13 +60,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   for (const std::string& r : a.rects) rects.push_back(parse_rect(r));
   if (!rects.empty() && a.dims != 2)
     throw InvalidArgument("--rects: applies to 2-D transforms only (--dims 2), got --dims " + std::to_string(a.dims));
-  if (arguments_only()) return kExitOk;
 #ifdef FFTCONV_HAVE_CUDA
-  std::string why;
-  if (!bench::fft_bench_available(&why)) {
-    std::fprintf(stderr, "fftconv bench fft: %s\n", why.c_str());
-    return kExitBadInput;
-  }
   bench::FftBenchOptions o;
   o.dims = a.dims;
   o.sizes = a.sizes;
@@ -80,6 +74,13 @@ int run(const BenchFftArgs& a, const std::string& command) {
                        : a.dependent_launch == "compare" ? bench::DependentLaunch::compare
                                                          : bench::DependentLaunch::on;
   o.command_line = command;
+  bench::check_fft_bench_options(o);  // sizes without a kernel and bad batches fail before the device check
+  if (arguments_only()) return kExitOk;
+  std::string why;
+  if (!bench::fft_bench_available(&why)) {
+    std::fprintf(stderr, "fftconv bench fft: %s\n", why.c_str());
+    return kExitBadInput;
+  }
   bool ok = true;
   const std::string doc = bench::run_fft_bench(o, std::cout, &ok);
   if (!a.json.empty()) write_json_file(a.json, doc, "--json");
@@ -89,6 +90,7 @@ int run(const BenchFftArgs& a, const std::string& command) {
   }
   return kExitOk;
 #else
+  if (arguments_only()) return kExitOk;
   (void)a;
   (void)command;
   (void)timer;
