@@ -1,8 +1,10 @@
 // The named layer sets and their JSON list (`fftconv bench layers --list`, the input of
-// bench/torch_networks.py): names, canonical specs with the options of each layer, batch overrides.
+// bench/torch_networks.py): names, canonical specs with the options of each layer, batch overrides;
+// the host-side checks of `bench layers`' options.
 #include <doctest/doctest.h>
 
 #include "bench/layer_sets.hpp"
+#include "bench/layers_bench.hpp"
 #include "common/errors.hpp"
 
 using namespace fftconv;
@@ -60,4 +62,40 @@ TEST_CASE("layer list: --only keeps the named layers in its own order and refuse
   const json j = layer_list_json("L", {}, 0, {"L4"});
   REQUIRE(j["networks"][0]["layers"].size() == 1);
   CHECK(j["networks"][0]["layers"][0]["name"] == "L4");
+}
+
+TEST_CASE("bench layers: options are checked on the host and give the layers and passes run") {
+  LayersBenchOptions o;
+  o.set = "large";
+  o.only = {"big_k45", "L1"};
+  o.passes = {"accgrad", "fprop"};
+  const LayersBenchScope scope = check_layers_bench_options(o);
+  REQUIRE(scope.layers.size() == 2);
+  CHECK(scope.layers[0].name == "big_k45");
+  CHECK(scope.layers[1].name == "L1");
+  REQUIRE(scope.passes.size() == 2);
+  CHECK(scope.passes[0] == Pass::accgrad);
+  CHECK(scope.passes[1] == Pass::fprop);
+
+  auto refused = [](auto change, const std::string& message) {
+    LayersBenchOptions bad;
+    change(bad);
+    CAPTURE(message);
+    try {
+      (void)check_layers_bench_options(bad);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find(message) != std::string::npos);
+    }
+  };
+  refused([](LayersBenchOptions& b) { b.batch = -1; }, "--batch: must be >= 0 (0 = each layer's own), got -1");
+  refused([](LayersBenchOptions& b) { b.verify_batch = 0; }, "--verify-batch: must be >= 1, got 0");
+  refused([](LayersBenchOptions& b) { b.repeat = 0; }, "--repeat: must be >= 1, got 0");
+  refused([](LayersBenchOptions& b) { b.warmup = -2; }, "--warmup: must be >= 0, got -2");
+  refused([](LayersBenchOptions& b) { b.tile = "7x"; }, "7x");
+  refused([](LayersBenchOptions& b) { b.math = "fp16"; }, "fp16");
+  refused([](LayersBenchOptions& b) { b.passes.clear(); }, "--passes: names no pass");
+  refused([](LayersBenchOptions& b) { b.passes = {"fprop", "backward"}; }, "unknown value 'backward'");
+  refused([](LayersBenchOptions& b) { b.set = "nope"; }, "unknown layer set 'nope'");
+  refused([](LayersBenchOptions& b) { b.only = {"L9"}; }, "--only: no layer 'L9' in the layers to run");
 }

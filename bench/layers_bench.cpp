@@ -14,12 +14,12 @@
 #include <set>
 #include <ostream>
 
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 
 #ifdef FFTCONV_HAVE_CUDA
 #include "api/fftconv.hpp"
 #include "bench/cudnn_baseline.hpp"
-#include "bench/layer_sets.hpp"
 #include "validation/gpu_timing.hpp"
 #include "common/fft_size.hpp"
 #include "gpu/runtime/cuda_check.hpp"
@@ -34,6 +34,20 @@
 #endif
 
 namespace fftconv::bench {
+
+LayersBenchScope check_layers_bench_options(const LayersBenchOptions& o) {
+  if (o.batch < 0) throw InvalidArgument("--batch: must be >= 0 (0 = each layer's own), got " + std::to_string(o.batch));
+  if (o.verify_batch < 1) throw InvalidArgument("--verify-batch: must be >= 1, got " + std::to_string(o.verify_batch));
+  if (o.repeat < 1) throw InvalidArgument("--repeat: must be >= 1, got " + std::to_string(o.repeat));
+  if (o.warmup < 0) throw InvalidArgument("--warmup: must be >= 0, got " + std::to_string(o.warmup));
+  (void)TileSpec::parse(o.tile);
+  (void)parse_product_math(o.math);
+  LayersBenchScope scope;
+  if (o.passes.empty()) throw InvalidArgument("--passes: names no pass (fprop, bprop, accgrad)");
+  for (const std::string& s : o.passes) scope.passes.push_back(parse_pass(s));
+  scope.layers = select_layers(resolve_layers(o.set, o.layers, o.batch), o.only);
+  return scope;
+}
 
 #ifndef FFTCONV_HAVE_CUDA
 
@@ -376,12 +390,9 @@ bool layers_bench_available(std::string* why) {
 }
 
 std::string run_layers_bench(const LayersBenchOptions& o, std::ostream& out, bool* all_verified) {
-  if (o.batch < 0) throw InvalidArgument("--batch: must be >= 0 (0 = each layer's own), got " + std::to_string(o.batch));
-  if (o.verify_batch < 1) throw InvalidArgument("--verify-batch: must be >= 1, got " + std::to_string(o.verify_batch));
-  if (o.repeat < 1) throw InvalidArgument("--repeat: must be >= 1, got " + std::to_string(o.repeat));
-  std::vector<Pass> passes;
-  for (const auto& s : o.passes) passes.push_back(parse_pass(s));
-  const std::vector<Layer> layers = select_layers(resolve_layers(o.set, o.layers, o.batch), o.only);
+  const LayersBenchScope scope = check_layers_bench_options(o);
+  const std::vector<Pass>& passes = scope.passes;
+  const std::vector<LayerProblem>& layers = scope.layers;
   const std::vector<Entry> entries = make_entries(o);
 
   const CudaStream owned_stream;

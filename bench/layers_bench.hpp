@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/layer_sets.hpp"
+#include "common/problem.hpp"
+
 namespace fftconv::bench {
 
 struct LayersBenchOptions {
@@ -38,12 +41,25 @@ struct LayersBenchOptions {
   std::string resume;
 };
 
+// What a run covers: the selected layers (resolve_layers() narrowed by select_layers()) and the passes.
+struct LayersBenchScope {
+  std::vector<LayerProblem> layers;
+  std::vector<Pass> passes;
+};
+
+// The checks run_layers_bench() makes of its options on the host alone (no device is needed): batch,
+// verification batch, repeat, warmup, tile spec, --math, passes, the set or layer specs and --only.
+// Throws InvalidArgument (InvalidProblem for a bad layer spec) naming the field and value; returns what
+// the run covers. The backends are checked by the run, which knows the CUDA registry.
+LayersBenchScope check_layers_bench_options(const LayersBenchOptions& opts);
+
 // True when this build has CUDA and a device is present; else *why says which.
 bool layers_bench_available(std::string* why);
 
 // Runs the benchmark, prints the table to `out`, and returns the JSON document. *all_verified is
 // false when some backend's result failed the tolerance model at the verification batch.
-// Throws InvalidArgument / InvalidProblem for bad options, CudaError / OutOfMemory from the device.
+// Throws as check_layers_bench_options() does for bad options, InvalidArgument for a bad --backends
+// or --resume document, CudaError / OutOfMemory from the device.
 std::string run_layers_bench(const LayersBenchOptions& opts, std::ostream& out, bool* all_verified);
 
 }  // namespace fftconv::bench

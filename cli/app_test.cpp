@@ -164,6 +164,9 @@ TEST_CASE("cli: bench layers refuses bad options before it asks for a device") {
       {{"bench", "layers", "--set", "L", "--only", "L1,L9"}, "--only: no layer 'L9' in the layers to run"},
       {{"bench", "layers", "--passes", "fprop,backward"}, "pass: unknown value 'backward'"},
       {{"bench", "layers", "--math", "fp16"}, "math: expected"},
+      {{"bench", "layers", "--repeat", "0"}, "--repeat: must be >= 1, got 0"},
+      {{"bench", "layers", "--warmup", "-1"}, "--warmup: must be >= 0, got -1"},
+      {{"bench", "layers", "--verify-batch", "0"}, "--verify-batch: must be >= 1, got 0"},
       {{"bench", "layers", "--layers", "S=0,n=8,k=3"}, "S: must be >= 1, got 0"},
       {{"bench", "layers", "--set", "large", "--only", "L2", "--list"}, "--only: no layer 'L2' in the layers to run"}};
   for (const auto& [words, message] : bad) {

@@ -113,7 +113,7 @@ void add_bench_fft_command(CLI::App& bench, int* exit_code) {
   cmd->add_option("--rects", args->rects, "with --dims 2, also these rectangles HxW (sides 2..128 of the form 2^a 3^b 5^c 7^d), e.g. 42x54,45x128")->delimiter(',');
   cmd->add_option("--batches", args->batches, "batch sizes")->delimiter(',');
   cmd->add_flag("--inverse", args->inverse, "time the inverse C2R instead of the forward R2C");
-  cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", args->repeat, "timed repetitions per configuration");
   add_timer_option(cmd, args->timer);
   cmd->add_option("--shapes-1d", args->shapes_1d,
                   "with --dims 1, also verify and time these block shapes of fbfft's 1-D register / four-step kernels "

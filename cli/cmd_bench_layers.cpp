@@ -22,10 +22,7 @@ namespace {
 
 int run(bench::LayersBenchOptions o, const std::string& json_path, bool resume) {
   // Bad options fail before the device is asked for, on any machine.
-  (void)TileSpec::parse(o.tile);
-  (void)parse_product_math(o.math);
-  for (const std::string& pass : o.passes) (void)parse_pass(pass);
-  (void)bench::select_layers(bench::resolve_layers(o.set, o.layers, o.batch), o.only);
+  (void)bench::check_layers_bench_options(o);
   if (resume && json_path.empty()) throw InvalidArgument("--resume: needs --json (the results to continue)");
   if (arguments_only()) return kExitOk;  // no file is read or written when only the arguments are checked
   if (resume) {
@@ -79,12 +76,10 @@ void add_bench_layers_command(CLI::App& bench, int* exit_code) {
   cmd->add_flag("--naive", o->naive, "add the naive cufft pipeline (the paper's) beside cufft");
   cmd->add_flag("--no-cudnn-tensor-ops", *no_tc, "time cuDNN in strict fp32 only (not also with TF32 tensor cores)");
   cmd->add_option("--math", o->math, "products of our backends: auto | fp32 | 3xtf32 | tf32")->capture_default_str();
-  cmd->add_option("--batch", o->batch, "batch size S of every layer (default: each layer's own; L1..L5: 128)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--verify-batch", o->verify_batch, "batch of the verification run (default 4)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--repeat", o->repeat, "timed repetitions (median and min reported)")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", o->warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch", o->batch, "batch size S of every layer (default 0: each layer's own; L1..L5: 128)");
+  cmd->add_option("--verify-batch", o->verify_batch, "batch of the verification run (default 4)");
+  cmd->add_option("--repeat", o->repeat, "timed repetitions (median and min reported)");
+  cmd->add_option("--warmup", o->warmup, "untimed repetitions first");
   cmd->add_flag("--no-autotune", *no_autotune, "heuristic configuration instead of timing candidates");
   cmd->add_option("--tune-cache", o->tune_cache, "JSON file caching the autotuner's winners; none: in memory only");
   cmd->add_option("--tile", o->tile,
