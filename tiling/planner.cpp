@@ -352,4 +352,21 @@ PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view b
   return o;
 }
 
+std::vector<const Candidate*> timed_tile_candidates(const TilingChoice& c,
+                                                    const std::function<bool(const Candidate&)>& runnable,
+                                                    std::size_t count) {  // Note [timed tile candidates]
+  std::vector<const Candidate*> out;
+  for (const Candidate& k : c.candidates)
+    if (k.tiled && k.feasible && runnable(k)) out.push_back(&k);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Candidate* a, const Candidate* b) { return a->cost.cost < b->cost.cost; });
+  if (out.size() > count) out.resize(count);
+  if (!out.empty()) {
+    const double limit = kTimedCostRatio * out.front()->cost.cost;
+    out.erase(std::remove_if(out.begin() + 1, out.end(), [&](const Candidate* k) { return k->cost.cost > limit; }),
+              out.end());
+  }
+  return out;
+}
+
 }  // namespace fftconv

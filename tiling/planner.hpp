@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,20 @@ TilingChoice plan_tiling(const ConvProblem& p, Pass pass, const PlanOptions& opt
 // extra["accgrad_reduction"] set to frequency. Throws Unsupported, naming `backend`, when opts asks
 // for another reduction.
 PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view backend);
+
+// Note [timed tile candidates]
+// A GPU backend answers tile=auto by timing its untiled plan and a few tiled candidates (Note
+// [measured tile choice]), each built in full with its own tuning and run several times, so a
+// candidate the model already rules out costs real time (a 32x32 tile under a 31x31 kernel keeps
+// 2x2 outputs of its 1,024 points). The timed tiles are the `count` cheapest feasible, runnable
+// tiled candidates, cheapest first, less any the model charges more than kTimedCostRatio times the
+// cheapest of them. Invariant: the cheapest runnable tiled candidate is always kept, so pruning
+// never makes a problem unsupported. On the H100's large problems (`bench tiling --candidates`) the
+// tiles the model charged 12-54x the cheapest tile measured 11-59x slower than it.
+inline constexpr double kTimedCostRatio = 4.0;
+std::vector<const Candidate*> timed_tile_candidates(const TilingChoice& c,
+                                                    const std::function<bool(const Candidate&)>& runnable,
+                                                    std::size_t count);
 
 // The candidate table (sorted by cost, at most max_rows rows, 0 = all) and the reason.
 std::string explain(const TilingChoice& c, std::size_t max_rows = 24);

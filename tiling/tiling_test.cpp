@@ -365,3 +365,28 @@ TEST_CASE("frequency_reduction_only pins the frequency reduction and refuses the
   o.extra["accgrad_reduction"] = "sideways";
   CHECK_THROWS_AS(frequency_reduction_only(o, "gpu"), InvalidArgument);
 }
+
+TEST_CASE("the timed tile candidates drop tiles the model charges over kTimedCostRatio times the cheapest") {
+  const auto any = [](const Candidate&) { return true; };
+  // 2048x2048 under a 31x31 kernel: 64x64 keeps 34x34 outputs, 32x32 only 2x2 (dozens of times the cost).
+  const TilingChoice big = choose(ConvProblem::parse("S=1,f=8,fo=8,n=2048,k=31,p=15"), Pass::fprop, {});
+  const std::vector<const Candidate*> timed = timed_tile_candidates(big, any, 2);
+  REQUIRE(timed.size() == 1);
+  CHECK(timed[0]->fft_h == 64);
+  // Close candidates are all kept, cheapest first, at most `count`.
+  const TilingChoice rect = choose(ConvProblem::parse("S=8,f=16,fo=16,h=300,w=500,k=9,p=4"), Pass::fprop, {});
+  const std::vector<const Candidate*> three = timed_tile_candidates(rect, any, 3);
+  REQUIRE(three.size() == 3);
+  CHECK(three[0]->cost.cost <= three[1]->cost.cost);
+  CHECK(three[1]->cost.cost <= three[2]->cost.cost);
+  for (const Candidate* k : three) CHECK(k->cost.cost <= kTimedCostRatio * three[0]->cost.cost);
+  // The cheapest runnable tile stays however costly, and `runnable` filters first.
+  const std::vector<const Candidate*> only32 =
+      timed_tile_candidates(big, [](const Candidate& k) { return k.fft_h == 32; }, 2);
+  REQUIRE(only32.size() == 1);
+  CHECK(only32[0]->fft_h == 32);
+  CHECK(timed_tile_candidates(big, [](const Candidate&) { return false; }, 2).empty());
+  // The untiled candidate is never among them.
+  for (const Candidate* k : timed_tile_candidates(choose(ConvProblem::parse("L1"), Pass::fprop, {}), any, 4))
+    CHECK(k->tiled);
+}

@@ -57,13 +57,7 @@ struct Operands {
 
 std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
                                              const std::function<bool(const Candidate&)>& runnable) {
-  std::vector<const Candidate*> out;
-  for (const Candidate& k : c.candidates)
-    if (k.tiled && k.feasible && runnable(k)) out.push_back(&k);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Candidate* a, const Candidate* b) { return a->cost.cost < b->cost.cost; });
-  if (out.size() > std::size_t(kMeasuredTiles)) out.resize(kMeasuredTiles);
-  return out;
+  return timed_tile_candidates(c, runnable, kMeasuredTiles);
 }
 
 namespace {

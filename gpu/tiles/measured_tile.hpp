@@ -18,7 +18,7 @@ namespace fftconv {
 // GPU pass is a handful of launches whose cost barely grows with the batch, while tiles add
 // transforms, halo re-reads and CGEMM frequencies. So with autotune on, a GPU backend answers
 // tile=auto by measurement: its untiled plan (when it has one) and the planner's kMeasuredTiles
-// cheapest feasible tiled candidates it can run are each built in full (with their own tuning) and
+// cheapest feasible tiled candidates it can run (Note [timed tile candidates]) are each built in full (with their own tuning) and
 // run on uniform random operands as a CUDA graph (GPU time, as `bench conv` and `run --timer graph` time
 // a pass; call by call when the plan cannot be captured, e.g. with breakdown), median of 5, one
 // candidate at a time (only the fastest so far is kept, so at most two plans' workspaces are held
@@ -31,8 +31,7 @@ struct PlanCandidate {
   std::function<std::unique_ptr<Plan>()> make;  // builds the plan (may throw Unsupported)
 };
 
-// The tiled candidates of `c` worth timing: feasible, tiled, accepted by `runnable`, the
-// kMeasuredTiles cheapest by the model, cheapest first.
+// The tiled candidates of `c` worth timing: timed_tile_candidates(c, runnable, kMeasuredTiles).
 std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
                                              const std::function<bool(const Candidate&)>& runnable);
 
