@@ -317,6 +317,30 @@ TEST_CASE("cufft autotunes over 13-smooth bases by default and over the paper's 
   }
 }
 
+TEST_CASE("cufft autotune times the per-frequency CGEMM loop only when its launches fit the cutoff") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  // About 7,800 frequencies of tiny products: the loop's launch floor (kLoopLaunchFloorMs each) is far
+  // above twice the strided time, so it is not run; the plan is still tuned and correct.
+  const ConvProblem many = ConvProblem::parse("S=1,f=2,fo=2,n=120,k=3,p=1");
+  for (Pass pass : kPasses) {
+    auto plan = backend().plan(many, pass, {});
+    const std::string why = plan->describe();
+    INFO(to_string(pass), " ", why);
+    CHECK(why.find("loop: not timed (") != std::string::npos);
+    const Outcome o = run_and_compare(many, pass, *plan, rng);
+    CHECK(o.non_finite == 0);
+    CHECK(o.rel_l2 <= o.cancellation * tol(many, pass));
+  }
+  // A handful of frequencies with 512x512 products: the floor is a few microseconds, and it is timed.
+  const ConvProblem few = ConvProblem::parse("S=128,f=512,fo=512,n=3,k=2");
+  auto plan = backend().plan(few, Pass::fprop, {});
+  const std::string why = plan->describe();
+  INFO(why);
+  CHECK(why.find(", loop: ") != std::string::npos);
+  CHECK(why.find("loop: not timed") == std::string::npos);
+}
+
 TEST_CASE("cufft weights=dft matches the reference with kernels up to 12x12 (staged windows)") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());

@@ -292,6 +292,14 @@ class Autotune {
     const int64_t nh = best_->nh, nw = best_->nw;
     for (GemmStrategy g : kAllGemmStrategies) {
       if (g == GemmStrategy::strided) continue;
+      if (g == GemmStrategy::loop) {  // its launches alone would exceed the cutoff (kLoopLaunchFloorMs)
+        const int64_t launches = nh * (nw / 2 + 1);
+        if (double(launches) * kLoopLaunchFloorMs > cutoff()) {
+          why_ << ", loop: not timed (" << launches << " launches, at least "
+               << fmt_ms(double(launches) * kLoopLaunchFloorMs) << ")";
+          continue;
+        }
+      }
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
       try {

@@ -66,6 +66,11 @@ inline constexpr double kCallbackMinMs = 0.05;
 // 100 ms against 2.7 ms; with the cutoff a cufft plan of L1's fprop, tuning included, took 0.92-0.98 s
 // instead of 1.29-1.30 s (H200).
 inline constexpr double kTuningCutoff = 2.0;
+// The one-CGEMM-per-frequency strategy (gemm=loop) makes one cuBLAS launch per frequency and chunk,
+// each at least this long on the host; the autotuner does not time it when that floor alone exceeds
+// the cutoff. On L1 it ran at 12 us per launch (8,320 frequencies, about 100 ms against 2.7 ms
+// strided, H200); a 2079x2080 basis has 2.16 million frequencies.
+inline constexpr double kLoopLaunchFloorMs = 0.002;
 // How many of the fastest bases (timed with copies) are timed again with callbacks.
 inline constexpr std::size_t kCallbackBases = 3;
 
