@@ -51,7 +51,7 @@ void parse_tile_sizes(const std::string& s, PlanOptions& o) {
 }
 
 void PlanFlags::add_to(CLI::App* cmd) {
-  cmd->add_option("--tile", tile, "Tiling: none, auto (the planner's choice; on cufft/fbfft with autotune, the fastest of the untiled plan and the planner's two cheapest tiles, timed), N or HxW tile FFT size")->capture_default_str();
+  cmd->add_option("--tile", tile, "Tiling: none, auto (the planner's choice; on cufft/fbfft with autotune, the fastest of the untiled plan and the planner's two cheapest tiles, less any it models over 4x the cheapest, timed), N or HxW tile FFT size")->capture_default_str();
   cmd->add_option("--tile-sizes", tile_sizes, "Candidate tile sizes for --tile auto: pow2 (8..64), smooth (7-smooth 8..64; fbfft: powers of two 8..128 and its smooth squares up to 120, timed beside the pow2 choice) or a list 8,16,32")
       ->capture_default_str();
   cmd->add_option("--workspace-limit", workspace_limit, "Workspace limit in bytes (K/M/G suffixes), 0 = default")

@@ -288,8 +288,8 @@ for n, u, t in zip(ns, untiled, tiled):
 # pass is different: each step is one kernel launch over every item in flight, so its cost barely
 # grows with the batch, while tiles add transforms, re-read their halos and multiply more
 # frequencies. The GPU backends (`cufft`, `fbfft`) therefore answer `tile="auto"` by **timing** the
-# untiled plan and the planner's two cheapest tiles, and keep the fastest (Note [measured tile
-# choice] in `gpu/tiles/measured_tile.hpp`).
+# untiled plan and the planner's two cheapest tiles (less any the model charges over 4x the cheapest),
+# and keep the fastest (Note [measured tile choice] in `gpu/tiles/measured_tile.hpp`).
 #
 # The cell below reads H100 measurements committed with the library
 # (`bench/results/h100/tiling.json`, made with `fftconv run … --timer graph`; docs/results.md), so
