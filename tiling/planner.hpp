@@ -96,6 +96,7 @@ PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view b
 // never makes a problem unsupported. On the H100's large problems (`bench tiling --candidates`) the
 // tiles the model charged 12-54x the cheapest tile measured 11-59x slower than it.
 inline constexpr double kTimedCostRatio = 4.0;
+// The pointers point into c.candidates.
 std::vector<const Candidate*> timed_tile_candidates(const TilingChoice& c,
                                                     const std::function<bool(const Candidate&)>& runnable,
                                                     std::size_t count);

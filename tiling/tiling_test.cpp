@@ -386,7 +386,7 @@ TEST_CASE("the timed tile candidates drop tiles the model charges over kTimedCos
   REQUIRE(only32.size() == 1);
   CHECK(only32[0]->fft_h == 32);
   CHECK(timed_tile_candidates(big, [](const Candidate&) { return false; }, 2).empty());
-  // The untiled candidate is never among them.
-  for (const Candidate* k : timed_tile_candidates(choose(ConvProblem::parse("L1"), Pass::fprop, {}), any, 4))
-    CHECK(k->tiled);
+  // The untiled candidate is never among them (the pointers point into the choice, which must outlive them).
+  const TilingChoice l1 = choose(ConvProblem::parse("L1"), Pass::fprop, {});
+  for (const Candidate* k : timed_tile_candidates(l1, any, 4)) CHECK(k->tiled);
 }
