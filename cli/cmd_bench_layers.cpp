@@ -13,9 +13,7 @@
 #include "bench/layers_bench.hpp"
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
-#include "common/backend.hpp"
 #include "common/errors.hpp"
-#include "common/problem.hpp"
 
 namespace fftconv::cli {
 namespace {

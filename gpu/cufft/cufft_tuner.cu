@@ -294,9 +294,9 @@ class Autotune {
       if (g == GemmStrategy::strided) continue;
       if (g == GemmStrategy::loop) {  // its launches alone would exceed the cutoff (kLoopLaunchFloorMs)
         const int64_t launches = nh * (nw / 2 + 1);
-        if (double(launches) * kLoopLaunchFloorMs > cutoff()) {
-          why_ << ", loop: not timed (" << launches << " launches, at least "
-               << fmt_ms(double(launches) * kLoopLaunchFloorMs) << ")";
+        const double floor_ms = double(launches) * kLoopLaunchFloorMs;
+        if (floor_ms > cutoff()) {
+          why_ << ", loop: not timed (" << launches << " launches, at least " << fmt_ms(floor_ms) << ")";
           continue;
         }
       }
