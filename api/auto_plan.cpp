@@ -55,10 +55,11 @@ struct Rates {
   double product_flops_per_s;    // complex products (or im2col's GEMM)
   double bytes_per_s;            // memory traffic of the spectra
   double fixed_ms;               // launches, planning overheads per call
+  bool costly_tuning = false;    // its tuner builds many library plans: planned last, bounded (Note [tuning bound])
 };
 Rates rates_of(std::string_view backend) {
   if (backend == "fbfft") return {20e12, 45e12, 2.2e12, 0.02};
-  if (backend == "cufft") return {12e12, 45e12, 1.3e12, 0.04};
+  if (backend == "cufft") return {12e12, 45e12, 1.3e12, 0.04, true};
   if (backend == "fftw") return {60e9, 100e9, 20e9, 0.05};
   if (backend == "im2col") return {0, 120e9, 20e9, 0.02};
   return {0, 1e9, 10e9, 0.0};  // direct and anything unknown: time-domain at a slow rate
@@ -465,44 +466,22 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     return finish(std::move(plan));
   }
 
-  // Plan the candidates the model keeps.
-  std::vector<std::unique_ptr<Plan>> plans(cands.size());
-  std::vector<std::size_t> timed;
-  std::string last_error;
-  for (std::size_t i : order) {
-    AutoCandidate& c = rep.candidates[i];
-    if (timed.size() >= std::size_t(kAutoMaxTimed) || c.model_ms > kAutoModelSpread * best_model) {
-      c.note = "not timed: model " + fmt(c.model_ms / best_model) + "x the best";
-      continue;
-    }
-    try {
-      const auto tp = Clock::now();
-      plans[i] = plan_of(*cands[i].backend, p, pass, cands[i].opts);
-      c.plan_ms = ms_since(tp);
-      if (cands[i].tiled_variant && plans[i]->tile_json() == "null") {
-        c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's timed candidates]
-        plans[i].reset();
-        continue;
-      }
-      timed.push_back(i);
-    } catch (const OutOfMemory& e) {
-      c.note = std::string("out of memory: ") + e.what();
-    } catch (const Unsupported& e) {
-      c.note = std::string("unsupported: ") + e.what();
-    } catch (const CudaError& e) {
-      c.note = std::string("failed: ") + e.what();
-      last_error = e.what();
-    }
-  }
-
-  // Time them interleaved, round after round (Note [auto's timed candidates]).
+  // Plan the candidates the model keeps, in its order, except that a backend with a costly tuner
+  // keeps its place among the timed but is planned after the others. On a device each plan is
+  // timed once as soon as it is built, and the fastest so far bounds the tuning of the next ones
+  // (Note [tuning bound]).
   Bench bench(p, pass, where_);
+  std::vector<std::unique_ptr<Plan>> plans(cands.size());
+  std::vector<std::size_t> timed, deferred;
+  std::string last_error;
   auto attempt = [&](std::size_t i, auto&& work) {
     try {
       work();
       return true;
     } catch (const OutOfMemory& e) {
       rep.candidates[i].note = std::string("out of memory: ") + e.what();
+    } catch (const Unsupported& e) {
+      rep.candidates[i].note = std::string("unsupported: ") + e.what();
     } catch (const CudaError& e) {
       rep.candidates[i].note = std::string("failed: ") + e.what();
       last_error = e.what();
@@ -510,6 +489,44 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     plans[i].reset();
     return false;
   };
+  double bound_ms = 0;
+  auto plan_candidate = [&](std::size_t i) {
+    AutoCandidate& c = rep.candidates[i];
+    PlanOptions o = cands[i].opts;
+    if (where_ == Location::cuda) o.tune_bound_ms = bound_ms;
+    const bool built = attempt(i, [&] {
+      const auto tp = Clock::now();
+      plans[i] = plan_of(*cands[i].backend, p, pass, o);
+      c.plan_ms = ms_since(tp);
+    });
+    if (!built) return;
+    if (cands[i].tiled_variant && plans[i]->tile_json() == "null") {
+      c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's timed candidates]
+      plans[i].reset();
+      return;
+    }
+    if (where_ == Location::cuda && !attempt(i, [&] {
+          bench.warm(*plans[i]);
+          const double ms = bench.once(*plans[i]);
+          bound_ms = bound_ms > 0 ? std::min(bound_ms, ms) : ms;
+        }))
+      return;
+    timed.push_back(i);
+  };
+  for (std::size_t i : order) {
+    AutoCandidate& c = rep.candidates[i];
+    if (timed.size() + deferred.size() >= std::size_t(kAutoMaxTimed) || c.model_ms > kAutoModelSpread * best_model) {
+      c.note = "not timed: model " + fmt(c.model_ms / best_model) + "x the best";
+      continue;
+    }
+    if (rates_of(cands[i].backend->name()).costly_tuning)
+      deferred.push_back(i);
+    else
+      plan_candidate(i);
+  }
+  for (std::size_t i : deferred) plan_candidate(i);
+
+  // Time them interleaved, round after round (Note [auto's timed candidates]).
   constexpr int kRounds = 5, kDropAfter = 3;
   constexpr double kDropFactor = 2.0;
   std::vector<std::vector<double>> runs(cands.size());

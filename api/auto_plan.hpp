@@ -18,7 +18,9 @@ namespace fftconv {
 // bandwidth); candidates within kAutoModelSpread of the best model time are planned (each with its
 // own tuner: bases, tiles, product precision) and timed on synthetic operands, interleaved in
 // rounds, each candidate's time its fastest run (with the tile=auto twin of a backend that tiles:
-// Note [auto's timed candidates] in auto_plan.cpp); with autotune off the model's best is planned alone. The winner is stored in the plan
+// Note [auto's timed candidates] in auto_plan.cpp; on a device the backends with costly tuners are
+// planned last, bounded by the plans timed before: Note [tuning bound] in gpu/cufft/cufft_tuner.hpp);
+// with autotune off the model's best is planned alone. The winner is stored in the plan
 // cache under (problem, pass, location, device, tile, math, workspace limit, library version), so
 // a later plan of the same key builds only the winner's plan.
 inline constexpr double kAutoModelSpread = 8.0;

@@ -14,6 +14,8 @@ using namespace fftconv;
 
 namespace {
 
+int g_plan_clock = 0;  // counts plan() calls of every SleepBackend
+
 // A plan that sleeps `ms` per execute() and reports whether it is tiled.
 class SleepPlan final : public Plan {
  public:
@@ -46,11 +48,15 @@ class SleepBackend final : public Backend {
   }
   std::unique_ptr<Plan> plan(const ConvProblem& p, Pass, const PlanOptions& o) const override {
     ++plans;
+    planned_at = ++g_plan_clock;
+    bound_ms = o.tune_bound_ms;
     const bool tiled = tile_ms_ > 0 && o.tile.kind != TileSpec::Kind::none && p.f > 1;
     return std::make_unique<SleepPlan>(tiled ? tile_ms_ : untiled_ms_, tiled);
   }
   std::string_view summary() const override { return "sleeps"; }
   mutable int plans = 0;
+  mutable int planned_at = 0;     // g_plan_clock at the last plan()
+  mutable double bound_ms = -1;   // PlanOptions::tune_bound_ms of the last plan()
 
  private:
   std::string name_;
@@ -177,6 +183,44 @@ TEST_CASE("auto on a device: candidates timed in interleaved rounds by CUDA even
   CHECK(candidate(rep, "quick").measured_ms < 9.0);
   CHECK(candidate(rep, "slowpoke").measured_ms >= 8.9);
   CHECK(candidate(rep, "slowpoke").note.find("dropped after 3 rounds") == 0);
+}
+
+TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan timed before (Note [tuning bound])") {
+  // The model keys on the names: a 130x130 input takes cufft's 130 but fbfft's 256, so the model
+  // ranks "cufft" first; its tuner is the costly one, so "fbfft" is planned and timed before it.
+  auto fb = std::make_shared<SleepBackend>("fbfft", 2.0, 0.0, Location::cuda);
+  auto cu = std::make_shared<SleepBackend>("cufft", 3.0, 0.0, Location::cuda);
+  const ConvProblem p = ConvProblem::parse("S=8,f=32,fo=32,n=130,k=3");
+  REQUIRE(model_time_ms(*cu, p, Pass::fprop) < model_time_ms(*fb, p, Pass::fprop));
+  const Backend* device_backend = builtin_registry().find("cufft");
+  if (!device_backend || !device_backend->available().ok) {
+    MESSAGE("no CUDA device: skipping the tuning bound of auto");
+    return;
+  }
+  Registry reg;
+  reg.add(cu);
+  reg.add(fb);
+  const AutoBackend gpu(reg, Location::cuda);
+  PlanOptions o;
+  o.tune_cache = "none";
+  AutoReport rep;
+  gpu.plan(p, Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(fb->planned_at < cu->planned_at);
+  CHECK(fb->bound_ms == 0);
+  CHECK(cu->bound_ms >= 1.9);
+  CHECK(cu->bound_ms < 3.0);
+  CHECK(rep.chosen == "fbfft");
+  CHECK(candidate(rep, "cufft").measured_ms >= 2.9);
+  // On the host no bound is passed.
+  Registry host_reg;
+  auto h1 = std::make_shared<SleepBackend>("fftw", 1.0, 0.0);
+  auto h2 = std::make_shared<SleepBackend>("im2col", 1.5, 0.0);
+  host_reg.add(h1);
+  host_reg.add(h2);
+  AutoBackend(host_reg, Location::host).plan(p, Pass::fprop, o, &rep);
+  CHECK(h1->bound_ms == 0);
+  CHECK(h2->bound_ms == 0);
 }
 
 TEST_CASE("auto's cost model: fbfft's basis is its next power of two or smooth register side") {

@@ -57,6 +57,10 @@ struct PlanOptions {
   int threads = 0;                              // CPU: OpenMP threads (0 = default)
   ProductMath math = ProductMath::automatic;    // GPU: precision of the frequency-domain products
   std::map<std::string, std::string> extra;     // backend-specific pins (Backend::option_keys())
+  // GPU: a plan of another backend that `auto` has already timed runs in this many ms (0: none).
+  // A tuner whose best is far above it stops early and caches nothing (Note [tuning bound]); not
+  // part of options_key(), since it changes how long a plan is tuned, not what it computes.
+  double tune_bound_ms = 0;
 };
 
 // The options that change what a plan computes or how it is chosen, as one string (tuning caches'

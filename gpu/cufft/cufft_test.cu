@@ -341,6 +341,38 @@ TEST_CASE("cufft autotune times the per-frequency CGEMM loop only when its launc
   CHECK(why.find("loop: not timed") == std::string::npos);
 }
 
+TEST_CASE("cufft autotune stops at a bound it cannot approach and caches nothing then (Note [tuning bound])") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=3,f=5,fo=6,h=29,w=27,kh=4,kw=3,ph=1,pw=1,pad=zero");
+  PlanOptions bounded;
+  bounded.tune_bound_ms = 1e-6;  // no plan runs this fast: the first basis is the last timed
+  auto plan = backend().plan(p, Pass::fprop, bounded);
+  const std::string why = plan->describe();
+  INFO(why);
+  CHECK(why.find("tuning stopped: ") != std::string::npos);
+  CHECK(why.find("; winner ") == std::string::npos);
+  CHECK(why.find("CGEMM {") == std::string::npos);
+  CHECK(why.find("x the 1e-06 ms of a plan timed before") != std::string::npos);
+  const auto bases = why.substr(why.find("bases {"), why.find('}') - why.find("bases {"));
+  CHECK(std::count(bases.begin(), bases.end(), ',') == 0);  // one basis timed
+  const Outcome o = run_and_compare(p, Pass::fprop, *plan, rng);
+  CHECK(o.non_finite == 0);
+  CHECK(o.rel_l2 <= o.cancellation * tol(p, Pass::fprop));
+  // Nothing went to the tune cache: without the bound the tuning runs in full, its stages timed,
+  // and only then is it cached.
+  const std::string full = backend().plan(p, Pass::fprop, {})->describe();
+  INFO(full);
+  CHECK(full.find("autotuned: bases {") != std::string::npos);
+  CHECK(full.find("; winner ") != std::string::npos);
+  CHECK(full.find(" s]; CGEMM {") != std::string::npos);
+  CHECK(backend().plan(p, Pass::fprop, {})->describe().find("autotuned earlier") != std::string::npos);
+  // A bound the plan easily beats changes nothing.
+  PlanOptions loose;
+  loose.tune_bound_ms = 1e6;
+  CHECK(backend().plan(p, Pass::fprop, loose)->describe().find("autotuned earlier") != std::string::npos);
+}
+
 TEST_CASE("cufft weights=dft matches the reference with kernels up to 12x12 (staged windows)") {
   FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
   std::mt19937 rng(std::random_device{}());

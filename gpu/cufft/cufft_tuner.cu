@@ -7,6 +7,7 @@
 #include "gpu/gemm/products.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -222,13 +223,15 @@ class Autotune {
       : p_(p), pass_(pass), opts_(opts), pins_(pins), first_gemm_(pins.gemm.value_or(GemmStrategy::strided)),
         first_layout_(pins.layout.value_or(SpectrumLayout::transposed)),
         first_edges_(pins.edges.value_or(EdgeMode::copy)), first_weights_(pins.weights.value_or(WeightTransform::fft)),
-        first_math_(pins.math.value_or(ProductMath::fp32)), bench_(p, pass) {}
+        first_math_(pins.math.value_or(ProductMath::fp32)), bound_ms_(opts.tune_bound_ms), bench_(p, pass) {}
 
   CufftChoice run() {
-    time_bases();
-    if (!pins_.gemm && first_math_ == ProductMath::fp32) time_gemms();
-    time_variants();
-    if (!pins_.math) time_math();
+    staged(&Autotune::time_bases);
+    if (over_bound(kTuneBoundFactor)) return stopped(kTuneBoundFactor);
+    if (!pins_.gemm && first_math_ == ProductMath::fp32) staged(&Autotune::time_gemms);
+    if (over_bound(kTuneBoundLateFactor)) return stopped(kTuneBoundLateFactor);
+    staged(&Autotune::time_variants);
+    if (!pins_.math) staged(&Autotune::time_math);
     why_ << "; winner " << best_->to_string() << " at " << fmt_ms(best_ms_);
     const PipelineConfig& c = *best_;
     TuneRecord rec{c.nh, c.nw, std::string(to_string(c.gemm)), c.chunk, c.cublas_workspace,
@@ -242,6 +245,23 @@ class Autotune {
   // Keeps pl's configuration when it is faster than the winner.
   // A candidate slower than this on its first timed run is timed no further (kTuningCutoff).
   double cutoff() const { return kTuningCutoff * best_ms_; }
+  // The best so far cannot come near the plan `auto` timed before (Note [tuning bound]).
+  bool over_bound(double factor) const { return bound_ms_ > 0 && best_ms_ > factor * bound_ms_; }
+  // The best so far, not cached: the tuning stopped at the bound.
+  CufftChoice stopped(double factor) {
+    why_ << "; tuning stopped: " << fmt_ms(best_ms_) << " is more than " << factor << "x the " << fmt_ms(bound_ms_)
+         << " of a plan timed before (Note [tuning bound])";
+    return {winner(), why_.str()};
+  }
+  // Runs one stage and appends its wall time, planning (cuFFT plans, callback linking) included.
+  void staged(void (Autotune::*stage)()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    (this->*stage)();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " [%.2f s]",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    why_ << buf;
+  }
   void offer(const CufftPipeline& pl, double ms) {
     if (ms < best_ms_) best_ms_ = ms, best_ = pl.config();
   }
@@ -277,6 +297,7 @@ class Autotune {
       first = false;
       timed_.push_back({ms, {nh, nw}});
       offer(*pl, ms);
+      if (over_bound(kTuneBoundFactor)) break;  // Note [tuning bound]
     }
     if (!best_ && !last_failure.empty()) throw CudaError("cufft: every candidate basis failed; last: " + last_failure);
     if (!best_) throw_no_fit(p_, pass_, opts_.workspace_limit, smallest);
@@ -293,7 +314,8 @@ class Autotune {
     for (GemmStrategy g : kAllGemmStrategies) {
       if (g == GemmStrategy::strided) continue;
       if (g == GemmStrategy::loop) {  // its launches alone would exceed the cutoff (kLoopLaunchFloorMs)
-        const int64_t launches = nh * (nw / 2 + 1);
+        const int64_t units = pins_.tiles ? pins_.tiles->item_count() : p_.S;
+        const int64_t launches = nh * (nw / 2 + 1) * ((units + best_->chunk - 1) / best_->chunk);
         const double floor_ms = double(launches) * kLoopLaunchFloorMs;
         if (floor_ms > cutoff()) {
           why_ << ", loop: not timed (" << launches << " launches, at least " << fmt_ms(floor_ms) << ")";
@@ -411,6 +433,7 @@ class Autotune {
   const EdgeMode first_edges_;
   const WeightTransform first_weights_;
   const ProductMath first_math_;
+  const double bound_ms_;  // PlanOptions::tune_bound_ms
   TuningBench bench_;
   std::ostringstream why_;
   std::optional<PipelineConfig> best_;  // the winner so far

@@ -69,8 +69,22 @@ inline constexpr double kTuningCutoff = 2.0;
 // The one-CGEMM-per-frequency strategy (gemm=loop) makes one cuBLAS launch per frequency and chunk,
 // each at least this long on the host; the autotuner does not time it when that floor alone exceeds
 // the cutoff. On L1 it ran at 12 us per launch (8,320 frequencies, about 100 ms against 2.7 ms
-// strided, H200); a 2079x2080 basis has 2.16 million frequencies.
+// strided, H200); a 2079x2080 basis has 2.16 million frequencies, and img2048_k31's accGrad in
+// 64x64 tiles 2,112 frequencies in each of 10 chunks (370 ms against 4.7 ms).
 inline constexpr double kLoopLaunchFloorMs = 0.002;
+// Note [tuning bound]
+// `auto` plans its candidates with the cheap tuners first (fbfft's) and times each plan once as soon
+// as it is built; the fastest time so far goes to the next candidates as PlanOptions::tune_bound_ms.
+// The cufft autotuner, whose callback variants link cuFFT kernels plan by plan, stops where its
+// best cannot come near that bound: in or after the bases once its best is above kTuneBoundFactor
+// times the bound, after the CGEMM strategies once it is above kTuneBoundLateFactor times it. The
+// factors sit above what the later stages ever gained over 298 tunings in bench/results/h100 and
+// validation/results/h100 (2.63x after the bases, 1.78x after the CGEMMs). A stopped tuning returns
+// its best so far, says so in its description and is not written to the tune cache, so a later
+// plan of cufft alone tunes in full. Invariant: a bound only shortens the tuning of a candidate
+// that `auto` will not choose. On L1's fprop the bound cut auto's tuning from 1.9 to 0.49 s (H200).
+inline constexpr double kTuneBoundFactor = 3.0;
+inline constexpr double kTuneBoundLateFactor = 2.0;
 // How many of the fastest bases (timed with copies) are timed again with callbacks.
 inline constexpr std::size_t kCallbackBases = 3;
 

@@ -128,7 +128,7 @@ std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& 
   }
   if (!best) throw Unsupported(what + ": no candidate plan could be built for " + p.to_string() + " (" + note.str() + ")");
   note << " fastest " << best_label;
-  {
+  if (opts.tune_bound_ms <= 0) {  // a bounded choice may rest on partial tunings (Note [tuning bound])
     std::lock_guard<std::mutex> lock(g_winners_mutex);
     winners()[key] = {best_label, note.str()};
   }
