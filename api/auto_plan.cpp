@@ -505,6 +505,8 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plans[i].reset();
       return;
     }
+    if (o.tune_bound_ms > 0 && plans[i]->describe().find("tuning stopped: ") != std::string::npos)
+      c.note = "its tuning stopped at the bound of " + fmt(o.tune_bound_ms) + " ms";  // Note [tuning bound]
     if (where_ == Location::cuda && !attempt(i, [&] {
           bench.warm(*plans[i]);
           const double ms = bench.once(*plans[i]);
@@ -551,8 +553,9 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
         keep.push_back(i);
         continue;
       }
-      rep.candidates[i].note = "dropped after " + std::to_string(runs[i].size()) + " rounds: " +
-                               fmt(fastest(runs[i]) / best) + "x the best";
+      std::string& note = rep.candidates[i].note;
+      note += (note.empty() ? "" : "; ") + std::string("dropped after ") + std::to_string(runs[i].size()) +
+              " rounds: " + fmt(fastest(runs[i]) / best) + "x the best";
       plans[i].reset();
     }
     live = keep;

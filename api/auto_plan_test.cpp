@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "api/auto_plan.hpp"
 #include "api/fftconv.hpp"
@@ -19,17 +21,18 @@ int g_plan_clock = 0;  // counts plan() calls of every SleepBackend
 // A plan that sleeps `ms` per execute() and reports whether it is tiled.
 class SleepPlan final : public Plan {
  public:
-  SleepPlan(double ms, bool tiled) : ms_(ms), tiled_(tiled) {}
+  SleepPlan(double ms, bool tiled, std::string note = {}) : ms_(ms), tiled_(tiled), note_(std::move(note)) {}
   std::size_t workspace_bytes() const override { return 0; }
   void execute(const Args&) const override {
     std::this_thread::sleep_for(std::chrono::microseconds(int64_t(ms_ * 1000)));
   }
-  std::string describe() const override { return tiled_ ? "tiled" : "untiled"; }
+  std::string describe() const override { return (tiled_ ? "tiled" : "untiled") + note_; }
   std::string tile_json() const override { return tiled_ ? "{\"fft_h\":8}" : "null"; }
 
  private:
   double ms_;
   bool tiled_;
+  std::string note_;
 };
 
 // A host backend whose untiled plans take `untiled_ms`; with tile_ms > 0 it tiles (the planner's
@@ -51,7 +54,10 @@ class SleepBackend final : public Backend {
     planned_at = ++g_plan_clock;
     bound_ms = o.tune_bound_ms;
     const bool tiled = tile_ms_ > 0 && o.tile.kind != TileSpec::Kind::none && p.f > 1;
-    return std::make_unique<SleepPlan>(tiled ? tile_ms_ : untiled_ms_, tiled);
+    const double ms = tiled ? tile_ms_ : untiled_ms_;
+    // As the cufft tuner does (Note [tuning bound]), though at a lower factor.
+    const bool stopped = o.tune_bound_ms > 0 && ms > 1.2 * o.tune_bound_ms;
+    return std::make_unique<SleepPlan>(ms, tiled, stopped ? "; tuning stopped: slower than the bound" : "");
   }
   std::string_view summary() const override { return "sleeps"; }
   mutable int plans = 0;
@@ -182,7 +188,9 @@ TEST_CASE("auto on a device: candidates timed in interleaved rounds by CUDA even
   CHECK(candidate(rep, "quick").measured_ms >= 1.9);
   CHECK(candidate(rep, "quick").measured_ms < 9.0);
   CHECK(candidate(rep, "slowpoke").measured_ms >= 8.9);
-  CHECK(candidate(rep, "slowpoke").note.find("dropped after 3 rounds") == 0);
+  // Planned after "quick", bounded by its time: the note says so before it says the drop.
+  CHECK(candidate(rep, "slowpoke").note.find("its tuning stopped at the bound of ") == 0);
+  CHECK(candidate(rep, "slowpoke").note.find("; dropped after 3 rounds") != std::string::npos);
 }
 
 TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan timed before (Note [tuning bound])") {
@@ -212,6 +220,8 @@ TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan tim
   CHECK(cu->bound_ms < 3.0);
   CHECK(rep.chosen == "fbfft");
   CHECK(candidate(rep, "cufft").measured_ms >= 2.9);
+  CHECK(candidate(rep, "cufft").note.find("its tuning stopped at the bound of ") == 0);
+  CHECK(candidate(rep, "fbfft").note.empty());
   // On the host no bound is passed.
   Registry host_reg;
   auto h1 = std::make_shared<SleepBackend>("fftw", 1.0, 0.0);
