@@ -21,6 +21,7 @@
 #include "gpu/cufft/cufft_pipeline.hpp"
 #include "gpu/cufft/cufft_plan_pool.hpp"
 #include "gpu/cufft/cufft_tune_cache.hpp"
+#include "gpu/cufft/cufft_tuner.hpp"
 #include "gpu/runtime/device_arena.hpp"
 #include "validation/data.hpp"
 #include "validation/reference.hpp"
@@ -371,6 +372,19 @@ TEST_CASE("cufft autotune stops at a bound it cannot approach and caches nothing
   PlanOptions loose;
   loose.tune_bound_ms = 1e6;
   CHECK(backend().plan(p, Pass::fprop, loose)->describe().find("autotuned earlier") != std::string::npos);
+}
+
+TEST_CASE("cufft autotune times the direct layout with callbacks only under kDirectCallbackMaxMs") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  // L2 (S=128, 64 -> 64 channels, 64x64, k=9): about 0.9 ms with cufft on an H200, far above the
+  // limit, so whichever edges win, the direct layout is never timed with callbacks.
+  const std::string why = backend().plan(ConvProblem::parse("L2"), Pass::fprop, {})->describe();
+  INFO(why);
+  REQUIRE(why.find("; winner ") != std::string::npos);
+  CHECK(kDirectCallbackMaxMs < 0.5);
+  const auto direct = why.find("direct/callback: ");
+  if (direct != std::string::npos) CHECK(why.compare(direct, 26, "direct/callback: not timed") == 0);
+  CHECK((direct != std::string::npos || why.find("direct/copy: ") != std::string::npos));
 }
 
 TEST_CASE("cufft weights=dft matches the reference with kernels up to 12x12 (staged windows)") {

@@ -386,7 +386,10 @@ class Autotune {
     }
     if (!pins_.layout) {
       const EdgeMode e = best_->edges;
-      try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
+      if (e == EdgeMode::callback && best_ms_ >= kDirectCallbackMaxMs)
+        why_ << ", direct/callback: not timed (at or above " << fmt_ms(kDirectCallbackMaxMs) << ")";
+      else
+        try_variant(e == EdgeMode::callback ? "direct/callback" : "direct/copy", SpectrumLayout::direct, e);
       if (callbacks)
         try_variant(e == EdgeMode::callback ? "gather/callback" : "gather/copy", SpectrumLayout::gather, e);
     }

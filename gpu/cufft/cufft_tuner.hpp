@@ -85,6 +85,11 @@ inline constexpr double kLoopLaunchFloorMs = 0.002;
 // that `auto` will not choose. On L1's fprop the bound cut auto's tuning from 1.9 to 0.49 s (H200).
 inline constexpr double kTuneBoundFactor = 3.0;
 inline constexpr double kTuneBoundLateFactor = 2.0;
+// The direct layout with callbacks is not timed once the winner so far, with callbacks, takes at
+// least this long: over the 121 tunings in bench/results/h100 and validation/results/h100 that timed
+// it, it never won above 0.25 ms (36 of them, 1.38x the best at least), and on the H200 it ran 1.7-2.4x
+// the best at 0.30-0.91 ms (odd_rect, large_21, big_k45, L2), linking two more cuFFT plans each time.
+inline constexpr double kDirectCallbackMaxMs = 0.25;
 // How many of the fastest bases (timed with copies) are timed again with callbacks.
 inline constexpr std::size_t kCallbackBases = 3;
 
