@@ -505,7 +505,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plans[i].reset();
       return;
     }
-    if (o.tune_bound_ms > 0 && plans[i]->describe().find("tuning stopped: ") != std::string::npos)
+    if (o.tune_bound_ms > 0 && plans[i]->describe().find(kTuningStopped) != std::string::npos)
       c.note = "its tuning stopped at the bound of " + fmt(o.tune_bound_ms) + " ms";  // Note [tuning bound]
     if (where_ == Location::cuda && !attempt(i, [&] {
           bench.warm(*plans[i]);
@@ -533,8 +533,8 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   constexpr double kDropFactor = 2.0;
   std::vector<std::vector<double>> runs(cands.size());
   std::vector<std::size_t> live;
-  for (std::size_t i : timed)
-    if (attempt(i, [&] { bench.warm(*plans[i]); })) live.push_back(i);
+  for (std::size_t i : timed)  // on a device each was warmed and sampled when it was planned
+    if (where_ == Location::cuda || attempt(i, [&] { bench.warm(*plans[i]); })) live.push_back(i);
   auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   for (int round = 0; round < kRounds && live.size() > 1; ++round) {
     std::vector<std::size_t> ran;

@@ -57,7 +57,7 @@ class SleepBackend final : public Backend {
     const double ms = tiled ? tile_ms_ : untiled_ms_;
     // As the cufft tuner does (Note [tuning bound]), though at a lower factor.
     const bool stopped = o.tune_bound_ms > 0 && ms > 1.2 * o.tune_bound_ms;
-    return std::make_unique<SleepPlan>(ms, tiled, stopped ? "; tuning stopped: slower than the bound" : "");
+    return std::make_unique<SleepPlan>(ms, tiled, stopped ? "; " + std::string(kTuningStopped) + "slower than the bound" : "");
   }
   std::string_view summary() const override { return "sleeps"; }
   mutable int plans = 0;

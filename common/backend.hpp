@@ -62,6 +62,8 @@ struct PlanOptions {
   // part of options_key(), since it changes how long a plan is tuned, not what it computes.
   double tune_bound_ms = 0;
 };
+// What a plan's describe() says when its tuning stopped at PlanOptions::tune_bound_ms (`auto` reads it).
+inline constexpr std::string_view kTuningStopped = "tuning stopped: ";
 
 // The options that change what a plan computes or how it is chosen, as one string (tuning caches'
 // keys): dtype, tile, tile sizes and candidates, workspace limit, basis pins, math, threads, extras.

@@ -249,7 +249,7 @@ class Autotune {
   bool over_bound(double factor) const { return bound_ms_ > 0 && best_ms_ > factor * bound_ms_; }
   // The best so far, not cached: the tuning stopped at the bound.
   CufftChoice stopped(double factor) {
-    why_ << "; tuning stopped: " << fmt_ms(best_ms_) << " is more than " << factor << "x the " << fmt_ms(bound_ms_)
+    why_ << "; " << kTuningStopped << fmt_ms(best_ms_) << " is more than " << factor << "x the " << fmt_ms(bound_ms_)
          << " of a plan timed before (Note [tuning bound])";
     return {winner(), why_.str()};
   }
