@@ -43,11 +43,26 @@ if ((${#missing[@]})); then
   "$VPY" -m pip install "${PIP_OPTS[@]}" "${missing[@]}"
 fi
 
-# PyTorch for fftconv.torch's tests: PyPI's wheel (about 5 GB installed, kept in the venv; its CPU
-# path needs no GPU). Without an index (FFTCONV_PIP_OFFLINE=1) a missing wheel only skips those tests.
+# PyTorch for fftconv.torch's tests: PyPI's wheel, whose CPU path needs no GPU. It is installed
+# without triton, which only torch.compile uses (1 GB; the rest is 4.4 GB), and without keeping the
+# downloaded wheels, so that a fresh clone's tests fit on a small disk. Without an index
+# (FFTCONV_PIP_OFFLINE=1) a missing wheel only skips those tests.
+torch_deps() { # torch's requirements for this interpreter, triton left out
+  "$VPY" - <<'PYEOF'
+from importlib.metadata import requires
+from pip._vendor.packaging.requirements import Requirement
+for line in requires("torch") or []:
+    r = Requirement(line)
+    if r.name != "triton" and (r.marker is None or r.marker.evaluate({"extra": ""})):
+        print(line.split(";")[0].strip())
+PYEOF
+}
 if [[ "${FFTCONV_SKIP_TORCH:-0}" != 1 ]] && ! "$VPY" -c "import torch" 2>/dev/null; then
-  step "installing torch"
-  if ! "$VPY" -m pip install "${PIP_OPTS[@]}" torch; then
+  step "installing torch (without triton)"
+  if "$VPY" -m pip install "${PIP_OPTS[@]}" --no-cache-dir --no-deps torch; then
+    mapfile -t tdeps < <(torch_deps)
+    "$VPY" -m pip install "${PIP_OPTS[@]}" --no-cache-dir "${tdeps[@]}"
+  else
     [[ "${FFTCONV_PIP_OFFLINE:-0}" == 1 ]] || exit 1
     step "torch is not in the offline wheels: fftconv.torch's tests will skip"
   fi
