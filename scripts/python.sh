@@ -44,9 +44,9 @@ if ((${#missing[@]})); then
 fi
 
 # PyTorch for fftconv.torch's tests: PyPI's wheel, whose CPU path needs no GPU. It is installed
-# without triton, which only torch.compile uses (1 GB; the rest is 4.4 GB), and without keeping the
-# downloaded wheels, so that a fresh clone's tests fit on a small disk. Without an index
-# (FFTCONV_PIP_OFFLINE=1) a missing wheel only skips those tests.
+# without triton, which only torch.compile uses (1 GB; the rest is 4.4 GB), one requirement at a
+# time and without keeping the downloaded wheels, so that a fresh clone's tests fit on a small disk.
+# Without an index (FFTCONV_PIP_OFFLINE=1) a missing wheel only skips those tests.
 torch_deps() { # torch's requirements for this interpreter, triton left out
   "$VPY" - <<'PYEOF'
 from importlib.metadata import requires
@@ -61,7 +61,10 @@ if [[ "${FFTCONV_SKIP_TORCH:-0}" != 1 ]] && ! "$VPY" -c "import torch" 2>/dev/nu
   step "installing torch (without triton)"
   if "$VPY" -m pip install "${PIP_OPTS[@]}" --no-cache-dir --no-deps torch; then
     mapfile -t tdeps < <(torch_deps)
-    "$VPY" -m pip install "${PIP_OPTS[@]}" --no-cache-dir "${tdeps[@]}"
+    ((${#tdeps[@]})) || { echo "python.sh: torch's requirements could not be read" >&2; exit 1; }
+    for r in "${tdeps[@]}"; do # one at a time: only one requirement's wheels on disk at once
+      "$VPY" -m pip install "${PIP_OPTS[@]}" --no-cache-dir --no-warn-conflicts "$r"
+    done
   else
     [[ "${FFTCONV_PIP_OFFLINE:-0}" == 1 ]] || exit 1
     step "torch is not in the offline wheels: fftconv.torch's tests will skip"
