@@ -260,13 +260,16 @@ struct Variant {
 // machines). A candidate's time is its fastest run, since other work only ever slows a run down,
 // and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
 // fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
-// lost fftw on L3, S = 8). A candidate whose fastest run after three rounds is 2x the best's is
-// dropped. A device's candidates run the same rounds, each sample timed by CUDA events (timed one
-// after another, each a median of five, one H100 run chose cufft at 0.324 ms on inception_5x5
-// accGrad where fbfft ran 0.133). On the GPU the tile=auto twins are candidates only where the circular extent is larger than
-// kGpuTwinSide per side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat
-// cufft's large untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled
-// 1.9 ms); below it each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
+// lost fftw on L3, S = 8). On the host each sample follows an untimed run of the same plan, as in
+// repeated calls of one layer: right after another candidate a tiled fftw plan ran 1.3-1.4x slower,
+// and auto chose im2col at 1.49x its time (L3, S = 2 fprop, a 2-core Xeon). A candidate whose
+// fastest run after three rounds is 2x the best's is dropped. A device's candidates run the same
+// rounds, each sample timed by CUDA events (timed one after another, each a median of five, one
+// H100 run chose cufft at 0.324 ms on inception_5x5 accGrad where fbfft ran 0.133). On the GPU the
+// tile=auto twins are candidates only where the circular extent is larger than kGpuTwinSide per
+// side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat cufft's large
+// untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled 1.9 ms); below it
+// each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
 inline constexpr int64_t kGpuTwinSide = 128;
 
 std::vector<Variant> variants(const std::vector<const Backend*>& backends, const ConvProblem& p,
@@ -539,7 +542,10 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   for (int round = 0; round < kRounds && live.size() > 1; ++round) {
     std::vector<std::size_t> ran;
     for (std::size_t i : live)
-      if (attempt(i, [&] { runs[i].push_back(bench.once(*plans[i])); }))
+      if (attempt(i, [&] {
+            if (where_ == Location::host) bench.warm(*plans[i]);  // Note [auto's timed candidates]
+            runs[i].push_back(bench.once(*plans[i]));
+          }))
         ran.push_back(i);
       else
         runs[i].clear();

@@ -70,6 +70,43 @@ class SleepBackend final : public Backend {
   Location where_;
 };
 
+const void* g_last_run = nullptr;  // the ColdPlan that executed last
+
+// A plan whose execute() takes cold_ms right after another plan ran and warm_ms after itself, as
+// an fftw plan does whose caches the previous candidate evicted.
+class ColdPlan final : public Plan {
+ public:
+  ColdPlan(double cold_ms, double warm_ms) : cold_ms_(cold_ms), warm_ms_(warm_ms) {}
+  std::size_t workspace_bytes() const override { return 0; }
+  void execute(const Args&) const override {
+    const double ms = g_last_run == this ? warm_ms_ : cold_ms_;
+    g_last_run = this;
+    std::this_thread::sleep_for(std::chrono::microseconds(int64_t(ms * 1000)));
+  }
+  std::string describe() const override { return "cold " + std::to_string(cold_ms_); }
+  std::string tile_json() const override { return "null"; }
+
+ private:
+  double cold_ms_, warm_ms_;
+};
+
+class ColdBackend final : public Backend {
+ public:
+  ColdBackend(std::string name, double cold_ms, double warm_ms)
+      : name_(std::move(name)), cold_ms_(cold_ms), warm_ms_(warm_ms) {}
+  std::string_view name() const override { return name_; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
+  std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override {
+    return std::make_unique<ColdPlan>(cold_ms_, warm_ms_);
+  }
+  std::string_view summary() const override { return "cold after another plan"; }
+
+ private:
+  std::string name_;
+  double cold_ms_, warm_ms_;
+};
+
 const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
   for (const AutoCandidate& c : r.candidates)
     if (c.backend == label) return c;
@@ -127,6 +164,23 @@ TEST_CASE("auto on the host: the tile=auto twin, interleaved timing, dropping an
   AutoReport pinned;
   host.plan(p, Pass::bprop, fixed, &pinned);
   CHECK(pinned.candidates.size() == 2);
+}
+
+TEST_CASE("auto on the host times each sample right after a run of the same plan") {
+  // Interleaved samples would time "fast" only after the other candidate (12 ms against 8 ms);
+  // run after itself, as repeated calls of one layer run, it takes 3 ms and wins.
+  Registry reg;
+  reg.add(std::make_shared<ColdBackend>("fast", 12.0, 3.0));
+  reg.add(std::make_shared<ColdBackend>("steady", 8.0, 8.0));
+  const AutoBackend host(reg, Location::host);
+  PlanOptions o;
+  o.tune_cache = "none";
+  AutoReport rep;
+  host.plan(ConvProblem::parse("S=2,f=3,fo=4,n=9,k=3"), Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(rep.chosen == "fast");
+  CHECK(candidate(rep, "fast").measured_ms < 8.0);
+  CHECK(candidate(rep, "steady").measured_ms >= 8.0);
 }
 
 TEST_CASE("auto on the host forwards prepared weights to the fftw plan it chose") {
