@@ -416,18 +416,20 @@ def gpu_candidates_table(doc):
 
 
 def cpu_auto_table(doc):
+    rows = doc["rows"]
+    tuned = all("tune_ms" in r for r in rows)
     body = []
-    for r in doc["rows"]:
+    for r in rows:
         body.append([r["layer"], str(r["S"]), r["pass"], f"{r['fftw']['best_ms']:.1f}",
                      f"{r['fftw_tiled']['best_ms']:.1f}", f"{r['im2col']['best_ms']:.1f}",
-                     f"{r['auto']['best_ms']:.1f}", r["auto_choice"], f"{r['ratio']:.2f}"])
-    rows = doc["rows"]
+                     f"{r['auto']['best_ms']:.1f}", r["auto_choice"], f"{r['ratio']:.2f}"]
+                    + ([f"{r['tune_ms']:.0f}"] if tuned else []))
     # The backend whose plans were faster (fftw: untiled or tiled) against the backend auto chose.
     faster = ["fftw" if min(r["fftw"]["best_ms"], r["fftw_tiled"]["best_ms"]) < r["im2col"]["best_ms"] else "im2col"
               for r in rows]
     same = sum(f == r["auto_choice"].split()[0] for f, r in zip(faster, rows))
     within = sum(r["ratio"] <= 1.10 for r in rows)
-    text = (f"auto within 10% of the faster of fftw and im2col in {within} of {len(rows)} cases (worst "
+    text = (f"auto within 10% of the fastest candidate in {within} of {len(rows)} cases (worst "
             f"{max(r['ratio'] for r in rows):.2f}); it chose the faster backend in {same}. "
             "Each column is a separate process: where auto chose a backend, it ran that backend's plan.")
     judged = [r for r in rows if r.get("choice_ratio") is not None]
@@ -436,11 +438,15 @@ def cpu_auto_table(doc):
         # auto's own time over its plan's time as a candidate (choice_ratio times the same base)
         through_auto = [r["ratio"] / r["choice_ratio"] for r in judged]
         spread = max(max(t, 1 / t) for t in through_auto)
-        text += (f" The plan auto ran, timed as the candidate with that plan, is within 10% of the faster in {good} of "
-                 f"{len(judged)} cases (worst {max(r['choice_ratio'] for r in judged):.2f}); one plan timed in the two "
-                 f"processes differed by up to {spread:.2f}x.")
+        text += (f" The plan auto ran, timed as the candidate with that plan, is within 10% of the fastest in {good} "
+                 f"of {len(judged)} cases (worst {max(r['choice_ratio'] for r in judged):.2f}); one plan timed in the "
+                 f"two processes differed by up to {spread:.2f}x.")
+    if tuned:
+        t = sorted(r["tune_ms"] for r in rows)
+        text += (f" Tuning a case without a cache took {t[0]:.0f}-{t[-1]:.0f} ms (median "
+                 f"{median(t):.0f} ms; `fftconv plan --backend auto --tune-cache none`).")
     return (table(["layer", "S", "pass", "fftw ms", "fftw tile=auto ms", "im2col ms", "auto ms", "auto chose",
-                   "auto / faster of fftw, im2col"], body) + ["", text])
+                   "auto / fastest"] + (["tune ms"] if tuned else []), body) + ["", text])
 
 
 # ----- the document ---------------------------------------------------------------------------------
@@ -602,9 +608,9 @@ SECTIONS = [
     ("CPU: `auto` against fftw and im2col", ["cpu/auto-cpu.json"],
      lambda R: cpu_auto_table(R["cpu/auto-cpu.json"]),
      "`fftconv run` of each backend (median of 5 calls, weights transformed in every call), the backends of a "
-     "case one after another and the whole sweep five times; the fastest of the five medians (other work on the "
-     "shared host only slows runs down). `auto` chose in the first sweep (fresh plan cache) and read the cache in "
-     "the others."),
+     "case one after another and the whole sweep once per round (`--rounds`); the fastest of the round medians "
+     "(other work on the shared host only slows runs down). `auto` chose in the first round (fresh plan cache) and "
+     "read the cache in the others."),
 ]
 
 def summary_lines(R):

@@ -129,6 +129,29 @@ class GpuCandidates(unittest.TestCase):
         self.assertIn("NOT every plan's result verified against the reference (1 failed;", lines[-1])
 
 
+class CpuAuto(unittest.TestCase):
+    @staticmethod
+    def row(fftw, tiled, im2col, auto, choice, tune_ms):
+        plans = {"fftw": "untiled", "fftw_tiled": "tiled", "im2col": "gemm"}
+        r = {"layer": "L3", "S": 2, "pass": "fprop", "auto_choice": choice, "tune_ms": tune_ms}
+        for b, ms in (("fftw", fftw), ("fftw_tiled", tiled), ("im2col", im2col), ("auto", auto)):
+            r[b] = {"best_ms": ms, "plan": plans.get(b)}
+        fastest = min(fftw, tiled, im2col)
+        r["ratio"] = auto / fastest
+        r["choice_ratio"] = {"fftw": fftw, "fftw tile=auto": tiled, "im2col": im2col}[choice] / fastest
+        return r
+
+    def test_the_tiled_plan_counts_among_the_candidates_and_tuning_is_reported(self):
+        doc = {"rows": [self.row(19.0, 12.0, 13.5, 13.6, "im2col", 700), self.row(20.0, 9.0, 13.0, 9.1,
+                                                                                   "fftw tile=auto", 400)]}
+        lines = report.cpu_auto_table(doc)
+        self.assertTrue(lines[0].endswith("| auto / fastest | tune ms |"), lines[0])
+        self.assertTrue(lines[2].endswith("| 13.6 | im2col | 1.13 | 700 |"), lines[2])
+        self.assertIn("auto within 10% of the fastest candidate in 1 of 2 cases (worst 1.13); it chose the faster "
+                      "backend in 1.", lines[-1])
+        self.assertIn("Tuning a case without a cache took 400-700 ms (median 550 ms", lines[-1])
+
+
 class CgemmProbe(unittest.TestCase):
     def test_parses_a_row(self):
         (row,) = report.parse_cgemm_probe(PROBE_LINE + "\n")

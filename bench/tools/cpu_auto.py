@@ -4,10 +4,12 @@ auto on L1-L5 at two batch sizes, all three passes, one JSON (bench/results/cpu/
 case runs its backends one after another, the whole sweep --rounds times (each run the median of
 --repeat calls, weights transformed in every call); a backend's time is the fastest of its round
 medians: other work on a shared host only ever slows a run down, and within a minute it moved the
-same plan's median by up to 1.4x, more than the differences compared here. auto tunes into a fresh plan cache in the first round
-(its tuning time is recorded) and reads its choice from the cache in the later rounds. choice_ratio is the
-time of the plan auto ran, measured as the candidate with that plan, over the faster of fftw and im2col:
-the choice itself, without the noise between two processes that run one plan."""
+same plan's median by up to 1.4x, more than the differences compared here. auto tunes into a fresh
+plan cache in the first round and reads its choice from the cache in the later rounds; its tuning
+time (tune_ms) is `fftconv plan --backend auto --tune-cache none` of each case, before the rounds.
+ratio is auto's time over the fastest candidate's (fftw untiled or tiled, im2col). choice_ratio is
+the time of the plan auto ran, measured as the candidate with that plan, over the same fastest: the
+choice itself, without the noise between two processes that run one plan."""
 import argparse
 import datetime
 import json
@@ -27,6 +29,15 @@ def run(binary, problem, pass_, backend, repeat, threads, env):
            "--threads", str(threads), "--check", "none", "--no-prepared-weights", "--no-progress", "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out)
+
+
+def tune(binary, problem, pass_, threads):
+    """auto's tuning of one case without any cache, on `threads` threads: (tune_ms, its choice)."""
+    cmd = [binary, "plan", "--problem", problem, "--pass", pass_, "--backend", "auto", "--tile", "none",
+           "--tune-cache", "none", "--json"]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+    return j["tune_ms"], j["chosen"]
 
 
 # auto's describe() is 'auto -> <candidate> (<reason>): <the candidate's describe()>'.
@@ -56,6 +67,8 @@ def main(argv=None):
              for p in a.passes.split(",")]
     rounds = {(c, b): [] for c in cases for b in BACKENDS}
     plans = {}
+    tuned = {c: tune(a.fftconv, f"{c[0]},S={c[1]}", c[2], a.threads) for c in cases}
+    print(f"tuned {len(cases)} cases", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, FFTCONV_PLAN_CACHE=cache)
         for k in range(a.rounds):
@@ -74,17 +87,17 @@ def main(argv=None):
             t = rounds[(c, b)]
             r[b] = {"plan": plans[(c, b)], "round_medians_ms": t, "median_ms": statistics.median(t), "best_ms": min(t)}
         r["auto_choice"] = choice(r["auto"]["plan"])
-        best = min(r["fftw"]["best_ms"], r["im2col"]["best_ms"])
-        r["ratio"] = r["auto"]["best_ms"] / best
-        r["ratio_all"] = r["auto"]["best_ms"] / min(best, r["fftw_tiled"]["best_ms"])
+        r["tune_ms"], r["tune_choice"] = tuned[c]
+        fastest = min(r[b]["best_ms"] for b in ("fftw", "fftw_tiled", "im2col"))
+        r["ratio"] = r["auto"]["best_ms"] / fastest
         # The plan auto ran is one of the candidates' plans: its time as that candidate, over the same
         # base, judges the choice apart from the noise between two processes running one plan.
         same = [b for b in ("fftw", "fftw_tiled", "im2col") if r[b]["plan"] == ran_plan(r["auto"]["plan"])]
-        r["choice_ratio"] = min(r[b]["best_ms"] for b in same) / best if same else None
+        r["choice_ratio"] = min(r[b]["best_ms"] for b in same) / fastest if same else None
         rows.append(r)
         print(f"{layer} S={s} {p:8s} fftw {r['fftw']['best_ms']:8.2f} tiled {r['fftw_tiled']['best_ms']:8.2f} "
               f"im2col {r['im2col']['best_ms']:8.2f} auto {r['auto']['best_ms']:8.2f} "
-              f"({r['auto_choice']}) ratio {r['ratio']:.2f} / {r['ratio_all']:.2f}"
+              f"({r['auto_choice']}) ratio {r['ratio']:.2f}, tuned in {r['tune_ms']:.0f} ms"
               + (f", its plan as a candidate {r['choice_ratio']:.2f}" if r["choice_ratio"] is not None else ""),
               file=sys.stderr, flush=True)
     doc = {"benchmark": "auto-cpu", "device": f"host CPU ({a.threads} OpenMP threads)", "versions": "unrecorded",
