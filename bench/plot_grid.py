@@ -277,11 +277,6 @@ def grid_summary(paths, baseline="cudnn"):
 
 def plot(paths, out_dir="docs/figures", prefix="grid", baseline=None, impls=None, bin_base=4):
     """Writes the panel sets and the summary; returns (written paths, summary Markdown)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     headers, records = load(paths)
     if not records:
         raise SystemExit(f"no records in {', '.join(map(str, paths))}")
@@ -292,6 +287,11 @@ def plot(paths, out_dir="docs/figures", prefix="grid", baseline=None, impls=None
                          "name one with --baseline")
     by_impl, tables = summary_tables(records, baseline, impls)
     source = describe_source(headers, records, paths)
+    import matplotlib  # only now: bad input is reported where matplotlib is not installed
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
