@@ -535,17 +535,20 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   constexpr int kRounds = 5, kDropAfter = 3;
   constexpr double kDropFactor = 2.0;
   std::vector<std::vector<double>> runs(cands.size());
-  std::vector<std::size_t> live;
-  for (std::size_t i : timed)  // on a device each was warmed and sampled when it was planned
-    if (where_ == Location::cuda || attempt(i, [&] { bench.warm(*plans[i]); })) live.push_back(i);
+  // One sample of candidate i. On the host it follows an untimed run of the same plan (Note [auto's
+  // timed candidates]); on a device each candidate was warmed and sampled when it was planned.
+  auto sample = [&](std::size_t i) {
+    return attempt(i, [&] {
+      if (where_ == Location::host) bench.warm(*plans[i]);
+      runs[i].push_back(bench.once(*plans[i]));
+    });
+  };
+  std::vector<std::size_t> live = timed;
   auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   for (int round = 0; round < kRounds && live.size() > 1; ++round) {
     std::vector<std::size_t> ran;
     for (std::size_t i : live)
-      if (attempt(i, [&] {
-            if (where_ == Location::host) bench.warm(*plans[i]);  // Note [auto's timed candidates]
-            runs[i].push_back(bench.once(*plans[i]));
-          }))
+      if (sample(i))
         ran.push_back(i);
       else
         runs[i].clear();
@@ -567,7 +570,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     live = keep;
   }
   for (std::size_t i : timed) {  // the dropped ones too; the only one left gets one timed run
-    if (runs[i].empty() && (!plans[i] || !attempt(i, [&] { runs[i].push_back(bench.once(*plans[i])); }))) continue;
+    if (runs[i].empty() && (!plans[i] || !sample(i))) continue;
     rep.candidates[i].measured_ms = fastest(runs[i]);
   }
 

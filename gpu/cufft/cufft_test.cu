@@ -351,7 +351,7 @@ TEST_CASE("cufft autotune stops at a bound it cannot approach and caches nothing
   auto plan = backend().plan(p, Pass::fprop, bounded);
   const std::string why = plan->describe();
   INFO(why);
-  CHECK(why.find("tuning stopped: ") != std::string::npos);
+  CHECK(why.find(kTuningStopped) != std::string::npos);
   CHECK(why.find("; winner ") == std::string::npos);
   CHECK(why.find("CGEMM {") == std::string::npos);
   CHECK(why.find("x the 1e-06 ms of a plan timed before") != std::string::npos);
