@@ -308,6 +308,21 @@ std::string fmt(double v) {
 
 }  // namespace
 
+double auto_tune_budget_ms() {
+  const std::string e = env("FFTCONV_TUNE_BUDGET_MS");
+  if (e.empty()) return kAutoTuneBudgetMs;
+  std::size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(e, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != e.size() || !std::isfinite(v) || v < 0)
+    throw InvalidArgument("FFTCONV_TUNE_BUDGET_MS: expected milliseconds >= 0 (0: no budget), got '" + e + "'");
+  return v;
+}
+
 std::string plan_cache_dir(const PlanOptions& opts) {
   if (opts.tune_cache == "none") return "none";
   if (!opts.tune_cache.empty()) {
@@ -348,7 +363,8 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
 std::string AutoReport::explain() const {
   std::ostringstream s;
   s << "auto: " << (from_cache ? "cached choice " : "chose ") << chosen << " (" << reason << ")";
-  if (!from_cache) s << ", " << fmt(tune_ms) << " ms to choose";
+  s << ", " << fmt(tune_ms) << " ms to " << (from_cache ? "plan" : "choose");
+  if (device_init_ms > 0) s << " (after " << fmt(device_init_ms) << " ms creating the device context)";
   s << "\n  candidate        model ms   plan ms   measured ms   note\n";
   for (const AutoCandidate& c : candidates) {
     char line[160];
@@ -418,8 +434,22 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     std::filesystem::create_directories(dir, ec);
     if (!ec) opts.tune_cache = dir + "/cufft-tune.json";  // an unwritable folder: the caches stay in memory
   }
-  const auto t0 = Clock::now();
   AutoReport rep;
+#if HAVE_FFTCONV_GPU
+  if (where_ == Location::cuda) {  // a context every CUDA program creates once: not the plan's cost
+    const auto ti = Clock::now();
+    if (cudaFree(nullptr) == cudaSuccess)
+      rep.device_init_ms = ms_since(ti);
+    else
+      (void)cudaGetLastError();  // no usable device: the candidates say why
+  }
+#endif
+  const auto t0 = Clock::now();
+  if (where_ == Location::cuda && opts.autotune) {  // Note [tuning budget]
+    if (const double budget = auto_tune_budget_ms(); budget > 0)
+      opts.tune_deadline =
+          t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(budget));
+  }
   const std::vector<const Backend*> backends = candidates(p, pass, opts.dtype);
   if (backends.empty()) throw Unsupported("auto: " + supports(p, pass, opts.dtype).reason);
   const std::vector<Variant> cands = variants(backends, p, opts, where_);
@@ -508,8 +538,11 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plans[i].reset();
       return;
     }
-    if (o.tune_bound_ms > 0 && plans[i]->describe().find(kTuningStopped) != std::string::npos)
+    const std::string how = plans[i]->describe();
+    if (o.tune_bound_ms > 0 && how.find(kTuningStopped) != std::string::npos)
       c.note = "its tuning stopped at the bound of " + fmt(o.tune_bound_ms) + " ms";  // Note [tuning bound]
+    else if (o.tune_deadline && how.find(kTuningBudgetSpent) != std::string::npos)
+      c.note = "its tuning was cut at the budget of " + fmt(auto_tune_budget_ms()) + " ms";  // Note [tuning budget]
     if (where_ == Location::cuda && !attempt(i, [&] {
           bench.warm(*plans[i]);
           const double ms = bench.once(*plans[i]);

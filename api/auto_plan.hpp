@@ -25,6 +25,13 @@ namespace fftconv {
 // a later plan of the same key builds only the winner's plan.
 inline constexpr double kAutoModelSpread = 8.0;
 inline constexpr int kAutoMaxTimed = 3;
+// On a device the tuners of one (problem, pass) time no candidate they expect to end later than
+// this after `auto` began (Note [tuning budget] in gpu/cufft/cufft_tuner.hpp); the timing rounds
+// follow. $FFTCONV_TUNE_BUDGET_MS sets another budget, 0 none.
+inline constexpr double kAutoTuneBudgetMs = 1500.0;
+// kAutoTuneBudgetMs, or $FFTCONV_TUNE_BUDGET_MS when set (0: no deadline). Throws InvalidArgument
+// naming the variable when it is not a number of milliseconds >= 0.
+double auto_tune_budget_ms();
 
 struct AutoCandidate {
   std::string backend;         // the backend's name, "fftw tile=auto" for its tiled twin
@@ -41,6 +48,7 @@ struct AutoReport {
   std::string reason;          // one line: how the winner was chosen
   bool from_cache = false;
   double tune_ms = 0;          // wall time of the whole choice (planning and timing included)
+  double device_init_ms = 0;   // creating the device's context first, when this call did (not in tune_ms)
   std::string explain() const; // a table of the candidates and the reason
 };
 

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -53,16 +55,23 @@ class SleepBackend final : public Backend {
     ++plans;
     planned_at = ++g_plan_clock;
     bound_ms = o.tune_bound_ms;
+    deadline = o.tune_deadline;
     const bool tiled = tile_ms_ > 0 && o.tile.kind != TileSpec::Kind::none && p.f > 1;
     const double ms = tiled ? tile_ms_ : untiled_ms_;
     // As the cufft tuner does (Note [tuning bound]), though at a lower factor.
     const bool stopped = o.tune_bound_ms > 0 && ms > 1.2 * o.tune_bound_ms;
-    return std::make_unique<SleepPlan>(ms, tiled, stopped ? "; " + std::string(kTuningStopped) + "slower than the bound" : "");
+    // As the cufft tuner does past its deadline (Note [tuning budget]).
+    const bool cut = o.tune_deadline && std::chrono::steady_clock::now() > *o.tune_deadline;
+    return std::make_unique<SleepPlan>(ms, tiled,
+                                       stopped ? "; " + std::string(kTuningStopped) + "slower than the bound"
+                                       : cut   ? "; bases {1x1: 1 ms, 2 more: " + std::string(kTuningBudgetSpent) + "}"
+                                               : "");
   }
   std::string_view summary() const override { return "sleeps"; }
   mutable int plans = 0;
   mutable int planned_at = 0;     // g_plan_clock at the last plan()
   mutable double bound_ms = -1;   // PlanOptions::tune_bound_ms of the last plan()
+  mutable std::optional<std::chrono::steady_clock::time_point> deadline;  // and its tune_deadline
 
  private:
   std::string name_;
@@ -276,7 +285,15 @@ TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan tim
   CHECK(candidate(rep, "cufft").measured_ms >= 2.9);
   CHECK(candidate(rep, "cufft").note.find("its tuning stopped at the bound of ") == 0);
   CHECK(candidate(rep, "fbfft").note.empty());
-  // On the host no bound is passed.
+  // Both tuners had the same deadline, kAutoTuneBudgetMs after auto began (Note [tuning budget]).
+  REQUIRE(fb->deadline);
+  REQUIRE(cu->deadline);
+  CHECK(*fb->deadline == *cu->deadline);
+  const double left_ms =
+      std::chrono::duration<double, std::milli>(*cu->deadline - std::chrono::steady_clock::now()).count();
+  CHECK(left_ms > kAutoTuneBudgetMs - 1000);
+  CHECK(left_ms <= kAutoTuneBudgetMs);
+  // On the host neither a bound nor a deadline is passed.
   Registry host_reg;
   auto h1 = std::make_shared<SleepBackend>("fftw", 1.0, 0.0);
   auto h2 = std::make_shared<SleepBackend>("im2col", 1.5, 0.0);
@@ -285,6 +302,44 @@ TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan tim
   AutoBackend(host_reg, Location::host).plan(p, Pass::fprop, o, &rep);
   CHECK(h1->bound_ms == 0);
   CHECK(h2->bound_ms == 0);
+  CHECK(!h1->deadline);
+  CHECK(!h2->deadline);
+  // A budget spent before cufft is planned: its plan says so, and so does auto's note.
+  auto cu_close = std::make_shared<SleepBackend>("cufft", 2.1, 0.0, Location::cuda);
+  Registry tight;
+  tight.add(cu_close);
+  tight.add(fb);
+  ::setenv("FFTCONV_TUNE_BUDGET_MS", "0.001", 1);  // (new problems: the plan cache in memory knows p)
+  AutoBackend(tight, Location::cuda).plan(ConvProblem::parse("S=8,f=32,fo=32,n=131,k=3"), Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(candidate(rep, "cufft").note.find("its tuning was cut at the budget of 0.001 ms") == 0);
+  // No budget: no deadline.
+  ::setenv("FFTCONV_TUNE_BUDGET_MS", "0", 1);
+  AutoBackend(tight, Location::cuda).plan(ConvProblem::parse("S=8,f=32,fo=32,n=132,k=3"), Pass::fprop, o, &rep);
+  ::unsetenv("FFTCONV_TUNE_BUDGET_MS");
+  CHECK(!cu_close->deadline);
+}
+
+TEST_CASE("auto's tuning budget comes from FFTCONV_TUNE_BUDGET_MS, checked") {
+  ::unsetenv("FFTCONV_TUNE_BUDGET_MS");
+  CHECK(auto_tune_budget_ms() == kAutoTuneBudgetMs);
+  ::setenv("FFTCONV_TUNE_BUDGET_MS", "250", 1);
+  CHECK(auto_tune_budget_ms() == 250);
+  ::setenv("FFTCONV_TUNE_BUDGET_MS", "0", 1);
+  CHECK(auto_tune_budget_ms() == 0);
+  for (const char* bad : {"-1", "fast", "12ms", "nan", "inf"}) {
+    ::setenv("FFTCONV_TUNE_BUDGET_MS", bad, 1);
+    CAPTURE(bad);
+    try {
+      auto_tune_budget_ms();
+      FAIL("accepted");
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      CHECK(what.find("FFTCONV_TUNE_BUDGET_MS") != std::string::npos);
+      CHECK(what.find(std::string("'") + bad + "'") != std::string::npos);
+    }
+  }
+  ::unsetenv("FFTCONV_TUNE_BUDGET_MS");
 }
 
 TEST_CASE("auto's cost model: fbfft's basis is its next power of two or smooth register side") {

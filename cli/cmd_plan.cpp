@@ -55,7 +55,8 @@ void run_plan(const PlanArgs& a, int* exit_code) {
                           {"workspace_bytes", plan->workspace_bytes()}};
       if (automatic) {
         j["chosen"] = report.chosen, j["reason"] = report.reason, j["from_cache"] = report.from_cache;
-        j["tune_ms"] = report.tune_ms, j["candidates"] = nlohmann::json::array();
+        j["tune_ms"] = report.tune_ms, j["device_init_ms"] = report.device_init_ms;
+        j["candidates"] = nlohmann::json::array();
         for (const AutoCandidate& c : report.candidates)
           j["candidates"].push_back({{"backend", c.backend}, {"model_ms", c.model_ms}, {"plan_ms", c.plan_ms},
                                      {"measured_ms", c.measured_ms}, {"note", c.note}});
@@ -97,7 +98,9 @@ void add_plan_command(CLI::App& app, int* exit_code) {
                   "it modelled and timed and why the winner won");
   cmd->add_option("--math", args->math, "With --backend: GPU products auto | fp32 | 3xtf32 | tf32")
       ->capture_default_str();
-  cmd->add_flag("--no-autotune", args->no_autotune, "With --backend: the cost model alone, nothing timed");
+  cmd->add_flag("--no-autotune", args->no_autotune,
+                "With --backend: the cost model alone, nothing timed (with timing, auto's GPU tuners stop at "
+                "$FFTCONV_TUNE_BUDGET_MS, default 1500; 0 = no limit)");
   cmd->add_option("--tune-cache", args->tune_cache,
                   "With --backend: tune cache file (its folder also holds auto's plan cache; 'none' = in memory; "
                   "default $FFTCONV_PLAN_CACHE or ~/.cache/fftconv)");

@@ -1,10 +1,12 @@
 // The Backend / Plan interface every implementation follows, the options of a plan,
 // the execution arguments, and the ordered registry with its pure selection function.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,9 +63,14 @@ struct PlanOptions {
   // A tuner whose best is far above it stops early and caches nothing (Note [tuning bound]); not
   // part of options_key(), since it changes how long a plan is tuned, not what it computes.
   double tune_bound_ms = 0;
+  // GPU: when set, a tuner times no candidate it expects to end after this moment, beyond the first
+  // it needs for a plan (Note [tuning budget]); `auto` sets it. Not part of options_key() either.
+  std::optional<std::chrono::steady_clock::time_point> tune_deadline;
 };
 // What a plan's describe() says when its tuning stopped at PlanOptions::tune_bound_ms (`auto` reads it).
 inline constexpr std::string_view kTuningStopped = "tuning stopped: ";
+// What it says beside each candidate left untimed at PlanOptions::tune_deadline.
+inline constexpr std::string_view kTuningBudgetSpent = "not timed (tuning budget spent)";
 
 // The options that change what a plan computes or how it is chosen, as one string (tuning caches'
 // keys): dtype, tile, tile sizes and candidates, workspace limit, basis pins, math, threads, extras.

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -372,6 +373,43 @@ TEST_CASE("cufft autotune stops at a bound it cannot approach and caches nothing
   PlanOptions loose;
   loose.tune_bound_ms = 1e6;
   CHECK(backend().plan(p, Pass::fprop, loose)->describe().find("autotuned earlier") != std::string::npos);
+}
+
+TEST_CASE("cufft autotune past its deadline times one basis and caches under its own key (Note [tuning budget])") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const ConvProblem p = ConvProblem::parse("S=3,f=5,fo=6,h=30,w=26,kh=4,kw=3,ph=1,pw=1,pad=zero");
+  PlanOptions due;
+  due.tune_deadline = std::chrono::steady_clock::now();  // spent before the tuning begins
+  auto plan = backend().plan(p, Pass::fprop, due);
+  const std::string why = plan->describe();
+  INFO(why);
+  const auto bases = why.substr(why.find("bases {"), why.find('}') - why.find("bases {"));
+  CHECK(std::count(bases.begin(), bases.end(), ',') == 1);  // one basis timed, then the note
+  CHECK(bases.find(" more: " + std::string(kTuningBudgetSpent)) != std::string::npos);
+  CHECK(why.find("; CGEMM {strided: ") != std::string::npos);
+  CHECK(why.find("the others: " + std::string(kTuningBudgetSpent)) != std::string::npos);
+  CHECK(why.find("math {3xtf32: " + std::string(kTuningBudgetSpent)) != std::string::npos);
+  CHECK(why.find("; winner ") != std::string::npos);
+  const Outcome o = run_and_compare(p, Pass::fprop, *plan, rng);
+  CHECK(o.non_finite == 0);
+  CHECK(o.rel_l2 <= o.cancellation * tol(p, Pass::fprop));
+  // A planner with a deadline reuses the cut tuning; one without tunes in full, which then serves both.
+  const std::string again = backend().plan(p, Pass::fprop, due)->describe();
+  CHECK(again.find("autotuned earlier within a tuning budget") != std::string::npos);
+  const std::string full = backend().plan(p, Pass::fprop, {})->describe();
+  INFO(full);
+  CHECK(full.find("autotuned: bases {") != std::string::npos);
+  CHECK(full.find(kTuningBudgetSpent) == std::string::npos);
+  CHECK(backend().plan(p, Pass::fprop, due)->describe().find("autotuned earlier (") != std::string::npos);
+  // A deadline far ahead changes nothing.
+  const ConvProblem q = ConvProblem::parse("S=3,f=5,fo=6,h=30,w=25,kh=4,kw=3,ph=1,pw=1,pad=zero");
+  PlanOptions later;
+  later.tune_deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  const std::string relaxed = backend().plan(q, Pass::fprop, later)->describe();
+  INFO(relaxed);
+  CHECK(relaxed.find("autotuned: bases {") != std::string::npos);
+  CHECK(relaxed.find(kTuningBudgetSpent) == std::string::npos);
 }
 
 TEST_CASE("cufft autotune times the direct layout with callbacks only under kDirectCallbackMaxMs") {

@@ -1,29 +1,16 @@
-// TuneCache (see cufft_tune_cache.hpp): in-memory map under a mutex plus a JSON file
-// {"format": "fftconv-cufft-tune-cache", "version": 1, "entries": {key: record}}.
+// TuneCache (see cufft_tune_cache.hpp): a ChoiceCache (Note [persistent choices]) of records, whose
+// file is {"format": "fftconv-cufft-tune-cache", "version": 1, "entries": {key: record}}.
 #include "gpu/cufft/cufft_tune_cache.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <fstream>
-#include <map>
-#include <mutex>
-#include <sstream>
-
-#include "common/atomic_write.hpp"
 #include "common/errors.hpp"
+#include "gpu/runtime/choice_cache.hpp"
 
 namespace fftconv {
 namespace {
 
 constexpr const char* kFormat = "fftconv-cufft-tune-cache";
-constexpr int kVersion = 1;
-
-std::mutex g_mutex;
-std::map<std::string, TuneRecord>& memory() {
-  static std::map<std::string, TuneRecord> m;
-  return m;
-}
 
 nlohmann::json to_json(const TuneRecord& r) {
   return {{"nh", r.nh}, {"nw", r.nw}, {"gemm", r.gemm}, {"chunk", r.chunk},
@@ -46,32 +33,9 @@ TuneRecord from_json(const nlohmann::json& j) {
   return r;
 }
 
-// Whether `file` names a cache file: empty and "none" keep the winners in memory only.
-bool has_file(const std::string& file) { return !file.empty() && file != "none"; }
-
-// Entries of `file`; empty when the file does not exist. Throws InvalidArgument when malformed.
-std::map<std::string, TuneRecord> load(const std::string& file) {
-  std::map<std::string, TuneRecord> out;
-  std::ifstream in(file);
-  if (!in) return out;
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    const auto j = nlohmann::json::parse(text.str());
-    if (j.at("format").get<std::string>() != kFormat || j.at("version").get<int>() != kVersion)
-      throw InvalidArgument("tune_cache: file '" + file + "' has an unknown format or version");
-    for (const auto& [key, rec] : j.at("entries").items()) out[key] = from_json(rec);
-  } catch (const nlohmann::json::exception& e) {
-    throw InvalidArgument("tune_cache: file '" + file + "' is not a valid tune cache: " + e.what());
-  }
-  return out;
-}
-
-void save(const std::string& file, const std::map<std::string, TuneRecord>& entries) {
-  nlohmann::json j{{"format", kFormat}, {"version", kVersion}, {"entries", nlohmann::json::object()}};
-  for (const auto& [key, rec] : entries) j["entries"][key] = to_json(rec);
-  if (const std::string why = write_file_atomically(file, j.dump(2) + "\n"); !why.empty())
-    throw InvalidArgument("tune_cache: " + why);
+ChoiceCache& choices() {
+  static ChoiceCache c(kFormat);
+  return c;
 }
 
 }  // namespace
@@ -82,28 +46,19 @@ TuneCache& TuneCache::instance() {
 }
 
 std::optional<TuneRecord> TuneCache::find(const std::string& key, const std::string& file) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto& mem = memory();
-  if (auto it = mem.find(key); it != mem.end()) return it->second;
-  if (!has_file(file)) return std::nullopt;
-  const auto entries = load(file);
-  for (const auto& [k, rec] : entries) mem.emplace(k, rec);
-  if (auto it = entries.find(key); it != entries.end()) return it->second;
-  return std::nullopt;
+  const std::optional<std::string> text = choices().find(key, file);
+  if (!text) return std::nullopt;
+  try {
+    return from_json(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidArgument("tune_cache: file '" + file + "': entry '" + key + "' is not a cufft tune record: " + e.what());
+  }
 }
 
 void TuneCache::store(const std::string& key, const TuneRecord& rec, const std::string& file) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  memory()[key] = rec;
-  if (!has_file(file)) return;
-  auto entries = load(file);
-  entries[key] = rec;
-  save(file, entries);
+  choices().store(key, to_json(rec).dump(), file);
 }
 
-void TuneCache::clear_memory() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  memory().clear();
-}
+void TuneCache::clear_memory() { choices().clear_memory(); }
 
 }  // namespace fftconv

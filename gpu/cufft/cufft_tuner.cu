@@ -27,7 +27,11 @@
 namespace fftconv {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr int kTimedReps = 3;          // timed runs per candidate (after one warm-up); the min counts
+// The tune cache's key suffix of a tuning cut short by its deadline (Note [tuning budget]).
+constexpr std::string_view kBudgetKey = "|budget";
 constexpr std::size_t kMaxTimedBases = 8;  // L5 (13x13 needed): 16 pairs of 13..16
 
 std::string fmt_ms(double ms) {
@@ -237,7 +241,9 @@ class Autotune {
     TuneRecord rec{c.nh, c.nw, std::string(to_string(c.gemm)), c.chunk, c.cublas_workspace,
                    std::string(to_string(c.layout)), std::string(to_string(c.edges)), std::string(to_string(c.weights)),
                    std::string(to_string(c.math)), best_ms_};
-    TuneCache::instance().store(cache_key(p_, pass_, opts_, pins_), rec, opts_.tune_cache);
+    const std::string key = cache_key(p_, pass_, opts_, pins_);
+    // Note [tuning budget]
+    TuneCache::instance().store(budget_cut_ ? key + std::string(kBudgetKey) : key, rec, opts_.tune_cache);
     return {winner(), why_.str()};
   }
 
@@ -252,6 +258,22 @@ class Autotune {
     why_ << "; " << kTuningStopped << fmt_ms(best_ms_) << " is more than " << factor << "x the " << fmt_ms(bound_ms_)
          << " of a plan timed before (Note [tuning bound])";
     return {winner(), why_.str()};
+  }
+  // Whether the deadline leaves too little time for one more candidate, judged by the wall time of
+  // the last one of its kind (Note [tuning budget]). Says so for the rest of the tuning.
+  bool out_of_budget(bool callback) {
+    if (!opts_.tune_deadline) return false;
+    const double cost_ms = callback ? last_callback_ms_ : last_cost_ms_;
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double, std::milli>(cost_ms));
+    if (end <= *opts_.tune_deadline) return false;
+    budget_cut_ = true;
+    return true;
+  }
+  // Records the wall time of a candidate that began at t0.
+  void spent(Clock::time_point t0, bool callback) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    (callback ? last_callback_ms_ : last_cost_ms_) = ms;
   }
   // Runs one stage and appends its wall time, planning (cuFFT plans, callback linking) included.
   void staged(void (Autotune::*stage)()) {
@@ -279,14 +301,21 @@ class Autotune {
     why_ << "autotuned: bases {";
     bool first = true;
     std::string last_failure;
-    for (const auto& [nh, nw] : bases) {
+    for (std::size_t b = 0; b < bases.size(); ++b) {
+      const auto [nh, nw] = bases[b];
+      if (best_ && out_of_budget(false)) {  // Note [tuning budget]
+        why_ << ", " << bases.size() - b << " more: " << kTuningBudgetSpent;
+        break;
+      }
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
+      const auto t0 = Clock::now();
       try {  // a library refusing one candidate must not sink the others
         pl = fit(p_, pass_, nh, nw, first_gemm_, first_layout_, first_edges_, first_weights_, opts_.workspace_limit,
                  &smallest, tiles(pins_), first_math_);
         if (!pl) continue;
         ms = bench_.time(*pl, bench_.result.get(), cutoff());
+        spent(t0, first_edges_ == EdgeMode::callback || first_layout_ == SpectrumLayout::gather);
       } catch (const CudaError& e) {
         last_failure = e.what();
         why_ << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
@@ -307,12 +336,20 @@ class Autotune {
   // Stage 2: the other CGEMM strategies on the winning basis; 3m only within kGemm3mTolerance of the
   // standard CGEMM's result.
   void time_gemms() {
+    why_ << "; CGEMM {strided: " << fmt_ms(best_ms_);
+    if (out_of_budget(false)) {
+      why_ << ", the others: " << kTuningBudgetSpent << "}";
+      return;
+    }
     // Reference result of the standard CGEMM on the chosen basis, for the 3m accuracy check.
     bench_.time(*winner(), bench_.result.get());
-    why_ << "; CGEMM {strided: " << fmt_ms(best_ms_);
     const int64_t nh = best_->nh, nw = best_->nw;
     for (GemmStrategy g : kAllGemmStrategies) {
       if (g == GemmStrategy::strided) continue;
+      if (out_of_budget(false)) {
+        why_ << ", " << to_string(g) << ": " << kTuningBudgetSpent;
+        continue;
+      }
       if (g == GemmStrategy::loop) {  // its launches alone would exceed the cutoff (kLoopLaunchFloorMs)
         const int64_t units = pins_.tiles ? pins_.tiles->item_count() : p_.S;
         const int64_t launches = nh * (nw / 2 + 1) * ((units + best_->chunk - 1) / best_->chunk);
@@ -324,6 +361,7 @@ class Autotune {
       }
       std::unique_ptr<CufftPipeline> pl;
       double ms = 0;
+      const auto t0 = Clock::now();
       try {
         pl = fit(p_, pass_, nh, nw, g, first_layout_, first_edges_, first_weights_, opts_.workspace_limit, nullptr,
                  tiles(pins_));
@@ -332,6 +370,7 @@ class Autotune {
           continue;
         }
         ms = bench_.time(*pl, bench_.result2.get(), cutoff());
+        spent(t0, false);
       } catch (const CudaError& e) {
         why_ << ", " << to_string(g) << ": failed (" << e.what() << ")";
         continue;
@@ -354,6 +393,12 @@ class Autotune {
   void try_variant(const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0, int64_t nw = 0,
                    std::optional<WeightTransform> weights = std::nullopt) {
     const PipelineConfig c = *best_;
+    const bool callback = edges == EdgeMode::callback || layout == SpectrumLayout::gather;
+    if (out_of_budget(callback)) {
+      why_ << ", " << what << ": " << kTuningBudgetSpent;
+      return;
+    }
+    const auto t0 = Clock::now();
     try {
       auto pl = fit(p_, pass_, nh ? nh : c.nh, nw ? nw : c.nw, c.gemm, layout, edges, weights.value_or(c.weights),
                     opts_.workspace_limit, nullptr, tiles(pins_), c.math);
@@ -362,6 +407,7 @@ class Autotune {
         return;
       }
       const double ms = bench_.time(*pl, bench_.result2.get(), cutoff());
+      spent(t0, callback);
       why_ << ", " << what << ": " << fmt_ms(ms);
       offer(*pl, ms);
     } catch (const Error& e) {  // cuFFT refusing a callback plan, 32-bit callback offsets exceeded, no DFT
@@ -405,6 +451,10 @@ class Autotune {
   // kGemm3mTolerance of the fp32 products' result and faster by products::kTensorCoreMargin.
   void time_math() {
     const PipelineConfig c = *best_;
+    if (out_of_budget(false)) {
+      why_ << "; math {3xtf32: " << kTuningBudgetSpent << "}";
+      return;
+    }
     try {
       bench_.time(*winner(), bench_.result.get());  // the winner's fp32 result, the reference
       auto pl = fit(p_, pass_, c.nh, c.nw, GemmStrategy::strided, c.layout, c.edges, c.weights, opts_.workspace_limit,
@@ -442,6 +492,10 @@ class Autotune {
   std::optional<PipelineConfig> best_;  // the winner so far
   double best_ms_ = std::numeric_limits<double>::infinity();
   std::vector<std::pair<double, std::pair<int64_t, int64_t>>> timed_;  // (ms, basis) of the first stage
+  // Note [tuning budget]: the wall time of the last candidate without and with callbacks, and
+  // whether the deadline left any out.
+  double last_cost_ms_ = 0, last_callback_ms_ = kCallbackPlanMs;
+  bool budget_cut_ = false;
 };
 
 CufftChoice autotune(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
@@ -500,11 +554,15 @@ CufftChoice choose_cufft_config(const ConvProblem& p, Pass pass, const PlanOptio
     return c;
   }
   const std::string key = cache_key(p, pass, opts, pins);
-  if (auto rec = TuneCache::instance().find(key, opts.tune_cache))
-    if (auto pl = from_record(p, pass, opts, *rec, tiles(pins)))
-      return {std::move(pl), "autotuned earlier (tune cache" +
-                                 (opts.tune_cache.empty() ? std::string() : " " + opts.tune_cache) + "), then " +
-                                 fmt_ms(rec->ms)};
+  // A tuning in full, else, for a planner with a deadline, one cut short by it (Note [tuning budget]).
+  for (const std::string& k : {key, opts.tune_deadline ? key + std::string(kBudgetKey) : std::string()}) {
+    if (k.empty()) continue;
+    if (auto rec = TuneCache::instance().find(k, opts.tune_cache))
+      if (auto pl = from_record(p, pass, opts, *rec, tiles(pins)))
+        return {std::move(pl), std::string(k == key ? "autotuned earlier" : "autotuned earlier within a tuning budget") +
+                                   " (tune cache" + (opts.tune_cache.empty() ? "" : " " + opts.tune_cache) + "), then " +
+                                   fmt_ms(rec->ms)};
+  }
   return autotune(p, pass, opts, pins);
 }
 

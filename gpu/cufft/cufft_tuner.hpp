@@ -92,5 +92,16 @@ inline constexpr double kTuneBoundLateFactor = 2.0;
 inline constexpr double kDirectCallbackMaxMs = 0.25;
 // How many of the fastest bases (timed with copies) are timed again with callbacks.
 inline constexpr std::size_t kCallbackBases = 3;
+// Note [tuning budget]
+// `auto` gives its tuning of one (problem, pass) a deadline (PlanOptions::tune_deadline,
+// kAutoTuneBudgetMs after it began). The cufft autotuner always times its first basis; after that
+// it times a candidate only when the wall time of the last one of its kind, building and linking
+// included, still ends before the deadline. Before the first callback variant that cost is
+// kCallbackPlanMs: linking LTO callbacks into cuFFT's kernels took 0.5-0.6 s a variant on odd_rect,
+// large_21 and big_k45 (H200). A tuning cut short returns its best so far, names each candidate it
+// left out, and is cached under its own key, which only a planner with a deadline looks up: `auto`'s
+// later calls reuse it, and a plan of cufft alone still tunes in full. Invariant: a deadline leaves
+// out later candidates only, never the first basis, so every tuning yields a plan.
+inline constexpr double kCallbackPlanMs = 500.0;
 
 }  // namespace fftconv

@@ -2,6 +2,7 @@
 // passes untiled and tiled, and Note [fbfft CGEMM without transpositions].
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +19,7 @@
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
 #include "common/spare_slot.hpp"
+#include "gpu/runtime/choice_cache.hpp"
 #include "gpu/runtime/cuda_args.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -793,46 +795,54 @@ class FbfftConvPlan final : public Plan {
     product_flops_ += g.flops();
   }
 
-  // What the tuning decided, remembered for the process (tuned_plans()): a plan of the same key on
-  // the same device takes the decisions without timing again.
-  struct Tuned {
-    fbfft::Kernel fwd, inv;
-    bool inv_window, inv_window_exact, weight_window, fork;
-    int inv_window_split;
-    ProductMath math;
-    bool small_k;
-    std::string note;
-  };
-  static std::map<std::string, Tuned>& tuned_plans() {
-    static std::map<std::string, Tuned> m;
-    return m;
-  }
-  static std::mutex& tuned_mutex() {
-    static std::mutex m;
-    return m;
-  }
+  // What the tuning decided, kept under tuning_key() (Note [persistent choices]): a plan of the same
+  // key on a device of the same name takes the decisions without timing again, in this process or,
+  // through the tune cache's folder, in a later one.
   std::string tuning_key() const {
-    return std::to_string(device_) + "|" + p_.to_string() + "|" + std::string(to_string(pass_)) + "|" +
+    return "fbfft|" + current_device_name() + "|" + p_.to_string() + "|" + std::string(to_string(pass_)) + "|" +
            std::to_string(n_h_) + "x" + std::to_string(n_w_) + "|" + (tiled_ ? tile_plan_.summary() : "untiled") +
            "|chunk=" + std::to_string(chunk_) + "|" + options_key(opts_);
   }
   bool recall_tuning(const std::string& key) {
-    std::lock_guard<std::mutex> lock(tuned_mutex());
-    const auto it = tuned_plans().find(key);
-    if (it == tuned_plans().end()) return false;
-    const Tuned& t = it->second;
-    fwd_kernel_ = t.fwd, inv_kernel_ = t.inv, inv_window_ = t.inv_window, inv_window_exact_ = t.inv_window_exact;
-    inv_window_split_ = t.inv_window_split, weight_window_ = t.weight_window, math_ = t.math;
-    small_k_ = t.small_k;
-    if (!t.fork) fork_.reset();
-    math_note_ = "tuned earlier in this process";
-    tune_note_ = "tuned earlier in this process: " + t.note;
+    const std::optional<std::string> text = device_choices().find(key, choices_file(opts_.tune_cache));
+    if (!text) return false;
+    fbfft::Kernel fwd, inv;
+    ProductMath math;
+    bool window, exact, weight_window, small_k, fork;
+    int split;
+    std::string note;
+    try {
+      const nlohmann::json t = nlohmann::json::parse(*text);
+      fwd = fbfft::parse_kernel(t.at("fwd").get<std::string>(), "fwd");
+      inv = fbfft::parse_kernel(t.at("inv").get<std::string>(), "inv");
+      window = t.at("inv_window").get<bool>(), exact = t.at("inv_window_exact").get<bool>();
+      split = t.at("inv_window_split").get<int>();
+      weight_window = t.at("weight_window").get<bool>();
+      math = parse_product_math(t.at("math").get<std::string>());
+      small_k = t.at("small_k").get<bool>(), fork = t.at("fork").get<bool>();
+      note = t.at("note").get<std::string>();
+    } catch (const std::exception&) {  // a damaged entry: tune again, and overwrite it
+      return false;
+    }
+    fwd_kernel_ = fwd, inv_kernel_ = inv, inv_window_ = window, inv_window_exact_ = exact;
+    inv_window_split_ = split, weight_window_ = weight_window, math_ = math, small_k_ = small_k;
+    if (!fork) fork_.reset();
+    math_note_ = "tuned earlier";
+    tune_note_ = "tuned earlier: " + note;
     return true;
   }
   void remember_tuning(const std::string& key) const {
-    std::lock_guard<std::mutex> lock(tuned_mutex());
-    tuned_plans()[key] = {fwd_kernel_, inv_kernel_, inv_window_, inv_window_exact_, weight_window_,
-                          fork_ != nullptr, inv_window_split_, math_, small_k_, tune_note_};
+    const nlohmann::json t = {{"fwd", fbfft::to_string(fwd_kernel_)},
+                              {"inv", fbfft::to_string(inv_kernel_)},
+                              {"inv_window", inv_window_},
+                              {"inv_window_exact", inv_window_exact_},
+                              {"inv_window_split", inv_window_split_},
+                              {"weight_window", weight_window_},
+                              {"math", std::string(to_string(math_))},
+                              {"small_k", small_k_},
+                              {"fork", fork_ != nullptr},
+                              {"note", tune_note_}};
+    device_choices().store(key, t.dump(), choices_file(opts_.tune_cache));
   }
 
   // The pass's product at a full chunk, for the precision model (products::model_choice).

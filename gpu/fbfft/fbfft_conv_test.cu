@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <string>
@@ -14,6 +16,7 @@
 #include "api/fftconv.hpp"
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "gpu/runtime/choice_cache.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/fbfft/fbfft_small_products.hpp"
 #include "gpu/fft/fbfft.hpp"
@@ -532,6 +535,42 @@ TEST_SUITE("gpu") {
           o.autotune = false;  // the planner's choice, not measured
           CHECK(builtin_registry().get(backend).plan(p, pass, o)->describe().find("measured") == std::string::npos);
         }
+  }
+
+  TEST_CASE("fbfft conv keeps its tuning and measured basis beside a tune cache file for later processes (Note [persistent choices])") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    const auto dir = std::filesystem::temp_directory_path() / ("fftconv_choices_" + std::to_string(fresh_seed()));
+    std::filesystem::create_directories(dir);
+    PlanOptions o;
+    o.tune_cache = (dir / "cufft-tune.json").string();
+    // x = 27: the power-of-two and the smooth basis are timed (fastest_plan), each with its transform tuner.
+    const ConvProblem p = ConvProblem::parse("S=3,f=5,fo=7,n=27,k=3");
+    const auto first = fbfft_backend().plan(p, Pass::bprop, o);
+    INFO(first->describe());
+    REQUIRE(first->describe().find("basis measured: ") != std::string::npos);
+    const auto file = dir / "device-choices.json";
+    REQUIRE(std::filesystem::exists(file));
+    device_choices().clear_memory();  // as a later process would start
+    const auto again = fbfft_backend().plan(p, Pass::bprop, o);
+    const std::string d = again->describe();
+    INFO(d);
+    CHECK(d.find("chosen earlier, basis measured: ") != std::string::npos);
+    CHECK(d.find("(tuned earlier: ") != std::string::npos);
+    CHECK(d.substr(0, d.find(';')) == first->describe().substr(0, first->describe().find(';')));
+    CHECK(again->workspace_bytes() == first->workspace_bytes());
+    const Run r = run_plan(p, Pass::bprop, *again);
+    const ErrorStats e = compare(r.result.data(), r.ref.data(), p.result_elems(Pass::bprop));
+    CHECK(e.nonfinite == 0);
+    CHECK(e.rel_l2 <= tolerance(p, Pass::bprop, DType::f32, 32 * 32).rel_l2);
+    CHECK(r.result == r.again);
+    // Without a file the choices live in memory only: forgotten, they are timed again.
+    device_choices().clear_memory();
+    CHECK(fbfft_backend().plan(p, Pass::bprop, {})->describe().find("chosen earlier") == std::string::npos);
+    // A damaged file is an error that names tune_cache, not a silent miss.
+    std::ofstream(file) << "{ not json";
+    device_choices().clear_memory();
+    CHECK_THROWS_WITH_AS(fbfft_backend().plan(p, Pass::bprop, o), doctest::Contains("tune_cache"), InvalidArgument);
+    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("fbfft conv chunks under a workspace limit, and says Unsupported below one image") {

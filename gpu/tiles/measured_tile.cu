@@ -2,14 +2,14 @@
 #include "gpu/tiles/measured_tile.hpp"
 
 #include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "common/errors.hpp"
 #include "common/forwarding_plan.hpp"
+#include "gpu/runtime/choice_cache.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/cuda_graph.hpp"
 #include "gpu/runtime/cuda_stream.hpp"
@@ -60,33 +60,22 @@ std::vector<const Candidate*> cheapest_tiled(const TilingChoice& c,
   return timed_tile_candidates(c, runnable, kMeasuredTiles);
 }
 
-namespace {
-std::mutex g_winners_mutex;
-struct Winner {
-  std::string label, note;  // the fastest candidate, and the measurement that chose it
-};
-std::map<std::string, Winner>& winners() {
-  static std::map<std::string, Winner> m;
-  return m;
-}
-}  // namespace
-
 std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                    std::vector<PlanCandidate> cands,
                                    const std::function<std::unique_ptr<Plan>()>& fallback, const std::string& what) {
-  int dev = 0;
-  FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
-  const std::string key = std::string(backend) + "|" + std::to_string(dev) + "|" + p.to_string() + "|" +
+  // The winner of an earlier measurement of the same key (Note [persistent choices]).
+  const std::string key = "fastest|" + std::string(backend) + "|" + current_device_name() + "|" + p.to_string() + "|" +
                           std::string(to_string(pass)) + "|" + what + "|" + options_key(opts);
-  {
-    Winner w;
-    {
-      std::lock_guard<std::mutex> lock(g_winners_mutex);
-      if (auto it = winners().find(key); it != winners().end()) w = it->second;
+  const std::string file = choices_file(opts.tune_cache);
+  if (const std::optional<std::string> text = device_choices().find(key, file)) {
+    std::string label, note;
+    try {
+      const nlohmann::json w = nlohmann::json::parse(*text);
+      label = w.at("label").get<std::string>(), note = w.at("note").get<std::string>();
+    } catch (const std::exception&) {  // a damaged entry: measure again, and overwrite it
     }
     for (PlanCandidate& c : cands)
-      if (!w.label.empty() && c.label == w.label)
-        return std::make_unique<MeasuredPlan>(c.make(), "chosen earlier in this process, " + w.note);
+      if (!label.empty() && c.label == label) return std::make_unique<MeasuredPlan>(c.make(), "chosen earlier, " + note);
   }
   const CudaStream stream;
   const cudaStream_t st = stream.get();
@@ -128,10 +117,8 @@ std::unique_ptr<Plan> fastest_plan(std::string_view backend, const ConvProblem& 
   }
   if (!best) throw Unsupported(what + ": no candidate plan could be built for " + p.to_string() + " (" + note.str() + ")");
   note << " fastest " << best_label;
-  if (opts.tune_bound_ms <= 0) {  // a bounded choice may rest on partial tunings (Note [tuning bound])
-    std::lock_guard<std::mutex> lock(g_winners_mutex);
-    winners()[key] = {best_label, note.str()};
-  }
+  if (opts.tune_bound_ms <= 0)  // a bounded choice may rest on partial tunings (Note [tuning bound])
+    device_choices().store(key, nlohmann::json{{"label", best_label}, {"note", note.str()}}.dump(), file);
   return std::make_unique<MeasuredPlan>(std::move(best), note.str());
 }
 
