@@ -449,6 +449,46 @@ def cpu_auto_table(doc):
                    "auto / fastest"] + (["tune ms"] if tuned else []), body) + ["", text])
 
 
+def auto_tune_table(doc):
+    """One row per (layer, pass) of bench/tools/gpu_tune.py: auto's tuning time in a fresh process and its
+    choice under each budget, and the time of a plan read from the cache."""
+    budgets = doc["budgets"]
+    name = {b: "default budget" if b == "default" else "no budget" if float(b) == 0 else f"budget {b} ms"
+            for b in budgets}
+    body = []
+    for r in doc["rows"]:
+        runs = {run["budget"]: run for run in r["runs"]}
+        cells = [r["layer"], r["pass"], r["tile"]]
+        for b in budgets:
+            run = runs.get(b)
+            cells += [f"{run['tune_ms']:.0f}", f"{run['chosen']} {run['chosen_ms']:.3g}"] if run else ["", ""]
+        cached = [run["cached_ms"] for run in r["runs"]]
+        cells.append(f"{max(cached):.2f}")
+        body.append(cells)
+    head = ["layer", "pass", "tile"]
+    for b in budgets:
+        head += [f"tune ms, {name[b]}", f"chose (ms), {name[b]}"]
+    head.append("cached ms")
+    lines = []
+    for b in budgets:
+        t = sorted(run["tune_ms"] for r in doc["rows"] for run in r["runs"] if run["budget"] == b)
+        if t:
+            over = sum(x > 2000 for x in t)
+            lines.append(f"{name[b]}: {t[0]:.0f}-{t[-1]:.0f} ms (median {median(t):.0f} ms), {over} of {len(t)} over 2 s")
+    cached = [run["cached_ms"] for r in doc["rows"] for run in r["runs"]]
+    if cached:
+        lines.append(f"a plan from the cache in a new process: {min(cached):.2f}-{max(cached):.2f} ms (median "
+                     f"{median(cached):.2f} ms)")
+    init = [ms for r in doc["rows"] for run in r["runs"] for ms in (run.get("device_init_ms"),
+                                                                     run.get("cached_device_init_ms")) if ms]
+    if init:
+        lines.append(f"creating the device context, not counted above: {min(init):.0f}-{max(init):.0f} ms a process")
+    if len(budgets) > 1:
+        same = sum(len({run["chosen"] for run in r["runs"]}) == 1 for r in doc["rows"])
+        lines.append(f"the same choice under every budget in {same} of {len(doc['rows'])} cases")
+    return table(head, body) + ["", "Tuning a new (problem, pass): " + "; ".join(lines) + "."]
+
+
 # ----- the document ---------------------------------------------------------------------------------
 
 def section(results, title, names, body, text=None):
@@ -509,6 +549,13 @@ SECTIONS = [
      lambda R: sum((layers_table(R[n]) + [""] for n in ("h200/layers.json", "h200/layers_modern.json") if n in R), [])[:-1],
      "The same benchmarks on an H200 (the H100's sections above are the reference; compare times only within "
      "one device and run)."),
+    ("`auto`'s tuning cost on the H200", ["h200/auto-tune.json"],
+     lambda R: auto_tune_table(R["h200/auto-tune.json"]),
+     "`bench/tools/gpu_tune.py`: `fftconv plan --backend auto --json` of each case in a fresh process with an "
+     "empty plan cache (`tune_ms`: planning and timing the candidates, process start not counted), under "
+     "`auto`'s default tuning budget and without one (`FFTCONV_TUNE_BUDGET_MS=0`, Note [tuning budget]); "
+     "then the same plan read from the cache in another process. The chosen candidate's time is as `auto` "
+     "timed it."),
     ("Depthwise, strided and dilated layers on the H200", ["h200/layers_depthwise.json"],
      lambda R: layers_table(R["h200/layers_depthwise.json"]),
      "`bench layers --set depthwise` on an H200."),

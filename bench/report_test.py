@@ -152,6 +152,28 @@ class CpuAuto(unittest.TestCase):
         self.assertIn("Tuning a case without a cache took 400-700 ms (median 550 ms", lines[-1])
 
 
+class AutoTune(unittest.TestCase):
+    @staticmethod
+    def run_of(budget, tune_ms, chosen, ms, cached_ms):
+        return {"budget": budget, "tune_ms": tune_ms, "chosen": chosen, "chosen_ms": ms, "cached_ms": cached_ms}
+
+    def test_budgets_side_by_side_and_the_slow_tunings_counted(self):
+        doc = {"budgets": ["default", "0"], "rows": [
+            {"layer": "large_21", "pass": "fprop", "tile": "none",
+             "runs": [self.run_of("default", 1650, "fbfft", 0.91, 0.3), self.run_of("0", 2400, "fbfft", 0.9, 0.2)]},
+            {"layer": "L2", "pass": "accgrad", "tile": "none",
+             "runs": [self.run_of("default", 1400, "cufft", 1.2, 0.25), self.run_of("0", 1500, "fbfft", 1.1, 0.3)]}]}
+        doc["rows"][0]["runs"][0].update(device_init_ms=180.0, cached_device_init_ms=150.0)
+        lines = report.auto_tune_table(doc)
+        self.assertIn("| tune ms, default budget | chose (ms), default budget | tune ms, no budget |", lines[0])
+        self.assertTrue(lines[2].endswith("| 1650 | fbfft 0.91 | 2400 | fbfft 0.9 | 0.30 |"), lines[2])
+        self.assertIn("default budget: 1400-1650 ms (median 1525 ms), 0 of 2 over 2 s", lines[-1])
+        self.assertIn("no budget: 1500-2400 ms (median 1950 ms), 1 of 2 over 2 s", lines[-1])
+        self.assertIn("a plan from the cache in a new process: 0.20-0.30 ms (median 0.28 ms)", lines[-1])
+        self.assertIn("the same choice under every budget in 1 of 2 cases", lines[-1])
+        self.assertIn("creating the device context, not counted above: 150-180 ms a process", lines[-1])
+
+
 class CgemmProbe(unittest.TestCase):
     def test_parses_a_row(self):
         (row,) = report.parse_cgemm_probe(PROBE_LINE + "\n")
