@@ -41,6 +41,10 @@ struct Fftw<float> {
   static void exec_c2r(Plan p, Cpx* in, float* out) { fftwf_execute_dft_c2r(p, in, out); }
   static void destroy(Plan p) { fftwf_destroy_plan(p); }
   static void* alloc(std::size_t b) { return fftwf_malloc(b); }
+  static bool import_wisdom(const char* file) { return fftwf_import_wisdom_from_filename(file) != 0; }
+  static char* wisdom_string() { return fftwf_export_wisdom_to_string(); }
+  static void forget_wisdom() { fftwf_forget_wisdom(); }
+  static constexpr const char* kWisdomSuffix = "-float";
   static void release(void* p) { fftwf_free(p); }
 };
 template <>
@@ -71,6 +75,10 @@ struct Fftw<double> {
   static void exec_c2r(Plan p, Cpx* in, double* out) { fftw_execute_dft_c2r(p, in, out); }
   static void destroy(Plan p) { fftw_destroy_plan(p); }
   static void* alloc(std::size_t b) { return fftw_malloc(b); }
+  static bool import_wisdom(const char* file) { return fftw_import_wisdom_from_filename(file) != 0; }
+  static char* wisdom_string() { return fftw_export_wisdom_to_string(); }
+  static void forget_wisdom() { fftw_forget_wisdom(); }
+  static constexpr const char* kWisdomSuffix = "-double";
   static void release(void* p) { fftw_free(p); }
 };
 

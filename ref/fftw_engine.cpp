@@ -12,12 +12,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
 #include <vector>
 
+#include "common/atomic_write.hpp"
 #include "common/errors.hpp"
 #include "ref/eigen.hpp"
 #include "ref/fftw_api.hpp"
@@ -30,6 +32,63 @@ std::mutex& fftw_planner_mutex() {
   static std::mutex m;
   return m;
 }
+
+// Note [fftw wisdom]
+std::string fftw_wisdom_stem(const std::string& tune_cache) {
+  if (tune_cache.empty() || tune_cache == "none") return {};
+  const std::filesystem::path folder = std::filesystem::path(tune_cache).parent_path();
+  return (folder.empty() ? std::filesystem::path("fftw-wisdom") : folder / "fftw-wisdom").string();
+}
+
+namespace {
+// Per precision: the wisdom each file held when last read or written (under fftw_planner_mutex()).
+template <class T>
+std::map<std::string, std::string>& wisdom_files() {
+  static std::map<std::string, std::string> m;
+  return m;
+}
+}  // namespace
+
+template <class T>
+std::string fftw_wisdom_text() {
+  char* w = Fftw<T>::wisdom_string();
+  std::string out = w ? w : "";
+  std::free(w);
+  return out;
+}
+
+template <class T>
+void forget_fftw_wisdom() {
+  std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+  Fftw<T>::forget_wisdom();
+  wisdom_files<T>().clear();
+}
+
+template <class T>
+void load_fftw_wisdom(const std::string& stem) {
+  if (stem.empty() || wisdom_files<T>().count(stem)) return;
+  (void)Fftw<T>::import_wisdom((stem + Fftw<T>::kWisdomSuffix).c_str());  // missing or unreadable: a miss
+  wisdom_files<T>()[stem] = fftw_wisdom_text<T>();
+}
+
+template <class T>
+void save_fftw_wisdom(const std::string& stem) {
+  if (stem.empty()) return;
+  std::string text = fftw_wisdom_text<T>();
+  std::string& last = wisdom_files<T>()[stem];
+  if (text == last) return;
+  // A folder that cannot be written only makes later planning slower.
+  if (write_file_atomically(stem + Fftw<T>::kWisdomSuffix, text).empty()) last = std::move(text);
+}
+
+template std::string fftw_wisdom_text<float>();
+template std::string fftw_wisdom_text<double>();
+template void forget_fftw_wisdom<float>();
+template void forget_fftw_wisdom<double>();
+template void load_fftw_wisdom<float>(const std::string&);
+template void load_fftw_wisdom<double>(const std::string&);
+template void save_fftw_wisdom<float>(const std::string&);
+template void save_fftw_wisdom<double>(const std::string&);
 
 namespace {
 
@@ -84,6 +143,7 @@ struct FreqEngine<T>::Impl {
   std::map<int64_t, Plan> rows_fwd, rows_inv;   // row transforms of the first k rows (Note [row-pruned transforms])
   std::mutex rows_mutex;
   bool measure = true;
+  std::string wisdom_stem;  // Note [fftw wisdom]
   // Note [engine buffers]: the frequency-major buffers of the last run, kept for the next one so
   // that repeated runs of a plan do not allocate, zero and page-fault them in again each time
   // (~1 ms of a 12 ms tiled run on the 2-core test machine). A run that finds them in use by a
@@ -123,10 +183,13 @@ FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options)
   const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   impl_->measure = measure;
+  impl_->wisdom_stem = measure ? options.wisdom_stem : std::string();
+  load_fftw_wisdom<T>(impl_->wisdom_stem);
   impl_->r2c = Fftw<T>::r2c(int(nh), int(nw), re.p, cx.p, flags);
   impl_->c2r = Fftw<T>::c2r(int(nh), int(nw), cx.p, re.p, flags);
   impl_->col_fwd = Fftw<T>::cols(int(nh), int(nw / 2 + 1), cx.p, FFTW_FORWARD, flags);
   impl_->col_inv = Fftw<T>::cols(int(nh), int(nw / 2 + 1), cx.p, FFTW_BACKWARD, flags);
+  save_fftw_wisdom<T>(impl_->wisdom_stem);
   if (!impl_->r2c || !impl_->c2r || !impl_->col_fwd || !impl_->col_inv) throw Error("fftw: planner returned null for " + std::to_string(nh) + "x" + std::to_string(nw));
 }
 
@@ -154,6 +217,7 @@ typename Fftw<T>::Plan row_plan(typename FreqEngine<T>::Impl& impl, bool forward
   auto p = forward ? Fftw<T>::rows_r2c(int(nw), int(k), re.p, cx.p, nwc, flags)
                    : Fftw<T>::rows_c2r(int(nw), int(k), cx.p, nwc, re.p, flags);
   if (!p) throw Error("fftw: planner returned null for " + std::to_string(k) + " rows of " + std::to_string(nw));
+  save_fftw_wisdom<T>(impl.wisdom_stem);
   cache.emplace(k, p);
   return p;
 }

@@ -92,11 +92,37 @@ struct ChunkPlan {
 // How an engine plans and multiplies: `measure` selects FFTW_MEASURE (slower planning, faster
 // execution) over FFTW_ESTIMATE; threads 0 = OpenMP's default; eigen_products keeps Eigen's
 // products in float even where the AVX-512 kernel exists (Note [frequency CGEMM]).
+// Note [fftw wisdom]
+// FFTW_MEASURE plans time FFTW's algorithms, and that time came back in every process. With a
+// wisdom stem (PlanOptions::tune_cache's folder + "/fftw-wisdom", which `auto` points into its plan
+// cache folder), an engine imports the file stem + "-float" (or "-double") once per process before
+// its first plan, and writes FFTW's wisdom back whenever planning added to it (to a temporary file,
+// then renamed). A plan of the same sizes in a later process then takes FFTW's earlier choice
+// without timing: a fftw plan that `auto` chose earlier (L1-L5 at S = 2 and 8, two cores) took
+// 1.5-2.2 ms in a new process with it and 8-208 ms without. Invariant: wisdom only lets the planner
+// skip measurements; FFTW measures any size it lacks, and an unreadable file is a miss.
 struct EngineOptions {
   bool measure = true;
   int threads = 0;
   bool eigen_products = false;
+  std::string wisdom_stem;  // Note [fftw wisdom]; "" keeps FFTW's wisdom in memory only
 };
+
+// The wisdom stem beside a tune cache file ("" for none or "none").
+std::string fftw_wisdom_stem(const std::string& tune_cache);
+// FFTW's wisdom of precision T as text.
+template <class T>
+std::string fftw_wisdom_text();
+// Forgets FFTW's wisdom of precision T and which files were read (tests: as a new process).
+template <class T>
+void forget_fftw_wisdom();
+// Reads `stem`'s wisdom file once per process and stem; call under fftw_planner_mutex().
+template <class T>
+void load_fftw_wisdom(const std::string& stem);
+// Writes FFTW's wisdom to `stem`'s file when it differs from what was last read or written there;
+// call under fftw_planner_mutex().
+template <class T>
+void save_fftw_wisdom(const std::string& stem);
 
 template <class T>
 class FreqEngine {
