@@ -445,11 +445,11 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   }
 #endif
   const auto t0 = Clock::now();
-  if (where_ == Location::cuda && opts.autotune) {  // Note [tuning budget]
-    if (const double budget = auto_tune_budget_ms(); budget > 0)
-      opts.tune_deadline =
-          t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(budget));
-  }
+  // Note [tuning budget]: one deadline for every device tuner of this call.
+  const double budget_ms = where_ == Location::cuda && opts.autotune ? auto_tune_budget_ms() : 0;
+  if (budget_ms > 0)
+    opts.tune_deadline =
+        t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(budget_ms));
   const std::vector<const Backend*> backends = candidates(p, pass, opts.dtype);
   if (backends.empty()) throw Unsupported("auto: " + supports(p, pass, opts.dtype).reason);
   const std::vector<Variant> cands = variants(backends, p, opts, where_);
@@ -542,7 +542,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     if (o.tune_bound_ms > 0 && how.find(kTuningStopped) != std::string::npos)
       c.note = "its tuning stopped at the bound of " + fmt(o.tune_bound_ms) + " ms";  // Note [tuning bound]
     else if (o.tune_deadline && how.find(kTuningBudgetSpent) != std::string::npos)
-      c.note = "its tuning was cut at the budget of " + fmt(auto_tune_budget_ms()) + " ms";  // Note [tuning budget]
+      c.note = "its tuning was cut at the budget of " + fmt(budget_ms) + " ms";  // Note [tuning budget]
     if (where_ == Location::cuda && !attempt(i, [&] {
           bench.warm(*plans[i]);
           const double ms = bench.once(*plans[i]);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -53,6 +54,11 @@ SizePolicy parse_size_policy(std::string_view s) {
   if (s == "pow2") return SizePolicy::pow2;
   if (s == "smooth") return SizePolicy::smooth;
   throw InvalidArgument("tile-sizes: expected pow2, smooth or a list of sizes, got '" + std::string(s) + "'");
+}
+
+std::string beside_tune_cache(const std::string& tune_cache, std::string_view name) {
+  if (tune_cache.empty() || tune_cache == "none") return {};
+  return (std::filesystem::path(tune_cache).parent_path() / name).string();
 }
 
 std::string options_key(const PlanOptions& o) {

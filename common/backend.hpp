@@ -72,6 +72,10 @@ inline constexpr std::string_view kTuningStopped = "tuning stopped: ";
 // What it says beside each candidate left untimed at PlanOptions::tune_deadline.
 inline constexpr std::string_view kTuningBudgetSpent = "not timed (tuning budget spent)";
 
+// The file `name` in the folder of PlanOptions::tune_cache, where the tuners keep what outlives the
+// process (Note [persistent choices], Note [fftw wisdom]); "" when tune_cache is empty or "none".
+std::string beside_tune_cache(const std::string& tune_cache, std::string_view name);
+
 // The options that change what a plan computes or how it is chosen, as one string (tuning caches'
 // keys): dtype, tile, tile sizes and candidates, workspace limit, basis pins, math, threads, extras.
 std::string options_key(const PlanOptions& o);

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "common/atomic_write.hpp"
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "ref/eigen.hpp"
 #include "ref/fftw_api.hpp"
@@ -34,11 +34,7 @@ std::mutex& fftw_planner_mutex() {
 }
 
 // Note [fftw wisdom]
-std::string fftw_wisdom_stem(const std::string& tune_cache) {
-  if (tune_cache.empty() || tune_cache == "none") return {};
-  const std::filesystem::path folder = std::filesystem::path(tune_cache).parent_path();
-  return (folder.empty() ? std::filesystem::path("fftw-wisdom") : folder / "fftw-wisdom").string();
-}
+std::string fftw_wisdom_stem(const std::string& tune_cache) { return beside_tune_cache(tune_cache, "fftw-wisdom"); }
 
 namespace {
 // Per precision: the wisdom each file held when last read or written (under fftw_planner_mutex()).

@@ -5,11 +5,11 @@
 #include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "common/atomic_write.hpp"
+#include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 
@@ -70,11 +70,7 @@ void ChoiceCache::clear_memory() {
   memory_.clear();
 }
 
-std::string choices_file(const std::string& tune_cache) {
-  if (!has_file(tune_cache)) return {};
-  const std::filesystem::path folder = std::filesystem::path(tune_cache).parent_path();
-  return (folder.empty() ? std::filesystem::path(kChoicesFile) : folder / kChoicesFile).string();
-}
+std::string choices_file(const std::string& tune_cache) { return beside_tune_cache(tune_cache, kChoicesFile); }
 
 ChoiceCache& device_choices() {
   static ChoiceCache c("fftconv-device-choices");
