@@ -4,6 +4,7 @@
 
 #include <complex>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "common/errors.hpp"
@@ -11,6 +12,7 @@
 #include "common/padding.hpp"
 #include "ref/fftw_api.hpp"
 #include "ref/fftw_depthwise.hpp"
+#include "ref/fftw_engine.hpp"
 #include "ref/fftw_pass.hpp"
 
 namespace fftconv {
@@ -51,11 +53,15 @@ class FftwDepthwisePlan final : public Plan {
     nh_ = next_smooth7(p.wrapped_h());  // Note [wrapped padding]
     nw_ = next_smooth7(p.wrapped_w());
     nf_ = nh_ * (nw_ / 2 + 1);
-    const unsigned flags = engine_options(o).measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    const EngineOptions e = engine_options(o);
+    const unsigned flags = e.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    const std::string wisdom = e.measure ? e.wisdom_stem : std::string();  // Note [fftw wisdom]
     Aligned<T> re(std::size_t(nh_ * nw_) * sizeof(T)), cx(std::size_t(nf_) * sizeof(C));
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    load_fftw_wisdom<T>(wisdom);
     r2c_ = Fftw<T>::r2c(int(nh_), int(nw_), static_cast<T*>(re.p), static_cast<typename Fftw<T>::Cpx*>(cx.p), flags);
     c2r_ = Fftw<T>::c2r(int(nh_), int(nw_), static_cast<typename Fftw<T>::Cpx*>(cx.p), static_cast<T*>(re.p), flags);
+    save_fftw_wisdom<T>(wisdom);
     if (!r2c_ || !c2r_) throw Unsupported("fftw depthwise: FFTW could not plan a " + std::to_string(nh_) + "x" +
                                           std::to_string(nw_) + " transform");
   }

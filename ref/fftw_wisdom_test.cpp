@@ -74,3 +74,27 @@ TEST_CASE("fftw keeps FFTW's wisdom beside a tune cache file and reads it back (
   CHECK(fprop(p, *mended, 7).size() == y.size());
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("fftw depthwise keeps its wisdom beside the tune cache file too (Note [fftw wisdom])") {
+  const auto dir = std::filesystem::temp_directory_path() / ("fftconv_wisdom_dw_" + std::to_string(std::random_device{}()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "fftw-wisdom-float";
+  PlanOptions o;
+  o.tune_cache = (dir / "cufft-tune.json").string();
+  // Depthwise (g = f), sizes planned nowhere else in this program.
+  const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=3,g=3,h=43,w=19,kh=3,kw=6,ph=1,pw=2");
+  const Backend& fftw = builtin_registry().get("fftw");
+  forget_fftw_wisdom<float>();
+  const auto first = fftw.plan(p, Pass::fprop, o);
+  CHECK(first->describe().find("depthwise") != std::string::npos);
+  REQUIRE(std::filesystem::exists(file));
+  const std::string written = read(file);
+  CHECK(written == fftw_wisdom_text<float>());
+  const std::vector<float> y = fprop(p, *first, 11);
+  forget_fftw_wisdom<float>();
+  CHECK(fftw_wisdom_text<float>() != written);
+  const auto again = fftw.plan(p, Pass::fprop, o);
+  CHECK(fftw_wisdom_text<float>().find(written.substr(written.find('\n') + 1, 40)) != std::string::npos);
+  CHECK(fprop(p, *again, 11) == y);  // bit for bit
+  std::filesystem::remove_all(dir);
+}
