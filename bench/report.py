@@ -643,6 +643,9 @@ SECTIONS = [
      "smooth basis of the layer, dense operands in the passes' forms) through the library's `fp32` (cuBLAS CGEMM) "
      "and `3xtf32` (the tensor-core split: the warpgroup kernel, or the Ampere-style one where both sides are at "
      "most 64) modes in one run; TFLOP/s real-equivalent (8 per complex multiply-add)."),
+    ("The products' precision modes on the H200", ["h200/products.json"],
+     lambda R: products_table(R["h200/products.json"]),
+     "The same probe on an H200 (compare times only within one device and run)."),
     ("CPU: L2 at S = 8", ["cpu/layers_l2.json"],
      lambda R: cpu_l2_table(R["cpu/layers_l2.json"]) + ["", "Medians of the runs of one set: "
                                                           + R["cpu/layers_l2.json"]["headline"]["why"] + "."],
