@@ -151,6 +151,17 @@ class CpuAuto(unittest.TestCase):
                       "backend in 1.", lines[-1])
         self.assertIn("Tuning a case without a cache took 400-700 ms (median 550 ms", lines[-1])
 
+    def test_a_cached_plan_in_a_new_process_is_reported_beside_the_tuning(self):
+        rows = [self.row(19.0, 12.0, 13.5, 13.6, "im2col", 700), self.row(20.0, 9.0, 13.0, 9.1, "fftw", 2100)]
+        for r, ms, hit in zip(rows, (0.4, 2.5), (True, False)):
+            r.update(cached_ms=ms, cached_from_cache=hit)
+        lines = report.cpu_auto_table({"rows": rows})
+        self.assertTrue(lines[0].endswith("| tune ms | cached ms |"), lines[0])
+        self.assertTrue(lines[2].endswith("| 700 | 0.40 |"), lines[2])
+        self.assertIn("Tuning a new case in a fresh process took 700-2100 ms (median 1400 ms, 1 over 2 s); the same "
+                      "plan in a new process that read the caches the first wrote took 0.40-2.50 ms (median 1.45 ms), "
+                      "auto's choice read from the cache in 1 of 2", lines[-1])
+
 
 class AutoTune(unittest.TestCase):
     @staticmethod

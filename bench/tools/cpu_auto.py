@@ -5,8 +5,10 @@ case runs its backends one after another, the whole sweep --rounds times (each r
 --repeat calls, weights transformed in every call); a backend's time is the fastest of its round
 medians: other work on a shared host only ever slows a run down, and within a minute it moved the
 same plan's median by up to 1.4x, more than the differences compared here. auto tunes into a fresh
-plan cache in the first round and reads its choice from the cache in the later rounds; its tuning
-time (tune_ms) is `fftconv plan --backend auto --tune-cache none` of each case, before the rounds.
+plan cache in the first round and reads its choice from the cache in the later rounds. Before the
+rounds, each case is planned by `fftconv plan --backend auto --json` in a fresh process with an empty
+plan cache and an empty HOME (tune_ms), then in a second process that reads the caches the first
+wrote: auto's choice and FFTW's wisdom (cached_ms, Note [fftw wisdom]).
 ratio is auto's time over the fastest candidate's (fftw untiled or tiled, im2col). choice_ratio is
 the time of the plan auto ran, measured as the candidate with that plan, over the same fastest: the
 choice itself, without the noise between two processes that run one plan."""
@@ -32,12 +34,15 @@ def run(binary, problem, pass_, backend, repeat, threads, env):
 
 
 def tune(binary, problem, pass_, threads):
-    """auto's tuning of one case without any cache, on `threads` threads: (tune_ms, its choice)."""
-    cmd = [binary, "plan", "--problem", problem, "--pass", pass_, "--backend", "auto", "--tile", "none",
-           "--tune-cache", "none", "--json"]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
-    return j["tune_ms"], j["chosen"]
+    """auto's tuning of one case in a fresh process with empty caches, then the same plan in a second
+    process that reads them, on `threads` threads: (tune_ms, its choice, cached_ms, from the cache)."""
+    cmd = [binary, "plan", "--problem", problem, "--pass", pass_, "--backend", "auto", "--tile", "none", "--json"]
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), HOME=home, FFTCONV_PLAN_CACHE=cache)
+        env.pop("XDG_CACHE_HOME", None)
+        first, again = (json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+                        for _ in range(2))
+    return first["tune_ms"], first["chosen"], again["tune_ms"], again["from_cache"]
 
 
 # auto's describe() is 'auto -> <candidate> (<reason>): <the candidate's describe()>'.
@@ -87,7 +92,7 @@ def main(argv=None):
             t = rounds[(c, b)]
             r[b] = {"plan": plans[(c, b)], "round_medians_ms": t, "median_ms": statistics.median(t), "best_ms": min(t)}
         r["auto_choice"] = choice(r["auto"]["plan"])
-        r["tune_ms"], r["tune_choice"] = tuned[c]
+        r["tune_ms"], r["tune_choice"], r["cached_ms"], r["cached_from_cache"] = tuned[c]
         fastest = min(r[b]["best_ms"] for b in ("fftw", "fftw_tiled", "im2col"))
         r["ratio"] = r["auto"]["best_ms"] / fastest
         # The plan auto ran is one of the candidates' plans: its time as that candidate, over the same
@@ -97,7 +102,8 @@ def main(argv=None):
         rows.append(r)
         print(f"{layer} S={s} {p:8s} fftw {r['fftw']['best_ms']:8.2f} tiled {r['fftw_tiled']['best_ms']:8.2f} "
               f"im2col {r['im2col']['best_ms']:8.2f} auto {r['auto']['best_ms']:8.2f} "
-              f"({r['auto_choice']}) ratio {r['ratio']:.2f}, tuned in {r['tune_ms']:.0f} ms"
+              f"({r['auto_choice']}) ratio {r['ratio']:.2f}, tuned in {r['tune_ms']:.0f} ms, "
+              f"cached {r['cached_ms']:.2f} ms"
               + (f", its plan as a candidate {r['choice_ratio']:.2f}" if r["choice_ratio"] is not None else ""),
               file=sys.stderr, flush=True)
     doc = {"benchmark": "auto-cpu", "device": f"host CPU ({a.threads} OpenMP threads)", "versions": "unrecorded",
