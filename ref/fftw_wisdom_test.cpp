@@ -37,14 +37,26 @@ std::vector<float> fprop(const ConvProblem& p, const Plan& plan, uint64_t seed) 
   return y;
 }
 
+// A temporary tune cache folder for one test, removed at its end: the options that point at it and
+// the float wisdom file beside it.
+struct WisdomDir {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("fftconv_wisdom_" + std::to_string(std::random_device{}()));
+  std::filesystem::path file = dir / "fftw-wisdom-float";
+  PlanOptions options;
+  WisdomDir() {
+    std::filesystem::create_directories(dir);
+    options.tune_cache = (dir / "cufft-tune.json").string();
+  }
+  ~WisdomDir() { std::filesystem::remove_all(dir); }
+};
+
 }  // namespace
 
 TEST_CASE("fftw keeps FFTW's wisdom beside a tune cache file and reads it back (Note [fftw wisdom])") {
-  const auto dir = std::filesystem::temp_directory_path() / ("fftconv_wisdom_" + std::to_string(std::random_device{}()));
-  std::filesystem::create_directories(dir);
-  const auto file = dir / "fftw-wisdom-float";
-  PlanOptions o;
-  o.tune_cache = (dir / "cufft-tune.json").string();
+  const WisdomDir w;
+  const auto& file = w.file;
+  const PlanOptions& o = w.options;
   // Odd sizes, planned nowhere else in this program.
   const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=4,h=37,w=29,kh=6,kw=5,ph=1,pw=2");
   const Backend& fftw = builtin_registry().get("fftw");
@@ -72,29 +84,23 @@ TEST_CASE("fftw keeps FFTW's wisdom beside a tune cache file and reads it back (
   const auto mended = fftw.plan(p, Pass::fprop, o);
   CHECK(read(file).find("fftw") != std::string::npos);
   CHECK(fprop(p, *mended, 7).size() == y.size());
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("fftw depthwise keeps its wisdom beside the tune cache file too (Note [fftw wisdom])") {
-  const auto dir = std::filesystem::temp_directory_path() / ("fftconv_wisdom_dw_" + std::to_string(std::random_device{}()));
-  std::filesystem::create_directories(dir);
-  const auto file = dir / "fftw-wisdom-float";
-  PlanOptions o;
-  o.tune_cache = (dir / "cufft-tune.json").string();
+  const WisdomDir w;
   // Depthwise (g = f), sizes planned nowhere else in this program.
   const ConvProblem p = ConvProblem::parse("S=2,f=3,fo=3,g=3,h=43,w=19,kh=3,kw=6,ph=1,pw=2");
   const Backend& fftw = builtin_registry().get("fftw");
   forget_fftw_wisdom<float>();
-  const auto first = fftw.plan(p, Pass::fprop, o);
+  const auto first = fftw.plan(p, Pass::fprop, w.options);
   CHECK(first->describe().find("depthwise") != std::string::npos);
-  REQUIRE(std::filesystem::exists(file));
-  const std::string written = read(file);
+  REQUIRE(std::filesystem::exists(w.file));
+  const std::string written = read(w.file);
   CHECK(written == fftw_wisdom_text<float>());
   const std::vector<float> y = fprop(p, *first, 11);
   forget_fftw_wisdom<float>();
   CHECK(fftw_wisdom_text<float>() != written);
-  const auto again = fftw.plan(p, Pass::fprop, o);
+  const auto again = fftw.plan(p, Pass::fprop, w.options);
   CHECK(fftw_wisdom_text<float>().find(written.substr(written.find('\n') + 1, 40)) != std::string::npos);
   CHECK(fprop(p, *again, 11) == y);  // bit for bit
-  std::filesystem::remove_all(dir);
 }
