@@ -96,11 +96,12 @@ struct ChunkPlan {
 // FFTW_MEASURE plans time FFTW's algorithms, and that time came back in every process. With a
 // wisdom stem (PlanOptions::tune_cache's folder + "/fftw-wisdom", which `auto` points into its plan
 // cache folder), an engine, and a depthwise plan, imports the file stem + "-float" (or "-double")
-// once per process before its first plan, and writes FFTW's wisdom back whenever planning added to it (to a temporary file,
-// then renamed). A plan of the same sizes in a later process then takes FFTW's earlier choice
-// without timing: a fftw plan that `auto` chose earlier (L1-L5 at S = 2 and 8, two cores) took
-// 1.5-2.2 ms in a new process with it and 8-208 ms without. Invariant: wisdom only lets the planner
-// skip measurements; FFTW measures any size it lacks, and an unreadable file is a miss.
+// once per process before its first plan, and writes FFTW's wisdom back whenever planning added to
+// it (to a temporary file, then renamed). A plan of the same sizes in a later process then takes
+// FFTW's earlier choice without timing: a fftw plan that `auto` chose earlier (L1-L5 at S = 2 and
+// 8, two cores) took 1.5-2.3 ms in a new process with it and 8-208 ms without. Invariant: wisdom
+// only lets the planner skip measurements; FFTW measures any size it lacks, and an unreadable file
+// is a miss.
 struct EngineOptions {
   bool measure = true;
   int threads = 0;
