@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_tune import plan as plan_auto  # (this script's folder is on sys.path)
+
 
 BACKENDS = {"fftw": ["--backend", "fftw"], "fftw_tiled": ["--backend", "fftw", "--tile", "auto"],
             "im2col": ["--backend", "im2col"], "auto": ["--backend", "auto"]}
@@ -36,12 +38,9 @@ def run(binary, problem, pass_, backend, repeat, threads, env):
 def tune(binary, problem, pass_, threads):
     """auto's tuning of one case in a fresh process with empty caches, then the same plan in a second
     process that reads them, on `threads` threads: (tune_ms, its choice, cached_ms, from the cache)."""
-    cmd = [binary, "plan", "--problem", problem, "--pass", pass_, "--backend", "auto", "--tile", "none", "--json"]
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), HOME=home, FFTCONV_PLAN_CACHE=cache)
-        env.pop("XDG_CACHE_HOME", None)
-        first, again = (json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
-                        for _ in range(2))
+        threads_env = {"OMP_NUM_THREADS": str(threads)}
+        first, again = (plan_auto(binary, problem, pass_, "none", cache, home, extra_env=threads_env) for _ in range(2))
     return first["tune_ms"], first["chosen"], again["tune_ms"], again["from_cache"]
 
 

@@ -24,9 +24,10 @@ def layers(binary, name):
     return [(layer["name"], layer["spec"]) for net in json.loads(out)["networks"] for layer in net["layers"]]
 
 
-def plan(binary, spec, pass_, tile, cache, home, budget):
-    """One `fftconv plan --backend auto --json` with its plan cache in `cache`: the parsed output."""
-    env = dict(os.environ, HOME=home, FFTCONV_PLAN_CACHE=cache)
+def plan(binary, spec, pass_, tile, cache, home, budget="default", extra_env=None):
+    """One `fftconv plan --backend auto --json` with its plan cache in `cache` and HOME in `home` (also
+    bench/tools/cpu_auto.py's), `extra_env` added to the environment: the parsed output."""
+    env = dict(os.environ, HOME=home, FFTCONV_PLAN_CACHE=cache, **(extra_env or {}))
     env.pop("XDG_CACHE_HOME", None)
     env.pop("FFTCONV_TUNE_BUDGET_MS", None)
     if budget != "default":
@@ -34,7 +35,8 @@ def plan(binary, spec, pass_, tile, cache, home, budget):
     cmd = [binary, "plan", "--problem", spec, "--pass", pass_, "--backend", "auto", "--tile", tile, "--json"]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
-        raise SystemExit(f"gpu_tune: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+        raise SystemExit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {done.returncode}: "
+                         f"{done.stderr.strip()}")
     return json.loads(done.stdout)
 
 
