@@ -39,7 +39,7 @@ EngineOptions engine_options(const PlanOptions& o) {
   e.measure = !pick("fftw_planner", "measure", "estimate");
   e.eigen_products = pick("fftw_cgemm", "auto", "eigen");
   e.threads = o.threads;
-  e.wisdom_stem = fftw_wisdom_stem(o.tune_cache);
+  e.wisdom_stem = e.measure ? fftw_wisdom_stem(o.tune_cache) : std::string();  // only measuring learns
   return e;
 }
 

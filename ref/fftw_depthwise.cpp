@@ -55,13 +55,12 @@ class FftwDepthwisePlan final : public Plan {
     nf_ = nh_ * (nw_ / 2 + 1);
     const EngineOptions e = engine_options(o);
     const unsigned flags = e.measure ? FFTW_MEASURE : FFTW_ESTIMATE;
-    const std::string wisdom = e.measure ? e.wisdom_stem : std::string();  // Note [fftw wisdom]
     Aligned<T> re(std::size_t(nh_ * nw_) * sizeof(T)), cx(std::size_t(nf_) * sizeof(C));
     std::lock_guard<std::mutex> lock(fftw_planner_mutex());
-    load_fftw_wisdom<T>(wisdom);
+    load_fftw_wisdom<T>(e.wisdom_stem);  // Note [fftw wisdom]
     r2c_ = Fftw<T>::r2c(int(nh_), int(nw_), static_cast<T*>(re.p), static_cast<typename Fftw<T>::Cpx*>(cx.p), flags);
     c2r_ = Fftw<T>::c2r(int(nh_), int(nw_), static_cast<typename Fftw<T>::Cpx*>(cx.p), static_cast<T*>(re.p), flags);
-    save_fftw_wisdom<T>(wisdom);
+    save_fftw_wisdom<T>(e.wisdom_stem);
     if (!r2c_ || !c2r_) throw Unsupported("fftw depthwise: FFTW could not plan a " + std::to_string(nh_) + "x" +
                                           std::to_string(nw_) + " transform");
   }

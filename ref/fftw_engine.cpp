@@ -179,7 +179,7 @@ FreqEngine<T>::FreqEngine(int64_t nh, int64_t nw, const EngineOptions& options)
   const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
   std::lock_guard<std::mutex> lock(fftw_planner_mutex());
   impl_->measure = measure;
-  impl_->wisdom_stem = measure ? options.wisdom_stem : std::string();
+  impl_->wisdom_stem = options.wisdom_stem;
   load_fftw_wisdom<T>(impl_->wisdom_stem);
   impl_->r2c = Fftw<T>::r2c(int(nh), int(nw), re.p, cx.p, flags);
   impl_->c2r = Fftw<T>::c2r(int(nh), int(nw), cx.p, re.p, flags);

@@ -106,7 +106,9 @@ struct EngineOptions {
   bool measure = true;
   int threads = 0;
   bool eigen_products = false;
-  std::string wisdom_stem;  // Note [fftw wisdom]; "" keeps FFTW's wisdom in memory only
+  // Note [fftw wisdom]; "" keeps FFTW's wisdom in memory only (engine_options() leaves it "" without
+  // measure)
+  std::string wisdom_stem;
 };
 
 // The wisdom stem beside a tune cache file ("" for none or "none").
