@@ -73,6 +73,16 @@ def scaled_error(a, ref, mag):
     return (torch.linalg.norm((a.double() - ref).flatten()) / max(torch.linalg.norm(mag.flatten()), 1e-30)).item()
 
 
+def assert_matches_float64(y, x, w, b, g, kw, bound):
+    """The float32 output y and the gradients of x, w (and b) after y.backward(g), each within `bound` of
+    PyTorch's float64 result by scaled_error."""
+    got = [y.detach()] + [t.grad for t in (x, w, b) if t is not None]
+    ref, mag = reference64(x, w, b, g, kw)
+    for name, a, r, m in zip(["output", "grad input", "grad weight", "grad bias"], got, ref, mag):
+        assert a.shape == r.shape, name
+        assert scaled_error(a, r, m) < bound, name
+
+
 def rel(a, b):
     return (torch.linalg.norm((a - b).flatten()) / max(torch.linalg.norm(b.flatten()), 1e-30)).item()
 
@@ -95,11 +105,7 @@ def test_float32_matches_torch(opt, backend, tile):
     g = torch.randn_like(y)
     y.backward(g)
     assert y.dtype == torch.float32
-    got = [y.detach()] + [t.grad for t in (x, w, b) if t is not None]
-    ref, mag = reference64(x, w, b, g, kw)
-    for name, a, r, m in zip(["output", "grad input", "grad weight", "grad bias"], got, ref, mag):
-        assert a.shape == r.shape, name
-        assert scaled_error(a, r, m) < 1e-6, name  # at most 1.2e-7 over 3,600 random draws of every backend
+    assert_matches_float64(y, x, w, b, g, kw, 1e-6)  # at most 1.2e-7 over 3,600 random draws of every backend
 
 
 def test_conv2d_module_is_nn_conv2d_and_shares_state_dict():

@@ -1,7 +1,7 @@
 """fftconv.torch on CUDA tensors against torch.nn.functional.conv2d in float64: the forward and the
-three gradients for every option (judged by the scale of their terms, as on the CPU), on every CUDA backend, on the current stream. Skips unless the
-extension was built with FFTCONV_PYTHON_CUDA=ON, PyTorch is installed and a CUDA device is present
-(run on the GPU host)."""
+three gradients for every option (judged by the scale of their terms, as on the CPU), on every CUDA
+backend, on the current stream. Skips unless the extension was built with FFTCONV_PYTHON_CUDA=ON,
+PyTorch is installed and a CUDA device is present (run on the GPU host)."""
 import pytest
 
 import fftconv
@@ -13,7 +13,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import fftconv.torch as ft  # noqa: E402
-from test_torch import IDS, OPTIONS, check_resnet18, make, reference64, scaled_error  # noqa: E402
+from test_torch import IDS, OPTIONS, assert_matches_float64, check_resnet18, make  # noqa: E402
 
 GPU = [b["name"] for b in fftconv.backends() if b["location"] == "cuda" and b["available"]]
 
@@ -33,11 +33,7 @@ def test_cuda_tensors_match_torch(opt, backend, tile):
         y.backward(g)
     torch.cuda.synchronize()
     assert y.is_cuda and y.dtype == torch.float32
-    got = [y.detach()] + [t.grad for t in (x, w, b) if t is not None]
-    ref, mag = reference64(x, w, b, g, kw)
-    for name, a, r, m in zip(["output", "grad input", "grad weight", "grad bias"], got, ref, mag):
-        assert a.shape == r.shape, name
-        assert scaled_error(a, r, m) < 1e-5, name  # larger bases and tiles than on the host
+    assert_matches_float64(y, x, w, b, g, kw, 1e-5)  # larger bases and tiles than on the host
 
 
 def test_resnet18_on_cuda_matches_torch():
