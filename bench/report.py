@@ -559,13 +559,17 @@ SECTIONS = [
      lambda R: sum((layers_table(R[n]) + [""] for n in ("h200/layers.json", "h200/layers_modern.json") if n in R), [])[:-1],
      "The same benchmarks on an H200 (the H100's sections above are the reference; compare times only within "
      "one device and run)."),
-    ("`auto`'s tuning cost on the H200", ["h200/auto-tune.json"],
-     lambda R: auto_tune_table(R["h200/auto-tune.json"]),
+    ("`auto`'s tuning cost on the H100", ["h100/auto-tune.json"],
+     lambda R: auto_tune_table(R["h100/auto-tune.json"]),
      "`bench/tools/gpu_tune.py`: `fftconv plan --backend auto --json` of each case in a fresh process with an "
      "empty plan cache (`tune_ms`: planning and timing the candidates, process start not counted), under "
-     "`auto`'s default tuning budget and without one (`FFTCONV_TUNE_BUDGET_MS=0`, Note [tuning budget]); "
-     "then the same plan read from the cache in another process. The chosen candidate's time is as `auto` "
-     "timed it."),
+     "`auto`'s default tuning budget (and, where a column says so, without one: `FFTCONV_TUNE_BUDGET_MS=0`, "
+     "Note [tuning budget]); then the same plan read from the cache in another process. The chosen "
+     "candidate's time is as `auto` timed it."),
+    ("`auto`'s tuning cost on the H200", ["h200/auto-tune.json"],
+     lambda R: auto_tune_table(R["h200/auto-tune.json"]),
+     "`bench/tools/gpu_tune.py` on an H200, as on the H100 above, here also without a budget for the slowest "
+     "cases."),
     ("Depthwise, strided and dilated layers on the H200", ["h200/layers_depthwise.json"],
      lambda R: layers_table(R["h200/layers_depthwise.json"]),
      "`bench layers --set depthwise` on an H200."),
