@@ -45,8 +45,9 @@ constexpr const char* kCacheFile = "auto-plans.json";
 
 // --- the cost model --------------------------------------------------------------------------
 
-// Planes the three transforms of a pass touch: both operands and the result.
-double planes(const ConvProblem& p) { return double(p.S * p.f + p.fo * p.f + p.S * p.fo); }
+// Planes the three transforms of a pass touch: both operands and the result, of `items` images
+// (or (image, tile) items of a tiled plan).
+double planes(const ConvProblem& p, double items) { return items * double(p.f + p.fo) + double(p.fo * p.f); }
 
 // Rates of the model, per backend family (measured orders of magnitude, not peaks): an H100 for
 // the GPU backends, two AVX-512 cores for the CPU ones.
@@ -335,7 +336,40 @@ std::string plan_cache_dir(const PlanOptions& opts) {
   return "none";
 }
 
-double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
+namespace {
+
+// Note [tiled model]
+// A candidate planned with a tile option is modelled as the tile plan the shared planner chooses
+// for it (the GPU backends' frequency reduction; fbfft's cheapest tile where the circular extent
+// exceeds its largest untiled basis, kGpuTwinSide): the tile's basis, S x tiles items, and the
+// weight planes at the tile's basis. Modelled untiled over the whole extent, fbfft's 64x64 tiles
+// on img512_k15 cost 8.2x their measured time on the H100 and the model ranked cufft first on every
+// large image; the tiled model puts fbfft first there, as measured.
+struct ModelledTiles {
+  int64_t fft_h = 0, fft_w = 0;
+  double items = 0;  // (image, tile) items of a pass
+};
+std::optional<ModelledTiles> modelled_tiles(const ConvProblem& p, Pass pass, const PlanOptions& opts,
+                                            std::string_view name) {
+  const bool tiles = name == "fbfft" || name == "cufft" || name == "fftw";
+  if (!tiles || opts.tile.kind == TileSpec::Kind::none || !p.is_dense()) return std::nullopt;
+  try {
+    const TilingChoice c = plan_tiling(p, pass, name == "fftw" ? opts : frequency_reduction_only(opts, name));
+    if (c.plan.tiled) return ModelledTiles{c.plan.fft_h, c.plan.fft_w, double(c.plan.item_count())};
+    if (name != "fbfft" || std::max(p.wrapped_h(), p.wrapped_w()) <= kGpuTwinSide) return std::nullopt;
+    const Candidate* best = nullptr;  // fbfft runs nothing untiled here: its cheapest tile
+    for (const Candidate& k : c.candidates)
+      if (k.tiled && k.feasible && (!best || k.cost.cost < best->cost.cost)) best = &k;
+    if (!best) return std::nullopt;
+    return ModelledTiles{best->fft_h, best->fft_w, double(p.S * best->count())};
+  } catch (const Error&) {
+    return std::nullopt;  // a tile option the planner refuses: the backend's plan will say why
+  }
+}
+
+}  // namespace
+
+double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass, const PlanOptions& opts) {
   const std::string_view name = b.name();
   const Rates r = rates_of(name);
   if (name == "direct" || name == "im2col") {
@@ -349,14 +383,17 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass) {
     return 1e3 * (2.0 * p.madds() / r.product_flops_per_s +
                   4.0 * double(p.S * (p.f + p.fo)) * double(p.h * p.w) / r.bytes_per_s) +
            r.fixed_ms;
-  // Every FFT backend's basis starts at the circular extent (Note [wrapped padding]).
-  const int64_t nh = model_basis(name, p.wrapped_h()), nw = model_basis(name, p.wrapped_w());
+  // Every FFT backend's untiled basis starts at the circular extent (Note [wrapped padding]); a
+  // tiled one is the tile's (Note [tiled model]).
+  const std::optional<ModelledTiles> tiles = modelled_tiles(p, pass, opts, name);
+  const int64_t nh = tiles ? tiles->fft_h : model_basis(name, p.wrapped_h());
+  const int64_t nw = tiles ? tiles->fft_w : model_basis(name, p.wrapped_w());
+  const double items = tiles ? tiles->items : double(p.S);
   const double freqs = double(nh) * double(nw / 2 + 1);
-  const double transform = planes(p) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
-  const double products = 8.0 * freqs * double(p.f) * double(p.fo) * double(p.S) / r.product_flops_per_s;
+  const double transform = planes(p, items) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
+  const double products = 8.0 * freqs * double(p.f) * double(p.fo) * items / r.product_flops_per_s;
   // Spectra written by the forward transforms, read and written by the products, read by the inverse.
-  const double traffic = 8.0 * freqs * planes(p) * 3.0 / r.bytes_per_s;
-  (void)pass;
+  const double traffic = 8.0 * freqs * planes(p, items) * 3.0 / r.bytes_per_s;
   return 1e3 * (transform + products + traffic) + r.fixed_ms;
 }
 
@@ -456,7 +493,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   for (const Variant& v : cands) {
     AutoCandidate c;
     c.backend = v.label;
-    c.model_ms = model_time_ms(*v.backend, p, pass);
+    c.model_ms = model_time_ms(*v.backend, p, pass, v.opts);
     rep.candidates.push_back(c);
   }
   auto finish = [&](std::unique_ptr<Plan> plan) -> std::unique_ptr<Plan> {

@@ -15,9 +15,10 @@ namespace fftconv {
 // problem fastest here. Candidates are the backends at the location that are available and support
 // (problem, pass) (direct only when nothing else does). Each gets a model time from
 // model_time_ms() (transform and product work over a rate per backend family, memory traffic over
-// bandwidth); candidates within kAutoModelSpread of the best model time are planned (each with its
-// own tuner: bases, tiles, product precision) and timed on synthetic operands, interleaved in
-// rounds, each candidate's time its fastest run (with the tile=auto twin of a backend that tiles:
+// bandwidth; a tiled candidate at the planner's tiles: Note [tiled model] in auto_plan.cpp);
+// candidates within kAutoModelSpread of the best model time are planned (each with its own tuner:
+// bases, tiles, product precision) and timed on synthetic operands, interleaved in rounds, each
+// candidate's time its fastest run (with the tile=auto twin of a backend that tiles:
 // Note [auto's timed candidates] in auto_plan.cpp; on a device the backends with costly tuners are
 // planned last, bounded by the plans timed before: Note [tuning bound] in gpu/cufft/cufft_tuner.hpp);
 // with autotune off the model's best is planned alone. The winner is stored in the plan
@@ -58,8 +59,9 @@ struct AutoReport {
 // there; cufft's tuner writes cufft-tune.json beside it when PlanOptions::tune_cache is empty.
 std::string plan_cache_dir(const PlanOptions& opts);
 
-// The model's estimate of one pass of `backend` on (p, pass) in ms (see Note [auto planner]).
-double model_time_ms(const Backend& backend, const ConvProblem& p, Pass pass);
+// The model's estimate of one pass of `backend` on (p, pass) in ms, planned with `opts` (its tile
+// option; see Note [auto planner]).
+double model_time_ms(const Backend& backend, const ConvProblem& p, Pass pass, const PlanOptions& opts = {});
 
 // The `auto` backend of one location over the registry's backends there.
 class AutoBackend final : public Backend {

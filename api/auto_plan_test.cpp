@@ -358,3 +358,39 @@ TEST_CASE("auto's cost model: fbfft's basis is its next power of two or smooth r
   CHECK(model(122) == doctest::Approx(model(128)));
   CHECK(model(118) < model(122));  // 120
 }
+
+TEST_CASE("auto's cost model: a tiled candidate is modelled at the planner's tiles (Note [tiled model])") {
+  const SleepBackend fbfft("fbfft", 1.0, 0.0, Location::cuda), cufft("cufft", 1.0, 0.0, Location::cuda);
+  const SleepBackend fftw("fftw", 1.0, 0.0);
+  auto tiled = [](const char* tile) {
+    PlanOptions o;
+    o.tile = TileSpec::parse(tile);
+    return o;
+  };
+  // img512_k15: untiled, fbfft would need a 1024x1024 basis; its 64x64 tiles ran 1.36 ms on the
+  // H100 against cufft's tiles' 2.48 ms (bench/results/h100/layers_large.json).
+  const ConvProblem img512 = ConvProblem::parse("S=4,f=32,fo=32,n=512,k=15,p=7");
+  const double fb_tiles = model_time_ms(fbfft, img512, Pass::fprop, tiled("auto"));
+  CHECK(fb_tiles == doctest::Approx(model_time_ms(fbfft, img512, Pass::fprop, tiled("64"))));
+  CHECK(fb_tiles < 0.25 * model_time_ms(fbfft, img512, Pass::fprop));
+  CHECK(fb_tiles < model_time_ms(cufft, img512, Pass::fprop, tiled("auto")));
+  // Where the planner keeps the problem untiled, tile=auto is modelled untiled (L1 on the GPU) ...
+  const ConvProblem l1 = ConvProblem::parse("S=128,f=3,fo=96,n=128,k=11");
+  CHECK(model_time_ms(fbfft, l1, Pass::bprop, tiled("auto")) ==
+        doctest::Approx(model_time_ms(fbfft, l1, Pass::bprop)));
+  // ... except fbfft past its largest untiled basis, which runs its cheapest tile instead.
+  const ConvProblem wide = ConvProblem::parse("S=2,f=1,fo=1,n=200,k=45,p=0");
+  CHECK(model_time_ms(cufft, wide, Pass::fprop, tiled("auto")) ==
+        doctest::Approx(model_time_ms(cufft, wide, Pass::fprop)));
+  CHECK(model_time_ms(fbfft, wide, Pass::fprop, tiled("auto")) ==
+        doctest::Approx(model_time_ms(fbfft, wide, Pass::fprop, tiled("64"))));
+  // On the host the tile=auto twin of L2 at S = 2 is modelled below untiled fftw, as it measured on
+  // the 2-core Xeon (9.5 against 16.5 ms, bench/results/cpu/auto-cpu.json); at S = 8 it stays untiled.
+  const ConvProblem l2 = ConvProblem::parse("S=2,f=64,fo=64,n=64,k=9");
+  CHECK(model_time_ms(fftw, l2, Pass::fprop, tiled("auto")) < 0.6 * model_time_ms(fftw, l2, Pass::fprop));
+  const ConvProblem l2_s8 = ConvProblem::parse("S=8,f=64,fo=64,n=64,k=9");
+  CHECK(model_time_ms(fftw, l2_s8, Pass::fprop, tiled("auto")) ==
+        doctest::Approx(model_time_ms(fftw, l2_s8, Pass::fprop)));
+  // A tile option the planner refuses leaves the model untiled; the backend's plan says why.
+  CHECK(model_time_ms(fftw, l2, Pass::fprop, tiled("4")) == doctest::Approx(model_time_ms(fftw, l2, Pass::fprop)));
+}
