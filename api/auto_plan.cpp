@@ -24,6 +24,7 @@
 #if HAVE_FFTCONV_GPU
 #include <cuda_runtime.h>
 
+#include "gpu/runtime/choice_cache.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/cuda_stream.hpp"
 #include "gpu/runtime/fill_kernels.cuh"
@@ -95,10 +96,12 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& o, Loc
 std::string device_name(Location where) {
 #if HAVE_FFTCONV_GPU
   if (where == Location::cuda) {
-    int dev = 0;
-    cudaDeviceProp prop{};
-    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess) return prop.name;
-    return "cuda";
+    try {
+      return current_device_name();  // read once a device, as the backends' keys do
+    } catch (const CudaError&) {
+      (void)cudaGetLastError();
+      return "cuda";
+    }
   }
 #endif
   (void)where;

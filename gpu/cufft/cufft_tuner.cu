@@ -17,6 +17,7 @@
 
 #include "common/errors.hpp"
 #include "common/fft_size.hpp"
+#include "gpu/runtime/choice_cache.hpp"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/cufft/cufft_tune_cache.hpp"
 #include "gpu/runtime/device_arena.hpp"
@@ -38,14 +39,6 @@ std::string fmt_ms(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g ms", ms);
   return buf;
-}
-
-std::string device_name() {
-  int dev = 0;
-  FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  FFTCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-  return prop.name;
 }
 
 // Equal-sized chunks of the batch, largest first: S, ceil(S/2), ceil(S/4), ..., 1.
@@ -162,7 +155,7 @@ struct TuningBench {
 
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
-  os << "v4|" << device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
+  os << "v4|" << current_device_name() << "|" << p.to_string() << "|" << to_string(pass) << "|limit=" << opts.workspace_limit
      << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
      << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")

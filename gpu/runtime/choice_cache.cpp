@@ -12,6 +12,7 @@
 #include "common/backend.hpp"
 #include "common/errors.hpp"
 #include "gpu/runtime/cuda_check.hpp"
+#include "gpu/runtime/launch_shape.hpp"
 
 namespace fftconv {
 namespace {
@@ -78,15 +79,12 @@ ChoiceCache& device_choices() {
 }
 
 std::string current_device_name() {
-  static std::mutex m;
-  static std::map<int, std::string> names;  // cudaGetDeviceProperties reads every attribute: once a device
-  int dev = 0;
-  FFTCONV_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(m);
-  if (auto it = names.find(dev); it != names.end()) return it->second;
-  cudaDeviceProp prop{};
-  FFTCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
-  return names[dev] = prop.name;
+  // cudaGetDeviceProperties reads every attribute: once a device for the process.
+  return once_per_device<std::string>([](int dev) {
+    cudaDeviceProp prop{};
+    FFTCONV_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    return std::string(prop.name);
+  });
 }
 
 }  // namespace fftconv

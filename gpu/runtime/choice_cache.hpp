@@ -43,7 +43,7 @@ class ChoiceCache {
 // folder), or "" when there is none (empty or "none": memory only).
 std::string choices_file(const std::string& tune_cache);
 
-// The name of the current CUDA device, for keys that outlive the process.
+// The name of the current CUDA device, for keys that outlive the process (read once a device).
 std::string current_device_name();
 
 // The process's cache of fbfft's tuning and of fastest_plan's choices (format
