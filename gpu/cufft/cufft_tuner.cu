@@ -252,6 +252,11 @@ class Autotune {
          << " of a plan timed before (Note [tuning bound])";
     return {winner(), why_.str()};
   }
+  // Whether a candidate links cuFFT callbacks (its plans cost far more wall time to make): the
+  // kind out_of_budget() and spent() keep apart.
+  static bool links_callbacks(EdgeMode edges, SpectrumLayout layout) {
+    return edges == EdgeMode::callback || layout == SpectrumLayout::gather;
+  }
   // Whether the deadline leaves too little time for one more candidate, judged by the wall time of
   // the last one of its kind (Note [tuning budget]). Says so for the rest of the tuning.
   bool out_of_budget(bool callback) {
@@ -308,7 +313,7 @@ class Autotune {
                  &smallest, tiles(pins_), first_math_);
         if (!pl) continue;
         ms = bench_.time(*pl, bench_.result.get(), cutoff());
-        spent(t0, first_edges_ == EdgeMode::callback || first_layout_ == SpectrumLayout::gather);
+        spent(t0, links_callbacks(first_edges_, first_layout_));
       } catch (const CudaError& e) {
         last_failure = e.what();
         why_ << (first ? "" : ", ") << nh << "x" << nw << ": failed (" << e.what() << ")";
@@ -386,7 +391,7 @@ class Autotune {
   void try_variant(const std::string& what, SpectrumLayout layout, EdgeMode edges, int64_t nh = 0, int64_t nw = 0,
                    std::optional<WeightTransform> weights = std::nullopt) {
     const PipelineConfig c = *best_;
-    const bool callback = edges == EdgeMode::callback || layout == SpectrumLayout::gather;
+    const bool callback = links_callbacks(edges, layout);
     if (out_of_budget(callback)) {
       why_ << ", " << what << ": " << kTuningBudgetSpent;
       return;
