@@ -40,6 +40,17 @@ def plan(binary, spec, pass_, tile, cache, home, budget="default", extra_env=Non
     return json.loads(done.stdout)
 
 
+def gpu_identity():
+    """(name, driver version) of the first GPU from nvidia-smi, or ('unrecorded', 'unrecorded')."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        name, driver = (field.strip() for field in out[0].split(",", 1))
+        return name, driver
+    except (OSError, subprocess.CalledProcessError, IndexError, ValueError):
+        return "unrecorded", "unrecorded"
+
+
 def merged(old, new):
     """`old` with the rows and runs of `new`: a run replaces the one of the same case and budget."""
     key = lambda r: (r["set"], r["layer"], r["pass"])
@@ -86,12 +97,13 @@ def main(argv=None):
              if not only or name in only for p in passes]
     command = "python3 bench/tools/gpu_tune.py " + " ".join(argv if argv is not None else sys.argv[1:])
     earlier = json.load(open(a.add_to)) if a.add_to else None
+    device, driver = gpu_identity()
     rows = []
 
     def write():
         doc = {"benchmark": "auto-tune", "sets": sets, "passes": passes, "budgets": budgets,
                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "command": command, "rows": rows}
+               "command": command, "device": device, "driver_version": driver, "rows": rows}
         text = json.dumps(merged(earlier, doc) if earlier else doc, indent=1) + "\n"
         if a.out == "-":
             sys.stdout.write(text)
