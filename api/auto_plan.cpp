@@ -46,9 +46,10 @@ constexpr const char* kCacheFile = "auto-plans.json";
 
 // --- the cost model --------------------------------------------------------------------------
 
-// Planes the three transforms of a pass touch: both operands and the result, of `items` images
-// (or (image, tile) items of a tiled plan).
-double planes(const ConvProblem& p, double items) { return items * double(p.f + p.fo) + double(p.fo * p.f); }
+// Planes of a pass's data and result, of `items` images (or (image, tile) items of a tiled plan),
+// and of the weight, whose spectra every pass reads.
+double data_planes(const ConvProblem& p, double items) { return items * double(p.f + p.fo); }
+double weight_planes(const ConvProblem& p) { return double(p.fo * p.f); }
 
 // Rates of the model, per backend family (measured orders of magnitude, not peaks): an H100 for
 // the GPU backends, two AVX-512 cores for the CPU ones.
@@ -84,12 +85,17 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
+// Whether the plans of (o, pass) run on weight spectra prepared once (Note [planning for prepared
+// weights]): only the passes that read the weights.
+bool reads_prepared(const PlanOptions& o, Pass pass) { return o.prepared_weights && pass != Pass::accgrad; }
+
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& o, Location where, const std::string& device) {
   std::ostringstream s;
   s << kLibraryVersion << "|" << to_string(where) << "|" << device << "|" << p.to_string() << "|" << to_string(pass)
     << "|" << to_string(o.dtype) << "|tile=" << o.tile.to_string() << "|math=" << to_string(o.math)
     << "|limit=" << o.workspace_limit << "|threads=" << o.threads;
   for (const auto& [k, v] : o.extra) s << "|" << k << "=" << v;
+  if (reads_prepared(o, pass)) s << "|weights=prepared";
   return s.str();
 }
 
@@ -154,10 +160,22 @@ class PlanCache {
   }
 };
 
+// Note [planning for prepared weights]
+// A caller that prepares the weight spectra once (Plan::prepare_weights: repeated inference, or
+// fprop and bprop of one training step) does not pay their transforms in each call, and with many
+// channels at a small batch those transforms are most of an FFT plan's time, so the fastest
+// backend can change. With PlanOptions::prepared_weights, fprop and bprop are planned for that
+// use: the model leaves out the weight transforms of the backends that prepare them (fbfft, fftw;
+// the products still read the spectra), and each timed candidate that can prepare them runs on
+// spectra it prepared once, untimed; the others are timed as they will run. The choice is cached
+// under its own key. L4 at S = 2 on a 2-core Xeon: planned for prepared weights, fprop runs fftw in
+// 0.9-1.1 ms, where the choice for weights transformed in every call, im2col, takes 2.9-3.2 ms.
 // Synthetic operands of one pass at a location, and a timer of a plan on them.
 class Bench {
  public:
-  Bench(const ConvProblem& p, Pass pass, Location where) : where_(where) {
+  // `prepared`: each plan that can runs on weight spectra it prepared once, in warm() (Note
+  // [planning for prepared weights]).
+  Bench(const ConvProblem& p, Pass pass, Location where, bool prepared) : where_(where), prepared_(prepared) {
     // input, weight, grad_output, result, bias (fprop), grad_bias (accgrad)
     const int64_t n[kSlots] = {pass == Pass::bprop ? 0 : p.input_elems(), pass == Pass::accgrad ? 0 : p.weight_elems(),
                                pass == Pass::fprop ? 0 : p.output_elems(), p.result_elems(pass),
@@ -197,30 +215,50 @@ class Bench {
   // fixes the plan's launches per sample (launches_per_sample: a short plan is timed as several
   // launches back to back).
   void warm(const Plan& plan) {
-    plan.execute(args_);
+    if (prepared_ && !weights_.count(&plan)) {
+      try {
+        weights_[&plan] = plan.prepare_weights(args_.weight, args_.stream);
+      } catch (const Unsupported&) {
+        weights_[&plan] = nullptr;  // a plan that cannot prepare them runs as it will: transforming them
+      }
+    }
+    run(plan);
     if (where_ == Location::host) return;
 #if HAVE_FFTCONV_GPU
-    per_sample_[&plan] = launches_per_sample(watch_->ms_per_launch(stream_->get(), 1, [&] { plan.execute(args_); }));
+    per_sample_[&plan] = launches_per_sample(watch_->ms_per_launch(stream_->get(), 1, [&] { run(plan); }));
 #endif
   }
   // One timed sample of `plan` (ms per run): wall clock on the host, CUDA events on a device.
   double once(const Plan& plan) {
     if (where_ == Location::host) {
       const auto t0 = Clock::now();
-      plan.execute(args_);
+      run(plan);
       return ms_since(t0);
     }
 #if HAVE_FFTCONV_GPU
     const auto k = per_sample_.find(&plan);
-    return watch_->ms_per_launch(stream_->get(), k == per_sample_.end() ? 1 : k->second, [&] { plan.execute(args_); });
+    return watch_->ms_per_launch(stream_->get(), k == per_sample_.end() ? 1 : k->second, [&] { run(plan); });
 #else
     throw Unsupported("auto: this build has no CUDA");
 #endif
   }
 
+  // Drops what warm() kept for `plan`, before the plan is destroyed.
+  void forget(const Plan* plan) { weights_.erase(plan); }
+
  private:
+  // One run of `plan`, on its prepared weight spectra when it has them.
+  void run(const Plan& plan) {
+    const auto w = weights_.find(&plan);
+    if (w != weights_.end() && w->second)
+      plan.execute_with(args_, *w->second);
+    else
+      plan.execute(args_);
+  }
   static constexpr int kSlots = 6;
   Location where_;
+  bool prepared_ = false;
+  std::map<const Plan*, std::shared_ptr<const PreparedWeights>> weights_;
   std::size_t bytes_[kSlots] = {};
   std::vector<float> host_[kSlots];
   Args args_;
@@ -393,10 +431,15 @@ double model_time_ms(const Backend& b, const ConvProblem& p, Pass pass, const Pl
   const int64_t nw = tiles ? tiles->fft_w : model_basis(name, p.wrapped_w());
   const double items = tiles ? tiles->items : double(p.S);
   const double freqs = double(nh) * double(nw / 2 + 1);
-  const double transform = planes(p, items) * rfft2_flops(nh, nw) / r.transform_flops_per_s;
+  // Weight spectra prepared once are neither transformed nor written, only read by the products
+  // (Note [planning for prepared weights]); fbfft and fftw prepare them.
+  const bool weights_once = reads_prepared(opts, pass) && (name == "fbfft" || name == "fftw");
+  const double transformed = data_planes(p, items) + (weights_once ? 0.0 : weight_planes(p));
+  const double transform = transformed * rfft2_flops(nh, nw) / r.transform_flops_per_s;
   const double products = 8.0 * freqs * double(p.f) * double(p.fo) * items / r.product_flops_per_s;
   // Spectra written by the forward transforms, read and written by the products, read by the inverse.
-  const double traffic = 8.0 * freqs * planes(p, items) * 3.0 / r.bytes_per_s;
+  const double touched = 3.0 * data_planes(p, items) + (weights_once ? 1.0 : 3.0) * weight_planes(p);
+  const double traffic = 8.0 * freqs * touched / r.bytes_per_s;
   return 1e3 * (transform + products + traffic) + r.fixed_ms;
 }
 
@@ -543,7 +586,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   // keeps its place among the timed but is planned after the others. On a device each plan is
   // timed once as soon as it is built, and the fastest so far bounds the tuning of the next ones
   // (Note [tuning bound]).
-  Bench bench(p, pass, where_);
+  Bench bench(p, pass, where_, reads_prepared(opts, pass));
   std::vector<std::unique_ptr<Plan>> plans(cands.size());
   std::vector<std::size_t> timed, deferred;
   std::string last_error;
@@ -559,6 +602,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       rep.candidates[i].note = std::string("failed: ") + e.what();
       last_error = e.what();
     }
+    bench.forget(plans[i].get());
     plans[i].reset();
     return false;
   };
@@ -575,6 +619,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     if (!built) return;
     if (cands[i].tiled_variant && plans[i]->tile_json() == "null") {
       c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's timed candidates]
+      bench.forget(plans[i].get());
       plans[i].reset();
       return;
     }
@@ -638,6 +683,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       std::string& note = rep.candidates[i].note;
       note += (note.empty() ? "" : "; ") + std::string("dropped after ") + std::to_string(runs[i].size()) +
               " rounds: " + fmt(fastest(runs[i]) / best) + "x the best";
+      bench.forget(plans[i].get());
       plans[i].reset();
     }
     live = keep;

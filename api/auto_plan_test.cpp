@@ -94,27 +94,62 @@ class ColdPlan final : public Plan {
   }
   std::string describe() const override { return "cold " + std::to_string(cold_ms_); }
   std::string tile_json() const override { return "null"; }
+  static constexpr std::string_view kSummary = "cold after another plan";
 
  private:
   double cold_ms_, warm_ms_;
 };
 
-class ColdBackend final : public Backend {
+// A host backend whose plans are P(a_ms, b_ms).
+template <class P>
+class TimedBackend final : public Backend {
  public:
-  ColdBackend(std::string name, double cold_ms, double warm_ms)
-      : name_(std::move(name)), cold_ms_(cold_ms), warm_ms_(warm_ms) {}
+  TimedBackend(std::string name, double a_ms, double b_ms) : name_(std::move(name)), a_ms_(a_ms), b_ms_(b_ms) {}
   std::string_view name() const override { return name_; }
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
   std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override {
-    return std::make_unique<ColdPlan>(cold_ms_, warm_ms_);
+    return std::make_unique<P>(a_ms_, b_ms_);
   }
-  std::string_view summary() const override { return "cold after another plan"; }
+  std::string_view summary() const override { return P::kSummary; }
 
  private:
   std::string name_;
-  double cold_ms_, warm_ms_;
+  double a_ms_, b_ms_;
 };
+using ColdBackend = TimedBackend<ColdPlan>;  // (cold_ms, warm_ms)
+
+struct SleepWeights final : PreparedWeights {
+  std::string key() const override { return "sleep"; }
+  std::size_t bytes() const override { return 0; }
+};
+
+int g_prepares = 0;  // prepare_weights() calls of every PreparingPlan
+
+// A plan that spends weight_ms transforming the weights in each execute() and run_ms on the rest,
+// so execute_with() on weights prepared once takes run_ms.
+class PreparingPlan final : public Plan {
+ public:
+  PreparingPlan(double weight_ms, double run_ms) : weight_ms_(weight_ms), run_ms_(run_ms) {}
+  std::size_t workspace_bytes() const override { return 0; }
+  void execute(const Args&) const override { sleep(weight_ms_ + run_ms_); }
+  void execute_with(const Args&, const PreparedWeights& w) const override {
+    REQUIRE(w.key() == "sleep");
+    sleep(run_ms_);
+  }
+  std::shared_ptr<const PreparedWeights> prepare_weights(const void*, void*) const override {
+    ++g_prepares;
+    return std::make_shared<SleepWeights>();
+  }
+  std::string describe() const override { return "preparing"; }
+  static constexpr std::string_view kSummary = "transforms its weights";
+
+ private:
+  static void sleep(double ms) { std::this_thread::sleep_for(std::chrono::microseconds(int64_t(ms * 1000))); }
+  double weight_ms_, run_ms_;
+};
+
+using PreparingBackend = TimedBackend<PreparingPlan>;  // (weight_ms, run_ms)
 
 const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
   for (const AutoCandidate& c : r.candidates)
@@ -393,4 +428,41 @@ TEST_CASE("auto's cost model: a tiled candidate is modelled at the planner's til
         doctest::Approx(model_time_ms(fftw, l2_s8, Pass::fprop)));
   // A tile option the planner refuses leaves the model untiled; the backend's plan says why.
   CHECK(model_time_ms(fftw, l2, Pass::fprop, tiled("4")) == doctest::Approx(model_time_ms(fftw, l2, Pass::fprop)));
+}
+
+TEST_CASE("auto plans for prepared weights when asked (Note [planning for prepared weights])") {
+  // "spectral" spends 8 ms of its 10 on the weights; "plain" takes 4 ms and prepares nothing.
+  Registry reg;
+  reg.add(std::make_shared<PreparingBackend>("spectral", 8.0, 2.0));
+  reg.add(std::make_shared<SleepBackend>("plain", 4.0, 0.0));
+  const AutoBackend host(reg, Location::host);
+  PlanOptions o;
+  o.tune_cache = "none";
+  const ConvProblem p = ConvProblem::parse("S=2,f=6,fo=6,n=9,k=3");
+  AutoReport rep;
+  host.plan(p, Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(rep.chosen == "plain");
+  CHECK(candidate(rep, "spectral").measured_ms >= 9.9);
+
+  o.prepared_weights = true;  // a separate choice, not the one cached above
+  g_prepares = 0;
+  host.plan(p, Pass::fprop, o, &rep);
+  INFO(rep.explain());
+  CHECK(!rep.from_cache);
+  CHECK(rep.chosen == "spectral");
+  CHECK(candidate(rep, "spectral").measured_ms >= 1.9);
+  CHECK(candidate(rep, "spectral").measured_ms < 4.0);
+  CHECK(candidate(rep, "plain").measured_ms >= 3.9);
+  CHECK(g_prepares == 1);  // once for its five rounds, not once a run
+  // The two choices are cached under their own keys.
+  host.plan(p, Pass::fprop, o, &rep);
+  CHECK((rep.from_cache && rep.chosen == "spectral"));
+  o.prepared_weights = false;
+  host.plan(p, Pass::fprop, o, &rep);
+  CHECK((rep.from_cache && rep.chosen == "plain"));
+  // accGrad reads no weights: the flag changes nothing there.
+  o.prepared_weights = true;
+  host.plan(p, Pass::accgrad, o, &rep);
+  CHECK(rep.chosen == "plain");
 }

@@ -236,6 +236,23 @@ TEST_CASE("cli: bench step's JSON names the device beside both timings") {
   std::remove(json.c_str());
 }
 
+TEST_CASE("cli: plan --prepared-weights keys auto's choice apart (Note [planning for prepared weights])") {
+  arguments_only() = false;
+  const std::vector<std::string> base{"plan", "--problem", "S=2,f=3,fo=4,n=9,k=3", "--pass", "fprop",
+                                      "--backend", "auto", "--tile", "none", "--tune-cache", "none", "--json"};
+  auto plan_json = [&](std::vector<std::string> args) {
+    const Outcome o = run_captured(args, CommandTree::full);
+    REQUIRE(o.status == 0);
+    return nlohmann::json::parse(o.out);
+  };
+  std::vector<std::string> prepared = base;
+  prepared.push_back("--prepared-weights");
+  CHECK(plan_json(base).at("from_cache") == false);
+  CHECK(plan_json(base).at("from_cache") == true);
+  CHECK(plan_json(prepared).at("from_cache") == false);  // not the choice for weights transformed per call
+  CHECK(plan_json(prepared).at("from_cache") == true);
+}
+
 }  // namespace fftconv::cli
 
 TEST_CASE("cli: recorded commands quote what a shell would split or expand") {

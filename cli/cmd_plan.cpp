@@ -23,7 +23,7 @@ struct PlanArgs {
   bool json = false;
   std::string backend;  // "" = the tiling planner alone
   std::string math = "auto", tune_cache;
-  bool no_autotune = false;
+  bool no_autotune = false, prepared_weights = false;
 };
 
 void run_plan(const PlanArgs& a, int* exit_code) {
@@ -43,6 +43,7 @@ void run_plan(const PlanArgs& a, int* exit_code) {
     o.math = parse_product_math(a.math);
     o.autotune = !a.no_autotune;
     o.tune_cache = a.tune_cache;
+    o.prepared_weights = a.prepared_weights;
     const Backend& b = find_backend(a.backend);
     if (Support s = b.available(); !s.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + s.reason);
     if (Support s = b.supports(p, pass); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
@@ -104,6 +105,10 @@ void add_plan_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--tune-cache", args->tune_cache,
                   "With --backend: tune cache file (its folder also holds auto's plan cache; 'none' = in memory; "
                   "default $FFTCONV_PLAN_CACHE or ~/.cache/fftconv)");
+  cmd->add_flag("--prepared-weights", args->prepared_weights,
+                "With --backend auto, fprop/bprop: plan for weight spectra prepared once and reused, as `fftconv "
+                "run` runs them by default (Plan::prepare_weights; without it, the weights are transformed in "
+                "every call)");
   cmd->callback([args, exit_code] { run_plan(*args, exit_code); });
 }
 

@@ -33,6 +33,7 @@ int run(const RunFlags& f) {
   const RefKind ref_kind = resolve_ref(parse_ref_kind(f.check), p);
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   PlanOptions opts = f.plan.to_options();
+  opts.prepared_weights = f.prepared && pass != Pass::accgrad;  // as run_plan() will run it
   const Backend& b = find_backend(f.backend);
   if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
@@ -144,7 +145,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", f->json, "Print one JSON object");
   cmd->add_flag("!--no-prepared-weights", f->prepared,
                 "fprop/bprop: transform the weights in every run; by default a backend that prepares weight "
-                "spectra (Plan::prepare_weights: fbfft, fftw) prepares them once, untimed, and every run reuses them");
+                "spectra (Plan::prepare_weights: fbfft, fftw) prepares them once, untimed, every run reuses them, "
+                "and auto chooses the plan fastest that way");
   cmd->add_flag("!--no-progress", f->progress, "No progress line on stderr (printed when a run takes over a second)");
   f->plan.add_to(cmd);
   cmd->callback([f, exit_code] { *exit_code = run(*f); });

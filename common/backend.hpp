@@ -59,6 +59,11 @@ struct PlanOptions {
   int threads = 0;                              // CPU: OpenMP threads (0 = default)
   ProductMath math = ProductMath::automatic;    // GPU: precision of the frequency-domain products
   std::map<std::string, std::string> extra;     // backend-specific pins (Backend::option_keys())
+  // `auto`: the caller prepares the weight spectra once (Plan::prepare_weights) and runs the plan
+  // on them (execute_with), so fprop and bprop are modelled and timed that way (Note [planning for
+  // prepared weights] in api/auto_plan.cpp). In auto's plan cache key; not in options_key(), since a
+  // backend's own plan is the same either way.
+  bool prepared_weights = false;
   // GPU: a plan of another backend that `auto` has already timed runs in this many ms (0: none).
   // A tuner whose best is far above it stops early and caches nothing (Note [tuning bound]); not
   // part of options_key(), since it changes how long a plan is tuned, not what it computes.

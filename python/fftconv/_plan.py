@@ -148,7 +148,8 @@ class Plan:
 
 def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = "float32",
          location: str = "host", device: int = 0, tile_sizes="pow2", workspace_limit: int = 0,
-         threads: int = 0, extra: dict | None = None, math: str = "auto") -> Plan:
+         threads: int = 0, extra: dict | None = None, math: str = "auto",
+         prepared_weights: bool = False) -> Plan:
     """Plans one pass ('fprop' | 'bprop' | 'accgrad') of ``problem`` (a Problem or a spec string).
 
     backend: 'auto' (the first available backend at ``location`` that supports the problem) or a
@@ -159,12 +160,18 @@ def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = 
     product, about 1e-3 relative error: only when asked for).
     threads: the OpenMP team of a CPU plan, 0 (OpenMP's default) or 1 up to the machine's hardware
     threads; a larger count raises ValueError (it only slows the plan down).
+    prepared_weights: fprop/bprop with backend='auto': choose the plan that is fastest on weight
+    spectra prepared once (Plan.prepare_weights) and passed to every execute(prepared=...), as
+    repeated inference or fprop and bprop of one step do; False plans for weights transformed in
+    every call.
     Raises ValueError (UnsupportedError) when the backend cannot serve the request, MemoryError when
     memory runs out (planning or execute())."""
     if not isinstance(math, str):
         raise TypeError(f"math: expected 'auto', 'fp32', '3xtf32' or 'tf32', got {math!r}")
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a str ('auto' or a name), got {type(backend).__name__}")
+    if not isinstance(prepared_weights, bool):
+        raise TypeError(f"prepared_weights: expected a bool, got {prepared_weights!r}")
     for name, v in (("workspace_limit", workspace_limit), ("threads", threads), ("device", device)):
         if not isinstance(v, numbers.Integral) or isinstance(v, bool):
             raise TypeError(f"{name}: expected an int, got {v!r}")
@@ -173,7 +180,7 @@ def plan(problem, pass_: str, backend: str = "auto", tile=None, *, dtype: str = 
     policy, candidates = _sizes(tile_sizes)
     impl = _fftconv._make_plan(_problem(problem), pass_, backend, _arrays.tile_text(tile), dtype, location,
                                int(device), policy, candidates, int(workspace_limit), int(threads), _extra(extra),
-                               math)
+                               math, prepared_weights)
     return Plan(impl)
 
 

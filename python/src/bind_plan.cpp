@@ -80,7 +80,8 @@ const Backend& pick_backend(const ConvProblem& p, Pass pass, DType dtype, Locati
 PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::string& backend,
                  std::optional<std::string> tile, std::string_view dtype, std::string_view location, int device,
                  std::string_view tile_sizes, std::vector<int64_t> tile_candidates, std::size_t workspace_limit,
-                 int threads, std::map<std::string, std::string> extra, std::string_view math) {
+                 int threads, std::map<std::string, std::string> extra, std::string_view math,
+                 bool prepared_weights) {
   PyPlan out;
   out.problem = p;
   out.pass = parse_pass(pass_name);
@@ -99,6 +100,7 @@ PyPlan make_plan(const ConvProblem& p, std::string_view pass_name, const std::st
   o.threads = threads;
   o.math = parse_product_math(math);
   o.extra = std::move(extra);
+  o.prepared_weights = prepared_weights;
   const bool default_tile = !tile.has_value();
   o.tile = TileSpec::parse(default_tile ? "auto" : *tile);
 
@@ -245,7 +247,8 @@ void bind_plan(nb::module_& m) {
         nb::arg("tile").none() = nb::none(), nb::arg("dtype") = "float32", nb::arg("location") = "host",
         nb::arg("device") = 0, nb::arg("tile_sizes") = "pow2", nb::arg("tile_candidates") = std::vector<int64_t>{},
         nb::arg("workspace_limit") = 0, nb::arg("threads") = 0,
-        nb::arg("extra") = std::map<std::string, std::string>{}, nb::arg("math") = "auto");
+        nb::arg("extra") = std::map<std::string, std::string>{}, nb::arg("math") = "auto",
+        nb::arg("prepared_weights") = false);
 }
 
 }  // namespace fftconv::py

@@ -168,3 +168,18 @@ def test_fftw_fprop_and_bprop_share_prepared_weight_spectra(rng):
     other = fftconv.plan("S=2,f=4,fo=5,h=13,w=9,kh=3,kw=5,ph=1,pw=2,pad=mirror", "fprop", backend="fftw", tile="none")
     with pytest.raises(ValueError, match="prepared: weights prepared as"):
         other.execute(rng.standard_normal(other.problem.input_shape).astype(np.float32), prepared=prepared)
+
+
+def test_auto_plans_for_prepared_weights_when_asked(rng):
+    spec = "S=2,f=3,fo=4,n=10,k=3"
+    with pytest.raises(TypeError, match="prepared_weights: expected a bool, got 1"):
+        fftconv.plan(spec, "fprop", prepared_weights=1)
+    # Planned for weight spectra prepared once: whichever backend auto chooses runs on them when it
+    # prepares them, and computes the convolution either way.
+    p = fftconv.plan(spec, "fprop", prepared_weights=True)
+    x = rng.standard_normal(p.problem.input_shape).astype(np.float32)
+    w = rng.standard_normal(p.problem.weight_shape).astype(np.float32)
+    y = p.execute(x, w)
+    assert rel_l2(y, ref_fprop(x, w, 0, 0, "zeros")) <= TOL["float32"]
+    if p.backend in ("fftw", "fbfft"):
+        assert rel_l2(p.execute(x, prepared=p.prepare_weights(w)), y) <= TOL["float32"]
