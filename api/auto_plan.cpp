@@ -170,6 +170,7 @@ class PlanCache {
 // spectra it prepared once, untimed; the others are timed as they will run. The choice is cached
 // under its own key. L4 at S = 2 on a 2-core Xeon: planned for prepared weights, fprop runs fftw in
 // 0.9-1.1 ms, where the choice for weights transformed in every call, im2col, takes 2.9-3.2 ms.
+
 // Synthetic operands of one pass at a location, and a timer of a plan on them.
 class Bench {
  public:

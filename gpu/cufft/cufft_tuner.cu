@@ -156,7 +156,8 @@ struct TuningBench {
 std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, const CufftPins& pins) {
   std::ostringstream os;
   os << "v4|" << current_device_name() << "|" << p.to_string() << "|" << to_string(pass)
-     << "|limit=" << opts.workspace_limit << "|basis=" << pins.nh << "x" << pins.nw << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
+     << "|limit=" << opts.workspace_limit << "|basis=" << pins.nh << "x" << pins.nw
+     << "|gemm=" << (pins.gemm ? to_string(*pins.gemm) : "auto")
      << "|layout=" << (pins.layout ? to_string(*pins.layout) : "auto")
      << "|edges=" << (pins.edges ? to_string(*pins.edges) : "auto")
      << "|weights=" << (pins.weights ? to_string(*pins.weights) : "auto") << "|max_prime=" << pins.max_prime
