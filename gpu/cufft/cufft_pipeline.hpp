@@ -69,7 +69,7 @@ WeightTransform parse_weight_transform(std::string_view s); // throws InvalidArg
 bool weight_dft_supported(const ConvProblem& p, int64_t nh, int64_t nw, std::string* why = nullptr);
 
 // cuBLAS workspace handed to cublasSetWorkspace: the 32 MiB NVIDIA recommends on Hopper, or a
-// small one when a workspace limit is tight.
+// small one when a workspace limit is tight and in every tiled plan (Note [cufft tiles]).
 inline constexpr std::size_t kCublasWorkspaceLarge = std::size_t(32) << 20;
 inline constexpr std::size_t kCublasWorkspaceSmall = std::size_t(1) << 20;
 

@@ -755,6 +755,8 @@ TEST_CASE("cufft runs the shared planner's tile plans (8, 16, 32, 12, rectangula
             };
             nh = num("\"fft_h\":"), nw = num("\"fft_w\":");
             CHECK(plan->describe().find("Note [cufft tiles]") != std::string::npos);
+            CHECK(plan->describe().find("cublas workspace " + std::to_string(kCublasWorkspaceSmall)) !=
+                  std::string::npos);
             if (std::string(flight) == "5") CHECK(num("\"tiles_in_flight\":") <= 5);
             ++tiled;
           } else {

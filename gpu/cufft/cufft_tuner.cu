@@ -61,7 +61,10 @@ std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, 
                                    ProductMath math = ProductMath::fp32) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
-    for (std::size_t blas_ws : {kCublasWorkspaceLarge, kCublasWorkspaceSmall}) {
+    // (tiled: the small cuBLAS workspace only, Note [cufft tiles])
+    const auto blas_sizes = tiles ? std::vector<std::size_t>{kCublasWorkspaceSmall}
+                                  : std::vector<std::size_t>{kCublasWorkspaceLarge, kCublasWorkspaceSmall};
+    for (std::size_t blas_ws : blas_sizes) {
       PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights, math};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
