@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <fstream>
 #include <random>
 #include <string>
@@ -274,6 +275,44 @@ TEST_CASE("cufft autotuned plans are correct and repeatable; the tune cache roun
   PlanOptions bad;
   bad.tune_cache = path;
   CHECK_THROWS_AS(backend().plan(p, Pass::fprop, bad), InvalidArgument);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("cufft tiled plans take the small cuBLAS workspace, also from a record that kept the large one") {
+  FFTCONV_SKIP_WITHOUT_DEVICE("cufft");
+  std::mt19937 rng(std::random_device{}());
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("fftconv_cufft_tiled_tune_" + std::to_string(rng()) + ".json")).string();
+  const ConvProblem p = ConvProblem::parse("S=2,f=2,fo=3,h=41,w=29,kh=5,kw=3,ph=2,pw=0");
+  const std::string small = "cublas workspace " + std::to_string(kCublasWorkspaceSmall);
+  PlanOptions opts;
+  opts.tile = TileSpec::parse("16");
+  opts.tune_cache = path;
+  auto tuned = backend().plan(p, Pass::fprop, opts);
+  INFO(tuned->describe());
+  CHECK(tuned->describe().find(small) != std::string::npos);
+  // A record written while tiled plans kept 32 MiB (Note [cufft tiles]).
+  std::string text;
+  {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string from = "\"cublas_workspace\": " + std::to_string(kCublasWorkspaceSmall);
+  const std::string to = "\"cublas_workspace\": " + std::to_string(kCublasWorkspaceLarge);
+  int replaced = 0;
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()), ++replaced)
+    text.replace(at, from.size(), to);
+  REQUIRE(replaced > 0);
+  std::ofstream(path) << text;
+  TuneCache::instance().clear_memory();
+  auto cached = backend().plan(p, Pass::fprop, opts);
+  INFO(cached->describe());
+  CHECK(cached->describe().find("tune cache " + path) != std::string::npos);
+  CHECK(cached->describe().find(small) != std::string::npos);
+  CHECK(cached->workspace_bytes() == tuned->workspace_bytes());
+  const Outcome o = run_and_compare(p, Pass::fprop, *cached, rng);
+  CHECK(o.non_finite == 0);
+  CHECK(o.rel_l2 <= o.cancellation * tol(p, Pass::fprop, 16, 16));
   std::filesystem::remove(path);
 }
 

@@ -170,13 +170,15 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
 }
 
 // The cached record as a pipeline, or nullptr when it no longer applies (problem sizes, limit).
+// A tiled record takes the small cuBLAS workspace whatever it recorded (Note [cufft tiles]).
 std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                            const TuneRecord& r, const TilePlan* tiles) {
   try {
     if (!tiles && (r.nh < p.wrapped_h() || r.nw < p.wrapped_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
+    const std::size_t blas_ws = tiles ? kCublasWorkspaceSmall : r.cublas_workspace;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
-                                                             r.cublas_workspace, parse_spectrum_layout(r.layout),
+                                                             blas_ws, parse_spectrum_layout(r.layout),
                                                              parse_edge_mode(r.edges), parse_weight_transform(r.weights),
                                                              parse_product_math(r.math)},
                                               tiles);
