@@ -589,6 +589,10 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   // (Note [tuning bound]).
   Bench bench(p, pass, where_, reads_prepared(opts, pass));
   std::vector<std::unique_ptr<Plan>> plans(cands.size());
+  auto drop = [&](std::size_t i) {  // what the bench kept for the plan goes with it
+    bench.forget(plans[i].get());
+    plans[i].reset();
+  };
   std::vector<std::size_t> timed, deferred;
   std::string last_error;
   auto attempt = [&](std::size_t i, auto&& work) {
@@ -603,8 +607,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       rep.candidates[i].note = std::string("failed: ") + e.what();
       last_error = e.what();
     }
-    bench.forget(plans[i].get());
-    plans[i].reset();
+    drop(i);
     return false;
   };
   double bound_ms = 0;
@@ -620,8 +623,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     if (!built) return;
     if (cands[i].tiled_variant && plans[i]->tile_json() == "null") {
       c.note = "the tiling planner keeps it untiled: the untiled plan";  // Note [auto's timed candidates]
-      bench.forget(plans[i].get());
-      plans[i].reset();
+      drop(i);
       return;
     }
     const std::string how = plans[i]->describe();
@@ -684,8 +686,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       std::string& note = rep.candidates[i].note;
       note += (note.empty() ? "" : "; ") + std::string("dropped after ") + std::to_string(runs[i].size()) +
               " rounds: " + fmt(fastest(runs[i]) / best) + "x the best";
-      bench.forget(plans[i].get());
-      plans[i].reset();
+      drop(i);
     }
     live = keep;
   }

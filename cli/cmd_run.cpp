@@ -33,7 +33,8 @@ int run(const RunFlags& f) {
   const RefKind ref_kind = resolve_ref(parse_ref_kind(f.check), p);
   if (f.repeat < 1) throw InvalidArgument("repeat: must be >= 1, got " + std::to_string(f.repeat));
   PlanOptions opts = f.plan.to_options();
-  opts.prepared_weights = f.prepared && pass != Pass::accgrad;  // as run_plan() will run it
+  const bool prepared = f.prepared && pass != Pass::accgrad;  // accGrad reads no weights
+  opts.prepared_weights = prepared;                            // auto plans the run as run_plan() makes it
   const Backend& b = find_backend(f.backend);
   if (Support a = b.available(); !a.ok) throw Unsupported(std::string(b.name()) + ": not usable here: " + a.reason);
   if (Support s = b.supports(p, pass, DType::f32); !s.ok) throw Unsupported(std::string(b.name()) + ": " + s.reason);
@@ -44,7 +45,7 @@ int run(const RunFlags& f) {
   progress.phase("drawing the inputs");
   PassData d = make_pass_data(p, pass, f.seed);
   progress.phase("timing " + std::to_string(f.repeat) + " runs after a warm-up");
-  const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer, f.prepared && pass != Pass::accgrad);
+  const RunResult rr = run_plan(b, *plan, d, f.repeat, 0, timer, prepared);
   if (ref_kind != RefKind::none) progress.phase("computing the " + std::string(to_string(ref_kind)) + " reference");
   const std::vector<double> ref = reference_result(p, pass, d, ref_kind);
   progress.stop();
