@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -52,6 +53,13 @@ std::vector<int64_t> chunk_candidates(int64_t S) {
   return out;
 }
 
+// The cuBLAS workspaces a pipeline may take, preferred first: a tiled one takes the small one only
+// (Note [cufft tiles]).
+std::span<const std::size_t> cublas_workspaces(bool tiled) {
+  static constexpr std::size_t kSizes[] = {kCublasWorkspaceLarge, kCublasWorkspaceSmall};
+  return tiled ? std::span(kSizes).subspan(1) : std::span(kSizes);
+}
+
 // The largest chunk (then the smaller cuBLAS workspace) whose pipeline fits `limit` (0 = any).
 // Returns nullptr when even a chunk of 1 does not fit; *smallest gets the least workspace seen.
 // Tiled (tiles != nullptr): chunks of (image, tile) items, at most the plan's tiles_in_flight.
@@ -61,10 +69,7 @@ std::unique_ptr<CufftPipeline> fit(const ConvProblem& p, Pass pass, int64_t nh, 
                                    ProductMath math = ProductMath::fp32) {
   const int64_t units = tiles ? std::min(tiles->item_count(), tiles->tiles_in_flight) : p.S;
   for (int64_t chunk : chunk_candidates(units)) {
-    // (tiled: the small cuBLAS workspace only, Note [cufft tiles])
-    const auto blas_sizes = tiles ? std::vector<std::size_t>{kCublasWorkspaceSmall}
-                                  : std::vector<std::size_t>{kCublasWorkspaceLarge, kCublasWorkspaceSmall};
-    for (std::size_t blas_ws : blas_sizes) {
+    for (std::size_t blas_ws : cublas_workspaces(tiles != nullptr)) {
       PipelineConfig cfg{nh, nw, gemm, chunk, blas_ws, layout, edges, weights, math};
       auto pl = std::make_unique<CufftPipeline>(p, pass, cfg, tiles);
       if (limit == 0 || pl->workspace_bytes() <= limit) return pl;
@@ -170,12 +175,12 @@ std::string cache_key(const ConvProblem& p, Pass pass, const PlanOptions& opts, 
 }
 
 // The cached record as a pipeline, or nullptr when it no longer applies (problem sizes, limit).
-// A tiled record takes the small cuBLAS workspace whatever it recorded (Note [cufft tiles]).
+// A tiled record takes the tiled workspace whatever it recorded (Note [cufft tiles]).
 std::unique_ptr<CufftPipeline> from_record(const ConvProblem& p, Pass pass, const PlanOptions& opts,
                                            const TuneRecord& r, const TilePlan* tiles) {
   try {
     if (!tiles && (r.nh < p.wrapped_h() || r.nw < p.wrapped_w() || r.chunk < 1 || r.chunk > p.S)) return nullptr;
-    const std::size_t blas_ws = tiles ? kCublasWorkspaceSmall : r.cublas_workspace;
+    const std::size_t blas_ws = tiles ? cublas_workspaces(true).front() : r.cublas_workspace;
     auto pl = std::make_unique<CufftPipeline>(p, pass,
                                               PipelineConfig{r.nh, r.nw, parse_gemm_strategy(r.gemm), r.chunk,
                                                              blas_ws, parse_spectrum_layout(r.layout),
