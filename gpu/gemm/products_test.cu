@@ -275,7 +275,7 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split, persistent or all (Note [split tail wave])") {
+  TEST_CASE("products: the warpgroup kernel gives the same sums with its tiles whole, split, persistent or all, by TMA or copies (Note [split tail wave], Note [tma operand loads])") {
     FFTCONV_SKIP_WITHOUT_DEVICE("products");
     int device = 0, major = 0;
     FFTCONV_CUDA_CHECK(cudaGetDevice(&device));
@@ -284,31 +284,33 @@ TEST_SUITE("gpu") {
       MESSAGE("the warpgroup kernel needs sm_90: skipping");
       return;
     }
-    // 200×70 per batch: 2×2 ragged tiles, 9 ragged slices of K, 3 batches = 12 tiles. With R's K
-    // contiguous, its rows are `pitch` apart: an even depth, an odd one in an even pitch (the last
-    // slice ends inside an aligned pair of values) and an odd one in an odd pitch (no row after
-    // the first is 16-byte aligned).
+    // 200×70 per batch: 2×2 ragged tiles, 9 ragged slices of K, 3 batches = 12 tiles. With a
+    // side's K contiguous, its rows are `pitch` apart: an even depth, an odd one in an even pitch
+    // (the last slice ends inside an aligned pair of values) and an odd one in an odd pitch (no row
+    // after the first is 16-byte aligned, so that side is read by copies, not TMA); and 3 slices,
+    // fewer than a cluster of 4 or 8 has CTAs, so that some CTAs' parts of K hold none.
     constexpr int kRows = 200, kCols = 70, kBatches = 3;
     struct Depth {
       int depth, pitch;
     };
-    for (const Depth d : {Depth{130, 130}, Depth{131, 132}, Depth{131, 131}}) {
+    for (const Depth d : {Depth{130, 130}, Depth{131, 132}, Depth{131, 131}, Depth{40, 40}}) {
       const int kDepth = d.depth;
       std::mt19937 rng(11);
       std::uniform_real_distribution<float> u(-1.f, 1.f);
-      std::vector<cf> l(std::size_t(kRows) * kDepth * kBatches), r(std::size_t(kCols) * d.pitch * kBatches),
+      std::vector<cf> l(std::size_t(kRows) * d.pitch * kBatches), r(std::size_t(kCols) * d.pitch * kBatches),
           c0(std::size_t(kRows) * kCols * kBatches);
       for (auto* v : {&l, &r, &c0})
         for (cf& x : *v) x = cf(u(rng), u(rng));
       const DeviceBuffer dl = upload(l), dr = upload(r);
       DeviceBuffer dc = upload(c0);
       const double tol = 4.0 * std::ldexp(1.0, -24) * (1.0 + std::sqrt(2.0 * kDepth));
-      for (const bool k_contig : {true, false})  // R's K contiguous (one kernel) or its rows (the other)
+      for (const bool k_contig : {true, false})  // R's K contiguous or its rows
         for (const bool conj : {false, true})
           for (const bool accumulate : {false, true}) {
+            const bool left_k = conj;  // L's K contiguous (read conjugated, as fprop's weights) or its rows
             wgmma3x::Args a;
-            // L rows contiguous, R as k_contig says; C column-major per batch.
-            a.left = {dl.as<float2>(), 1, kRows, int64_t(kRows) * kDepth, conj};
+            // L and R as left_k and k_contig say; C column-major per batch.
+            a.left = {dl.as<float2>(), left_k ? d.pitch : 1, left_k ? 1 : kRows, int64_t(kRows) * d.pitch, conj};
             a.right = {dr.as<float2>(), k_contig ? d.pitch : 1, k_contig ? 1 : kCols, int64_t(kCols) * d.pitch, !conj};
             a.c = dc.as<float2>(), a.c_row = 1, a.c_col = kRows, a.c_batch = int64_t(kRows) * kCols;
             a.rows = kRows, a.cols = kCols, a.depth = kDepth, a.batch = kBatches, a.accumulate = accumulate;
@@ -318,7 +320,8 @@ TEST_SUITE("gpu") {
                 for (int i = 0; i < kRows; ++i) {
                   cd sum = accumulate ? cd(c0[std::size_t(q * kRows * kCols + i + j * kRows)]) : cd(0);
                   for (int k = 0; k < kDepth; ++k) {
-                    cd x = l[std::size_t(q * kRows * kDepth + i + k * kRows)];
+                    cd x = l[std::size_t(q * kRows * d.pitch) + (left_k ? std::size_t(k + i * d.pitch)
+                                                                        : std::size_t(i + k * kRows))];
                     const std::size_t rj = std::size_t(q * kCols * d.pitch) + (k_contig ? std::size_t(k + j * d.pitch)
                                                                                          : std::size_t(j + k * kCols));
                     cd y = r[rj];
@@ -328,17 +331,19 @@ TEST_SUITE("gpu") {
                   }
                   ref[std::size_t(q * kRows * kCols + i + j * kRows)] = sum;
                 }
+            CAPTURE(kDepth);
+            CAPTURE(d.pitch);
+            CAPTURE(k_contig);
+            CAPTURE(conj);
+            CAPTURE(accumulate);
+            // a side with K contiguous in an odd pitch is read by copies; rows contiguous, by TMA
+            CHECK(wgmma3x::loads_by_tma(a) == (d.pitch % 2 == 0 || (!left_k && !k_contig)));
             std::vector<cf> whole;
             // (whole tiles on one CTA each, on 5 CTAs of 3 or 2 tiles each (Note [persistent tiles]),
             // split tails, and both at once)
             for (const wgmma3x::TailSplit how :
                  {wgmma3x::TailSplit{12, 1}, wgmma3x::TailSplit{12, 1, 5}, wgmma3x::TailSplit{0, 2},
                   wgmma3x::TailSplit{0, 8}, wgmma3x::TailSplit{5, 4}, wgmma3x::TailSplit{7, 2, 3}}) {
-              CAPTURE(kDepth);
-              CAPTURE(d.pitch);
-              CAPTURE(k_contig);
-              CAPTURE(conj);
-              CAPTURE(accumulate);
               CAPTURE(how.whole);
               CAPTURE(how.split);
               CAPTURE(how.ctas);
@@ -347,6 +352,14 @@ TEST_SUITE("gpu") {
               FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
               const std::vector<cf> got = download<cf>(dc, c0.size());
               CHECK(rel_l2(got, ref) <= tol);
+              {  // the copies read the same values: the same bits
+                wgmma3x::Args copies = a;
+                copies.loads = wgmma3x::Loads::copies;
+                FFTCONV_CUDA_CHECK(cudaMemcpy(dc.get(), c0.data(), c0.size() * sizeof(cf), cudaMemcpyHostToDevice));
+                wgmma3x::cgemm(copies, nullptr, &how);
+                FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+                CHECK(download<cf>(dc, c0.size()) == got);
+              }
               if (how.split == 1 && how.ctas == 0) whole = got;
               else if (how.split == 1) CHECK(got == whole);  // the same sums, in the same order, on fewer CTAs
               else {

@@ -17,6 +17,11 @@ struct Side {
   bool conj = false;
 };
 
+// How the kernel reads its operands (Note [tma operand loads] in wgmma_3xtf32.cu): by the tensor
+// memory accelerator where both sides' addresses and strides allow it (`automatic`), or by every
+// thread's own cp.async copies (`copies`, which every layout allows).
+enum class Loads { automatic, copies };
+
 // C(r, c) (+)= Σ_k L(r, k)·R(c, k) for r < rows, c < cols, in each of `batch` problems; C(r, c) of
 // batch q at c[r·c_row + c·c_col + q·c_batch].
 struct Args {
@@ -26,6 +31,7 @@ struct Args {
   int rows = 0, cols = 0, depth = 0;
   int64_t batch = 0;
   bool accumulate = false;
+  Loads loads = Loads::automatic;
   int tiles_rows = 0, tiles_cols = 0;  // set by cgemm
   int64_t tile_base = 0;                // first tile of the launch (set by cgemm)
   int64_t tiles = 0;                    // tiles of the launch (set by cgemm)
@@ -50,5 +56,8 @@ TailSplit tail_split(int64_t tiles, int stages, const int waves[kMaxSplit + 1]);
 // tail_split says, or as `how` says (tests; `how->whole` counts tiles after any exchange); throws
 // Unsupported when the grid would be too large, CudaError on a failed launch.
 void cgemm(Args a, cudaStream_t stream, const TailSplit* how = nullptr);
+
+// Whether cgemm(a) reads its operands by TMA (needs the driver; false without a device).
+bool loads_by_tma(const Args& a);
 
 }  // namespace fftconv::products::wgmma3x
