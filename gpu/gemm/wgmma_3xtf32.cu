@@ -75,11 +75,10 @@ constexpr int kConsumerWarps = kConsumers / 32;
 constexpr int kWarpRows = 16;  // rows of L a warp's fragments of the m64 MMAs hold
 constexpr uint32_t kLeftBoxBytes = kWarpRows * kDepth * sizeof(float2);
 constexpr uint32_t kRightBoxBytes = kCols * kDepth * sizeof(float2);
-constexpr int kLeftSlots = 4, kRightSlots = 4;  // slices in each warp's L ring and in R's
-constexpr size_t kLeftRegionBytes = std::max(kLeftRingBytes, size_t(kConsumerWarps) * kLeftSlots * kLeftBoxBytes);
-constexpr size_t kRightRegionBytes = std::max(kRightRingBytes, size_t(kRightSlots) * kRightBoxBytes);
-constexpr size_t kBarrierBytes = (2 * kStages + kConsumerWarps * kLeftSlots + kRightSlots) * sizeof(uint64_t);
-constexpr size_t kSmemBytes = kSplitBytes + kLeftRegionBytes + kRightRegionBytes + kBarrierBytes;
+static_assert(kConsumerWarps * kSlots * kLeftBoxBytes == kLeftRingBytes && kSlots * kRightBoxBytes == kRightRingBytes,
+              "the TMA slots fill the raw rings");
+constexpr size_t kBarrierBytes = (2 * kStages + (kConsumerWarps + 1) * kSlots) * sizeof(uint64_t);
+constexpr size_t kSmemBytes = kSplitBytes + kLeftRingBytes + kRightRingBytes + kBarrierBytes;
 // Registers: the kernel is compiled for 65536 / 384 = 170 a thread; the producer gives back to 56
 // and the consumers take 224 (2·128·224 + 128·56 <= 65536), which hold them without spills.
 constexpr uint32_t kProducerRegs = 56, kConsumerRegs = 224;
@@ -125,8 +124,10 @@ __device__ __forceinline__ void tma_load(const CUtensorMap* map, TxBarrier* bar,
       : "memory");
 }
 
-// The producer warpgroup's own barrier (named barrier 1; 0 is __syncthreads').
+// The producer warpgroup's own barrier and the MMA warpgroups' (named barriers 1 and 2; 0 is
+// __syncthreads').
 __device__ __forceinline__ void producers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kProducers) : "memory"); }
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 2, %0;" ::"n"(kConsumers) : "memory"); }
 
 // x with the 13 bits TF32 drops cleared (round toward zero: never overflows).
 __device__ __forceinline__ float tf32_big(float x) { return __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
@@ -220,7 +221,7 @@ struct RawRing {
 // The producer warpgroup: copies the raw slices of R, through all of the CTA's tiles in one
 // sequence, and splits each into the R~ stage the MMAs read, once the MMAs of the slice kStages
 // before have released it. With Tma, thread 0 loads each slice as one box into ring slot g mod
-// kRightSlots, kRightSlots slices ahead, once the warpgroup has read the slot's slice before.
+// kSlots, kSlots slices ahead, once the warpgroup has read the slot's slice before.
 template <bool RightKContig, bool Split, bool Tma>
 __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, float2* ring_base, Barrier* full,
                         Barrier* empty, const CUtensorMap* map, TxBarrier* raw_full) {
@@ -247,7 +248,7 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
       const int k0 = (w.first + ahead.s) * kDepth;
       if constexpr (Tma) {
         if (t == 0) {
-          const int slot = int(ahead.g % kRightSlots);
+          const int slot = int(ahead.g % kSlots);
           raw_full[slot].arrive_and_expect_tx(kRightBoxBytes);
           tma_load(map, &raw_full[slot], ring_base + slot * (kCols * kDepth), RightKContig ? 2 * k0 : 2 * tile.col0,
                    RightKContig ? tile.col0 : k0, int(tile.q));
@@ -275,18 +276,20 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
   auto load = [&](uint32_t g) {
     if constexpr (Tma) {
       // The box: K contiguous, 64 lines of 16 k (swizzled); else 16 lines of 64 columns.
-      const char* slot = reinterpret_cast<const char*>(ring_base + (g % kRightSlots) * (kCols * kDepth));
+      const char* slot = reinterpret_cast<const char*>(ring_base + (g % kSlots) * (kCols * kDepth));
 #pragma unroll
       for (int j = 0; j < kUnits; ++j) {
+        float2* v = rv + j * kQuad;
+        if constexpr (RightKContig) {
 #pragma unroll
-        for (int h = 0; h < kQuad; h += 2) {
-          if constexpr (RightKContig) {
-            const float4 v = *reinterpret_cast<const float4*>(slot + swizzled(rcol[j], rk[j] + h));
-            rv[j * kQuad + h] = make_float2(v.x, v.y), rv[j * kQuad + h + 1] = make_float2(v.z, v.w);
-          } else {
-            rv[j * kQuad + h] = *reinterpret_cast<const float2*>(slot + ((rk[j] + h) * kCols + rcol[j]) * 8);
-            rv[j * kQuad + h + 1] = *reinterpret_cast<const float2*>(slot + ((rk[j] + h + 1) * kCols + rcol[j]) * 8);
+          for (int h = 0; h < kQuad; h += 2) {  // two values a 16-byte chunk
+            const float4 x = *reinterpret_cast<const float4*>(slot + swizzled(rcol[j], rk[j] + h));
+            v[h] = make_float2(x.x, x.y), v[h + 1] = make_float2(x.z, x.w);
           }
+        } else {
+#pragma unroll
+          for (int i = 0; i < kQuad; ++i)
+            v[i] = *reinterpret_cast<const float2*>(slot + ((rk[j] + i) * kCols + rcol[j]) * sizeof(float2));
         }
       }
     } else {
@@ -294,15 +297,15 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
       for (int i = 0; i < kRightPerThread; ++i) rv[i] = *ring.at(g, i);
     }
   };
-  for (int s = 0; s < (Tma ? kRightSlots : kAhead); ++s) fetch();
+  for (int s = 0; s < (Tma ? kSlots : kAhead); ++s) fetch();
   const int64_t slices = int64_t(w.count) * w.stages;
   uint32_t g = 0;
   for (int64_t n = 0; n < slices; ++n, ++g) {
     const int stage = g % kStages;
     if constexpr (Tma) {
-      raw_full[g % kRightSlots].wait((g / kRightSlots) & 1);
+      raw_full[g % kSlots].wait((g / kSlots) & 1);
       load(g);
-      producers_sync();  // every thread has read the slot: it takes slice g + kRightSlots
+      producers_sync();  // every thread has read the slot: it takes slice g + kSlots
     } else {
       copy_wait<kAhead - 1>();  // slice g has landed
       load(g);
@@ -328,18 +331,18 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   float* split = reinterpret_cast<float*>(smem_raw);
   float2* left_ring = reinterpret_cast<float2*>(smem_raw + kSplitBytes);
-  float2* right_ring = reinterpret_cast<float2*>(smem_raw + kSplitBytes + kLeftRegionBytes);
-  Barrier* full = reinterpret_cast<Barrier*>(smem_raw + kSplitBytes + kLeftRegionBytes + kRightRegionBytes);
+  float2* right_ring = reinterpret_cast<float2*>(smem_raw + kSplitBytes + kLeftRingBytes);
+  Barrier* full = reinterpret_cast<Barrier*>(smem_raw + kSplitBytes + kLeftRingBytes + kRightRingBytes);
   Barrier* empty = full + kStages;
-  TxBarrier* left_full = reinterpret_cast<TxBarrier*>(empty + kStages);  // kLeftSlots per MMA warp
-  TxBarrier* right_full = left_full + kConsumerWarps * kLeftSlots;
+  TxBarrier* left_full = reinterpret_cast<TxBarrier*>(empty + kStages);  // kSlots per MMA warp
+  TxBarrier* right_full = left_full + kConsumerWarps * kSlots;
   if (threadIdx.x == 0) {
     for (int i = 0; i < kStages; ++i) {
       full[i].init(kProducers);
       empty[i].init(kConsumers / 32);
     }
     if constexpr (Tma)
-      for (int i = 0; i < kConsumerWarps * kLeftSlots + kRightSlots; ++i) left_full[i].init(1);
+      for (int i = 0; i < (kConsumerWarps + 1) * kSlots; ++i) left_full[i].init(1);
     cutlass::arch::fence_barrier_init();
   }
   __syncthreads();
@@ -382,11 +385,11 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   static_assert(kLeftValues == kLeftPerThread, "a ring slot holds each thread's fragment values of L");
 
   const RawRing<kLeftPerThread, kConsumers> ring{left_ring, int(threadIdx.x)};
-  // With Tma, each warp's 16 rows of L come as one box a slice into the warp's own kLeftSlots slots,
-  // loaded by its lane 0 kLeftSlots slices ahead, once the warp has read the slot's slice before.
+  // With Tma, each warp's 16 rows of L come as one box a slice into the warp's own kSlots slots,
+  // loaded by its lane 0 kSlots slices ahead, once the warp has read the slot's slice before.
   const int warp = int(threadIdx.x) / 32;
-  float2* warp_slots = left_ring + warp * kLeftSlots * (kWarpRows * kDepth);
-  TxBarrier* warp_full = left_full + warp * kLeftSlots;
+  float2* warp_slots = left_ring + warp * kSlots * (kWarpRows * kDepth);
+  TxBarrier* warp_full = left_full + warp * kSlots;
   float2 lv[kLeftValues];
   Cursor ahead;  // the next slice to copy
   auto fetch = [&] {  // issue the copies of the next slice (one commit group per call) or its TMA load
@@ -395,7 +398,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       const int k0 = (w.first + ahead.s) * kDepth;
       if constexpr (Tma) {
         if (threadIdx.x % 32 == 0) {
-          const int slot = int(ahead.g % kLeftSlots), row0 = tile.row0 + warp * kWarpRows;
+          const int slot = int(ahead.g % kSlots), row0 = tile.row0 + warp * kWarpRows;
           warp_full[slot].arrive_and_expect_tx(kLeftBoxBytes);
           tma_load(&maps.left, &warp_full[slot], warp_slots + slot * (kWarpRows * kDepth),
                    LeftKContig ? 2 * k0 : 2 * row0, LeftKContig ? row0 : k0, int(tile.q));
@@ -419,14 +422,14 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   auto load = [&](uint32_t g) {  // slice g from its slot into registers (its copies have landed)
     if constexpr (Tma) {
       // The box: L's K contiguous, 16 lines (rows) of 16 k; else 16 lines (k) of 16 rows; swizzled.
-      warp_full[g % kLeftSlots].wait((g / kLeftSlots) & 1);
-      const char* slot = reinterpret_cast<const char*>(warp_slots + (g % kLeftSlots) * (kWarpRows * kDepth));
+      warp_full[g % kSlots].wait((g / kSlots) & 1);
+      const char* slot = reinterpret_cast<const char*>(warp_slots + (g % kSlots) * (kWarpRows * kDepth));
 #pragma unroll
       for (int i = 0; i < kLeftValues; ++i) {
         const int r = get<0>(lcoord(i)) - warp * kWarpRows, k = get<1>(lcoord(i));
         lv[i] = *reinterpret_cast<const float2*>(slot + (LeftKContig ? swizzled(r, k) : swizzled(k, r)));
       }
-      __syncwarp();  // every lane has read the slot: it takes slice g + kLeftSlots
+      __syncwarp();  // every lane has read the slot: it takes slice g + kSlots
       fetch();
     } else {
 #pragma unroll
@@ -462,7 +465,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   // only at the producer's barriers, so one splits while the other's MMAs run. The sequence runs
   // on through the CTA's tiles: the copies of a tile's first slices are in flight, and the
   // producer splits them, while the tile before stores its part of C.
-  for (int s = 0; s < (Tma ? kLeftSlots : kAhead); ++s) fetch();
+  for (int s = 0; s < (Tma ? kSlots : kAhead); ++s) fetch();
   const int64_t slices = int64_t(w.count) * w.stages;
   if (slices > 0) {
     if constexpr (!Tma) copy_wait<kAhead - 1>();
@@ -526,7 +529,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       static_assert(kValues == kSlots * kLeftPerThread && kValues % kMaxSplit == 0, "ring columns hold C's parts");
       auto cluster = cooperative_groups::this_cluster();
       if constexpr (Tma) {  // the MMA warps' TMA slots overlap the columns: every warp has read its last
-        asm volatile("bar.sync 2, %0;" ::"n"(kConsumers) : "memory");
+        consumers_sync();
       } else {
         copy_wait<0>();
       }
@@ -710,10 +713,10 @@ bool loads_by_tma(const Args& a) {
 // The raw slices reach shared memory by the tensor memory accelerator where both sides allow it (a
 // 16-byte aligned base, line and batch strides in multiples of 16 bytes): each MMA warp's lane 0
 // loads its 16 rows of L, and the producer's thread 0 R's 64 columns, as one box a slice into a
-// ring of kLeftSlots (kRightSlots) slots, as many slices ahead, completing on a transaction barrier
-// per slot; the box's zero fill past the matrix replaces the copies' predicates, and a box of
-// 128-byte lines is written swizzled, so that the MMA warps' fragment reads and the producer's
-// 16-byte reads of K-contiguous R meet no bank conflict. The copies (cp.async, 8 bytes a thread,
+// ring of kSlots slots (the copies' rings' bytes), as many slices ahead, completing on a
+// transaction barrier per slot; the box's zero fill past the matrix replaces the copies'
+// predicates, and a box of 128-byte lines is written swizzled, so that the MMA warps' fragment
+// reads and the producer's 16-byte reads of K-contiguous R meet no bank conflict. The copies (cp.async, 8 bytes a thread,
 // through L1) spent the load/store pipe that the fragment reads, the split stores and the MMAs'
 // operand reads share; they stay for the layouts TMA cannot address (Loads::copies).
 // Invariant: a slot is loaded again only after every thread that reads it has read it (the
