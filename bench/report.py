@@ -338,11 +338,21 @@ def cgemm_table(doc):
 
 
 def products_table(doc):
+    # The DRAM floor (operands and result crossing DRAM once at the copy rate of the same run) where
+    # the file has it, with the speedup over fp32 it bounds.
+    floor = all("dram_floor_ms" in r for r in doc["rows"])
     body = [[r["layer"], r["pass"], f"{r['m']}×{r['n']}×{r['k']}", f"{r['batch']:,}",
              f"{r['fp32_ms']:.3f} ({r['fp32_tflops']:.1f})", f"{r['tf32x3_ms']:.3f} ({r['tf32x3_tflops']:.1f})",
-             f"{r['tf32x3_speedup']:.2f}×", f"{r['tf32x3_rel_diff']:.1e}"] for r in doc["rows"]]
-    return table(["layer", "pass", "m×n×k", "batch (frequencies)", "fp32 ms (TFLOP/s)", "3xtf32 ms (TFLOP/s)",
-                  "3xtf32 speedup", "3xtf32 rel. difference from fp32"], body)
+             f"{r['tf32x3_speedup']:.2f}×", f"{r['tf32x3_rel_diff']:.1e}"]
+            + ([f"{r['dram_floor_ms']:.3f} ({r['fp32_ms'] / r['dram_floor_ms']:.2f}×)"] if floor else [])
+            for r in doc["rows"]]
+    head = ["layer", "pass", "m×n×k", "batch (frequencies)", "fp32 ms (TFLOP/s)", "3xtf32 ms (TFLOP/s)",
+            "3xtf32 speedup", "3xtf32 rel. difference from fp32"]
+    lines = table(head + (["DRAM floor ms (most speedup over fp32)"] if floor else []), body)
+    if floor:
+        lines += ["", f"DRAM floor: the operands and the result crossing DRAM once at the device-to-device copy "
+                      f"rate measured in the same run, {doc['copy_gbps']:,.0f} GB/s."]
+    return lines
 
 
 def cpu_tiling_table(doc):

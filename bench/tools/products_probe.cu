@@ -2,7 +2,9 @@
 // of the modern set, one complex GEMM per frequency of a smooth basis, in the three operand forms
 // of the passes, through the library's product modes (products::cgemm): fp32 (cuBLAS CGEMM) and
 // 3xtf32 (the tensor-core split, Note [product precision]), timed in one run, with the 3xtf32 result's difference from
-// the fp32 one. It measures the products alone, apart from the transforms of a pass.
+// the fp32 one. It measures the products alone, apart from the transforms of a pass, and beside each
+// the time its operands and result take to cross DRAM once at the device-to-device copy rate
+// measured in the same run: no product kernel whose operands start in DRAM runs faster.
 //   usage: fftconv_products_probe [--repeat N] [--json FILE] [--only LAYER,...]      (GPU host)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -35,6 +37,20 @@ std::vector<float> download(const cuComplex* p, size_t n) {
   std::vector<float> h(2 * n);
   check(cudaMemcpy(h.data(), p, h.size() * 4, cudaMemcpyDeviceToHost), "cudaMemcpy");
   return h;
+}
+
+// The device-to-device copy rate in bytes per second (read + written), of 1 GiB copies, the median of
+// `repeat`.
+double copy_rate(int repeat) {
+  constexpr size_t kBytes = size_t(1) << 30;
+  void *src = nullptr, *dst = nullptr;
+  check(cudaMalloc(&src, kBytes), "cudaMalloc copy source");
+  check(cudaMalloc(&dst, kBytes), "cudaMalloc copy destination");
+  check(cudaMemset(src, 0, kBytes), "cudaMemset");
+  const float ms = median_ms([&] { check(cudaMemcpyAsync(dst, src, kBytes, cudaMemcpyDeviceToDevice), "copy"); }, repeat);
+  cudaFree(src);
+  cudaFree(dst);
+  return 2.0 * double(kBytes) / (double(ms) * 1e-3);
 }
 
 double rel_diff(const std::vector<float>& got, const std::vector<float>& ref) {
@@ -90,8 +106,10 @@ int main(int argc, char** argv) {
   const nlohmann::json device{{"name", prop.name}, {"driver", driver}, {"runtime", runtime},
                               {"cublas", std::to_string(cublas / 10000) + "." + std::to_string(cublas / 100 % 100) + "." +
                                              std::to_string(cublas % 100)}};
+  const double rate = copy_rate(repeat);
+  std::printf("device-to-device copy: %.0f GB/s (read + written)\n", rate / 1e9);
   nlohmann::json doc{{"benchmark", "products"}, {"device", device}, {"command", command}, {"date", date},
-                     {"repeat", repeat},
+                     {"repeat", repeat}, {"copy_gbps", rate / 1e9},
                      {"what", "per-frequency complex products of the layers (batch = frequencies of the fbfft basis), "
                               "dense operands in the passes' forms; TFLOP/s real-equivalent (8 per complex multiply-add)"},
                      {"peak_tflops", {{"fp32", products::peak_tflops(ProductMath::fp32)},
@@ -126,16 +144,17 @@ int main(int argc, char** argv) {
       const float t32 = timed([&] { products::cgemm(h, ProductMath::fp32, g); }, &c32);
       const float t3x = timed([&] { products::cgemm(h, ProductMath::tf32x3, g); }, &c3x);
       const double flop = g.flops(), diff = rel_diff(c3x, c32);
+      const double bytes = double(sa + sb + sc) * double(L.freqs) * 8, floor_ms = bytes / rate * 1e3;
       const std::string pass_name(fftconv::to_string(pass));
       std::printf("%-13s %-7s m=%-4ld n=%-4ld k=%-4ld batch=%-5ld | fp32 %.4f ms %5.1f TFLOP/s | 3xtf32 %.4f ms %5.1f "
-                  "TFLOP/s, %.2fx fp32's speed, rel diff %.1e\n",
+                  "TFLOP/s, %.2fx fp32's speed, rel diff %.1e | DRAM floor %.4f ms\n",
                   L.name, pass_name.c_str(), long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
-                  flop / t3x / 1e9, t32 / t3x, diff);
+                  flop / t3x / 1e9, t32 / t3x, diff, floor_ms);
       std::fflush(stdout);
       doc["rows"].push_back({{"layer", L.name}, {"pass", pass_name}, {"m", g.m}, {"n", g.n}, {"k", g.k},
                              {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
                              {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
-                             {"tf32x3_rel_diff", diff}});
+                             {"tf32x3_rel_diff", diff}, {"bytes", bytes}, {"dram_floor_ms", floor_ms}});
       cudaFree(A);
       cudaFree(B);
       cudaFree(C);
