@@ -716,9 +716,10 @@ bool loads_by_tma(const Args& a) {
 // ring of kSlots slots (the copies' rings' bytes), as many slices ahead, completing on a
 // transaction barrier per slot; the box's zero fill past the matrix replaces the copies'
 // predicates, and a box of 128-byte lines is written swizzled, so that the MMA warps' fragment
-// reads and the producer's 16-byte reads of K-contiguous R meet no bank conflict. The copies (cp.async, 8 bytes a thread,
-// through L1) spent the load/store pipe that the fragment reads, the split stores and the MMAs'
-// operand reads share; they stay for the layouts TMA cannot address (Loads::copies).
+// reads and the producer's 16-byte reads of K-contiguous R meet no bank conflict. The copies
+// (cp.async, 8 bytes a thread, through L1) spent the load/store pipe that the fragment reads, the
+// split stores and the MMAs' operand reads share; they stay for the layouts TMA cannot address
+// (Loads::copies).
 // Invariant: a slot is loaded again only after every thread that reads it has read it (the
 // warp's __syncwarp, the producer warpgroup's named barrier) and its barrier's phase has turned;
 // both paths read the same values into the same split, so they give the same bits. Measured (H100,
