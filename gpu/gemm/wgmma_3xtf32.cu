@@ -24,10 +24,11 @@ namespace fftconv::products::wgmma3x {
 // Re R(c, :) and row 2c+1 holds Im R(c, :); then P = Re L · R~^T and Q = Im L · R~^T give
 //   Re C(r, c) = P(r, 2c) − Q(r, 2c+1),   Im C(r, c) = P(r, 2c+1) + Q(r, 2c),
 // and the two columns 2c, 2c+1 of a warpgroup accumulator sit in one thread, so the combination
-// costs no data movement. Each fp32 value x is split as x = big + small (big: x with its 13 low
-// bits cleared, small: x − big rounded to TF32), and each real product is big·big + small·big +
-// big·small: 6 warpgroup MMAs per 8-deep slice of K, the 12 TF32 products a complex 3xTF32 GEMM
-// needs. A CTA of three warpgroups computes 128 rows × 64 complex columns (Note [split tail wave]):
+// costs no data movement (a conjugated L negates Q: the sign is applied there). Each fp32 value x
+// is split as x = big + small (big: x with its 13 low bits cleared, small: x − big in TF32), and
+// each real product is big·big + small·big + big·small: 6 warpgroup MMAs per 8-deep slice of K, the
+// 12 TF32 products of a complex 3xTF32 GEMM. A CTA of three warpgroups computes 128 rows × 64
+// complex columns (Note [split tail wave]):
 //   - Two MMA warpgroups of 64 rows each hold L in registers, in the MMAs' A-fragment layout: each
 //     thread copies exactly the values its fragments hold with cp.async into its own column of a
 //     ring 3 slices ahead, and splits them in place once its MMAs of the slice before are done.
@@ -35,8 +36,7 @@ namespace fftconv::products::wgmma3x {
 //     swizzled K-major shared memory (TF32 MMAs read their B operand from there), in a ring of 4
 //     stages handed over by mbarriers: "full" when a stage is split, "empty" when every MMA warp
 //     has read it. The MMA warpgroups meet only there, never at a CTA-wide barrier, so one splits
-//     while the other's MMAs run. The producer gives back registers (setmaxnreg) to the MMA
-//     warpgroups' 128 accumulators a thread.
+//     while the other's MMAs run; the producer's registers go to their accumulators (setmaxnreg).
 //   - Raw slices are read in the layout the passes store (either dimension contiguous,
 //     conjugated or not), by TMA where the layout allows it (Note [tma operand loads]).
 // Invariant: a thread reads only ring values it copied itself (cp.async.wait_group, no barrier);
@@ -94,7 +94,7 @@ __device__ __forceinline__ void copy_async(float2* dst, const float2* src, bool 
 }
 __device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
-__device__ __forceinline__ void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 using MmaOp = decltype(GMMA::rs_op_selector<tfloat32_t, tfloat32_t, float, Shape<_64, Int<2 * kCols>, _8>,
                                             GMMA::Major::K, GMMA::Major::K>());
@@ -103,6 +103,15 @@ using LeftShape = Shape<Int<kRows>, Int<kDepth>>;
 using AccShape = Shape<Int<kRows>, Int<2 * kCols>>;
 using Barrier = cutlass::arch::ClusterBarrier;
 using TxBarrier = cutlass::arch::ClusterTransactionBarrier;
+
+// Waits for phase `phase` of barrier b. CUTLASS's wait is an asm statement without a "memory" clobber,
+// which lets the compiler move ordinary loads and stores of what the barrier guards above it; the
+// clobber here keeps them below (this kernel reads TMA slots and writes split stages with plain C++).
+template <class B>
+__device__ __forceinline__ void wait_phase(B& b, uint32_t phase) {
+  b.wait(phase);
+  asm volatile("" ::: "memory");
+}
 
 // The two sides' tensor maps, kernel parameters (unused by the copies kernels).
 struct Maps {
@@ -198,6 +207,13 @@ struct CtaWork {
 struct Cursor {
   int i = 0, s = 0;
   uint32_t g = 0;
+  TileAt at{};  // tile at_i's place: computed once a tile, not at every slice
+  int at_i = -1;
+  template <bool Split>
+  __device__ const TileAt& tile(const Args& a, const CtaWork<Split>& w) {
+    if (at_i != i) at = w.tile(a, i), at_i = i;
+    return at;
+  }
   __device__ void advance(int stages) {
     ++g;
     if (++s == stages) s = 0, ++i;
@@ -221,7 +237,7 @@ struct RawRing {
 // The producer warpgroup: copies the raw slices of R, through all of the CTA's tiles in one
 // sequence, and splits each into the R~ stage the MMAs read, once the MMAs of the slice kStages
 // before have released it. With Tma, thread 0 loads each slice as one box into ring slot g mod
-// kSlots, kSlots slices ahead, once the warpgroup has read the slot's slice before.
+// kSlots, kSlots slices ahead, once the warpgroup has split the slot's slice before.
 template <bool RightKContig, bool Split, bool Tma>
 __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, float2* ring_base, Barrier* full,
                         Barrier* empty, const CUtensorMap* map, TxBarrier* raw_full) {
@@ -244,7 +260,7 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
   Cursor ahead;  // the next slice to copy
   auto fetch = [&] {
     if (ahead.i < w.count && ahead.s < w.stages) {  // (a cluster CTA's part of K may hold no slice)
-      const TileAt tile = w.tile(a, ahead.i);
+      const TileAt& tile = ahead.tile(a, w);
       const int k0 = (w.first + ahead.s) * kDepth;
       if constexpr (Tma) {
         if (t == 0) {
@@ -303,15 +319,14 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
   for (int64_t n = 0; n < slices; ++n, ++g) {
     const int stage = g % kStages;
     if constexpr (Tma) {
-      raw_full[g % kSlots].wait((g / kSlots) & 1);
+      wait_phase(raw_full[g % kSlots], (g / kSlots) & 1);
       load(g);
-      producers_sync();  // every thread has read the slot: it takes slice g + kSlots
     } else {
       copy_wait<kAhead - 1>();  // slice g has landed
       load(g);
+      fetch();
     }
-    fetch();
-    if (n >= kStages) empty[stage].wait(((g / kStages) + 1) & 1);  // the MMAs of slice g - kStages are done
+    if (n >= kStages) wait_phase(empty[stage], ((g / kStages) + 1) & 1);  // slice g - kStages's MMAs are done
     float* big = right_part(split, stage, 0);
     float* small = right_part(split, stage, 1);
 #pragma unroll
@@ -322,6 +337,10 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
     }
     cutlass::arch::fence_view_async_shared();  // the generic-proxy stores, visible to the MMAs
     full[stage].arrive();
+    if constexpr (Tma) {  // every thread has used what it read from the slot: it takes slice g + kSlots
+      producers_sync();
+      fetch();
+    }
   }
 }
 
@@ -369,6 +388,8 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
 
+  // L's conjugation is applied to Q in the epilogue (Q = Im L · R~^T changes sign exactly), not to
+  // Im L at every slice.
   const float lsign = a.left.conj ? -1.f : 1.f;
 
   TiledMma mma;
@@ -386,15 +407,27 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
 
   const RawRing<kLeftPerThread, kConsumers> ring{left_ring, int(threadIdx.x)};
   // With Tma, each warp's 16 rows of L come as one box a slice into the warp's own kSlots slots,
-  // loaded by its lane 0 kSlots slices ahead, once the warp has read the slot's slice before.
+  // loaded by its lane 0 kSlots slices ahead, once the warp has split the slot's slice before.
   const int warp = int(threadIdx.x) / 32;
   float2* warp_slots = left_ring + warp * kSlots * (kWarpRows * kDepth);
   TxBarrier* warp_full = left_full + warp * kSlots;
   float2 lv[kLeftValues];
+  // Byte offsets of the thread's values in a TMA slot: value i at off0 ^ delta(i), delta(i) the same
+  // for every lane (the fragment's rows r, r + 8 and k, k + 4, k + 8, k + 12 differ from value 0's
+  // in bits that the swizzle's XOR and the line stride do not mix with the lane's own), so it is
+  // taken from thread 0's coordinates and folds to constants; a slice's loads cost no index
+  // arithmetic but one XOR each.
+  auto slot_offset = [](int r, int k) { return LeftKContig ? swizzled(r, k) : swizzled(k, r); };
+  Tensor lcoord0 = mma.get_thread_slice(0).partition_A(make_identity_tensor(LeftShape{}));
+  auto delta = [&](int i) {
+    return slot_offset(get<0>(lcoord0(i)), get<1>(lcoord0(i))) ^ slot_offset(get<0>(lcoord0(0)), get<1>(lcoord0(0)));
+  };
+  int off0 = slot_offset(get<0>(lcoord(0)) - warp * kWarpRows, get<1>(lcoord(0)));
+  asm volatile("" : "+r"(off0));  // kept in a register, not derived again from the thread index
   Cursor ahead;  // the next slice to copy
   auto fetch = [&] {  // issue the copies of the next slice (one commit group per call) or its TMA load
     if (ahead.i < w.count && ahead.s < w.stages) {  // (a cluster CTA's part of K may hold no slice)
-      const TileAt tile = w.tile(a, ahead.i);
+      const TileAt& tile = ahead.tile(a, w);
       const int k0 = (w.first + ahead.s) * kDepth;
       if constexpr (Tma) {
         if (threadIdx.x % 32 == 0) {
@@ -422,15 +455,10 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   auto load = [&](uint32_t g) {  // slice g from its slot into registers (its copies have landed)
     if constexpr (Tma) {
       // The box: L's K contiguous, 16 lines (rows) of 16 k; else 16 lines (k) of 16 rows; swizzled.
-      warp_full[g % kSlots].wait((g / kSlots) & 1);
+      wait_phase(warp_full[g % kSlots], (g / kSlots) & 1);
       const char* slot = reinterpret_cast<const char*>(warp_slots + (g % kSlots) * (kWarpRows * kDepth));
 #pragma unroll
-      for (int i = 0; i < kLeftValues; ++i) {
-        const int r = get<0>(lcoord(i)) - warp * kWarpRows, k = get<1>(lcoord(i));
-        lv[i] = *reinterpret_cast<const float2*>(slot + (LeftKContig ? swizzled(r, k) : swizzled(k, r)));
-      }
-      __syncwarp();  // every lane has read the slot: it takes slice g + kSlots
-      fetch();
+      for (int i = 0; i < kLeftValues; ++i) lv[i] = *reinterpret_cast<const float2*>(slot + (off0 ^ delta(i)));
     } else {
 #pragma unroll
       for (int i = 0; i < kLeftValues; ++i) lv[i] = *ring.at(g, i);
@@ -439,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   auto split_left = [&] {
 #pragma unroll
     for (int i = 0; i < kLeftValues; ++i) {
-      const float2 re = tf32_split(lv[i].x), im = tf32_split(lsign * lv[i].y);
+      const float2 re = tf32_split(lv[i].x), im = tf32_split(lv[i].y);
       lrb(i) = as_tf32(re.x), lrs(i) = as_tf32(re.y);
       lib(i) = as_tf32(im.x), lis(i) = as_tf32(im.y);
     }
@@ -460,7 +488,8 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   // accumulator layout), i.e. the real and imaginary column of complex column c.
   Tensor coord = thr.partition_C(make_identity_tensor(AccShape{}));
 
-  // Slice g's MMAs run while slice g+kAhead of L is copied and slice g+1 is read from its slot;
+  // Slice g's MMAs run while slice g+kAhead of L is copied (g+kSlots by TMA, into the slot slice g
+  // held) and slice g+1 is read from its slot;
   // L's part goes into the fragments once the MMAs that read them are done. The warpgroups meet
   // only at the producer's barriers, so one splits while the other's MMAs run. The sequence runs
   // on through the CTA's tiles: the copies of a tile's first slices are in flight, and the
@@ -479,7 +508,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
     clear(acc_q);
     for (int s = 0; s < w.stages; ++s, ++g, ++n) {
       const int stage = g % kStages;
-      full[stage].wait((g / kStages) & 1);
+      wait_phase(full[stage], (g / kStages) & 1);
       Tensor rb = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 0)));
       Tensor rs = thr.make_fragment_B(thr.partition_B(right_view(split, stage, 1)));
       fence_operands();
@@ -494,7 +523,10 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
         cute::gemm(mma, lib(_, _, kb), rb(_, _, kb), acc_q);
       }
       warpgroup_commit_batch();
-      if constexpr (!Tma) fetch();
+      // With Tma: every lane has split slice g from its slot (the MMAs just issued read the split),
+      // so the slot takes slice g + kSlots.
+      if constexpr (Tma) __syncwarp();
+      fetch();
       const bool next = n + 1 < slices;
       if (next) {
         if constexpr (!Tma) copy_wait<kAhead - 1>();  // slice g+1 has landed
@@ -535,7 +567,8 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       }
 #pragma unroll
       for (int j = 0; j < kValues; ++j)
-        *ring.column(j) = make_float2(acc_p(2 * j) - acc_q(2 * j + 1), acc_p(2 * j + 1) + acc_q(2 * j));
+        *ring.column(j) =
+            make_float2(acc_p(2 * j) - lsign * acc_q(2 * j + 1), acc_p(2 * j + 1) + lsign * acc_q(2 * j));
       cluster.sync();
       const int share = kValues / a.split;
       for (int j = w.part * share; j < (w.part + 1) * share; ++j) {
@@ -555,7 +588,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       for (int j = 0; j < size(acc_p); j += 2) {
         const int r = tile.row0 + get<0>(coord(j)), c = tile.col0 + get<1>(coord(j)) / 2;
         if (r >= a.rows || c >= a.cols) continue;
-        float2 v = make_float2(acc_p(j) - acc_q(j + 1), acc_p(j + 1) + acc_q(j));
+        float2 v = make_float2(acc_p(j) - lsign * acc_q(j + 1), acc_p(j + 1) + lsign * acc_q(j));
         float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
         if (a.accumulate) {
           const float2 old = *out;
@@ -720,9 +753,11 @@ bool loads_by_tma(const Args& a) {
 // (cp.async, 8 bytes a thread, through L1) spent the load/store pipe that the fragment reads, the
 // split stores and the MMAs' operand reads share; they stay for the layouts TMA cannot address
 // (Loads::copies).
-// Invariant: a slot is loaded again only after every thread that reads it has read it (the
-// warp's __syncwarp, the producer warpgroup's named barrier) and its barrier's phase has turned;
-// both paths read the same values into the same split, so they give the same bits. Measured (H100,
+// Invariant: a slot is loaded again only after every thread that reads it has used the values it
+// read (its split depends on them) and then met the others (the warp's __syncwarp, the producer
+// warpgroup's named barrier): a shared load issued but not yet returned when the barrier passes
+// may see the next box. Plain loads and stores stay after each barrier wait (wait_phase). Both
+// paths read the same values into the same split, so they give the same bits. Measured (H100,
 // one run): the products 1.11x faster than by copies (geometric mean over L2-L5 and 6 modern
 // layers' shapes), L5 fprop 0.195 -> 0.175 ms.
 
