@@ -151,6 +151,10 @@ class PreparingPlan final : public Plan {
 
 using PreparingBackend = TimedBackend<PreparingPlan>;  // (weight_ms, run_ms)
 
+// The least share of a host sleep that a CUDA-event sample of it keeps on a device that other
+// processes use too (see "auto on a device: candidates timed in interleaved rounds…").
+constexpr double kSharedDevice = 0.8;
+
 const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
   for (const AutoCandidate& c : r.candidates)
     if (c.backend == label) return c;
@@ -271,7 +275,9 @@ TEST_CASE("auto on a device: candidates timed in interleaved rounds by CUDA even
     return;
   }
   // The events of a sample enclose the host's sleep between them, so a sleeping plan's sample on
-  // an idle stream is its sleep.
+  // an idle device is its sleep. Another process's work on the device (scripts/gpu-check.sh runs
+  // ctest beside gpu_test) can hold the first event back while the second runs on time, so the
+  // lower bounds allow kSharedDevice of the sleep (8.79 ms for 9 beside gpu_test on an H100).
   Registry reg;
   reg.add(std::make_shared<SleepBackend>("quick", 2.0, 0.0, Location::cuda));
   reg.add(std::make_shared<SleepBackend>("slowpoke", 9.0, 0.0, Location::cuda));
@@ -283,9 +289,9 @@ TEST_CASE("auto on a device: candidates timed in interleaved rounds by CUDA even
   INFO(rep.explain());
   CHECK(rep.chosen == "quick");
   CHECK(rep.reason == "fastest of 2 timed");
-  CHECK(candidate(rep, "quick").measured_ms >= 1.9);
+  CHECK(candidate(rep, "quick").measured_ms >= kSharedDevice * 2.0);
   CHECK(candidate(rep, "quick").measured_ms < 9.0);
-  CHECK(candidate(rep, "slowpoke").measured_ms >= 8.9);
+  CHECK(candidate(rep, "slowpoke").measured_ms >= kSharedDevice * 9.0);
   // Planned after "quick", bounded by its time: the note says so before it says the drop.
   CHECK(candidate(rep, "slowpoke").note.find("its tuning stopped at the bound of ") == 0);
   CHECK(candidate(rep, "slowpoke").note.find("; dropped after 3 rounds") != std::string::npos);
@@ -314,10 +320,10 @@ TEST_CASE("auto on a device plans the costly tuner last, bounded by the plan tim
   INFO(rep.explain());
   CHECK(fb->planned_at < cu->planned_at);
   CHECK(fb->bound_ms == 0);
-  CHECK(cu->bound_ms >= 1.9);
+  CHECK(cu->bound_ms >= kSharedDevice * 2.0);  // (the events' lower bounds: see the test before)
   CHECK(cu->bound_ms < 3.0);
   CHECK(rep.chosen == "fbfft");
-  CHECK(candidate(rep, "cufft").measured_ms >= 2.9);
+  CHECK(candidate(rep, "cufft").measured_ms >= kSharedDevice * 3.0);
   CHECK(candidate(rep, "cufft").note.find("its tuning stopped at the bound of ") == 0);
   CHECK(candidate(rep, "fbfft").note.empty());
   // Both tuners had the same deadline, kAutoTuneBudgetMs after auto began (Note [tuning budget]).
