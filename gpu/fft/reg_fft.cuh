@@ -12,6 +12,7 @@
 
 #include "common/fft_size.hpp"
 #include "gpu/fft/warp_fft.cuh"
+#include "gpu/runtime/cp_async.cuh"
 
 namespace fftconv::fbfft::detail {
 
@@ -46,29 +47,6 @@ __device__ __forceinline__ void static_for_impl(F&& f, std::integer_sequence<int
 template <int N, class F>
 __device__ __forceinline__ void static_for(F&& f) {
   static_for_impl(f, std::make_integer_sequence<int, N>{});
-}
-
-// Asynchronous global -> shared copies (cp.async, sm_80+) of Bytes = 4, 8 or 16 bytes (16: through
-// L2 only); when !valid the destination is zero-filled and nothing is read (src must still be a
-// mapped address). They let a thread have all its loads in flight at once without holding them in
-// registers; complete them with cp_async_wait_all() before the barrier that publishes the data.
-template <int Bytes>
-__device__ __forceinline__ void cp_async(void* smem_dst, const void* src, bool valid) {
-  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp_async: 4, 8 or 16 bytes");
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(Bytes), "r"(valid ? Bytes : 0)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
-// Groups: cp_async_commit() closes the group of the copies issued since the last one;
-// cp_async_wait_group<N>() waits until at most N groups are still in flight.
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait_group() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // The part of a forward's input window inside its n_h x n_w basis, rows [y0, y1) x columns

@@ -12,6 +12,7 @@
 #include "cute/tensor.hpp"
 #include "cutlass/arch/barrier.h"
 #include "cutlass/arch/reg_reconfig.h"
+#include "gpu/runtime/cp_async.cuh"
 #include "gpu/runtime/cuda_check.hpp"
 #include "gpu/runtime/dependent_launch.cuh"
 #include "gpu/runtime/launch_shape.hpp"
@@ -86,15 +87,6 @@ constexpr int kMinSlicesSaved = 4;  // a split tail must save its CTAs this many
 
 // Tiles (or slices) of `tile` covering `extent`.
 __host__ __device__ constexpr int tiles_of(int extent, int tile) { return (extent + tile - 1) / tile; }
-
-// cp.async of one complex value (8 bytes), zero-filled when `in` is false.
-__device__ __forceinline__ void copy_async(float2* dst, const float2* src, bool in) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src), "r"(in ? 8 : 0));
-}
-__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void copy_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 using MmaOp = decltype(GMMA::rs_op_selector<tfloat32_t, tfloat32_t, float, Shape<_64, Int<2 * kCols>, _8>,
                                             GMMA::Major::K, GMMA::Major::K>());
@@ -279,12 +271,12 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
 #pragma unroll
           for (int i = 0; i < kQuad; ++i) {
             const bool in = full_tile || (rcol[j] < rcols && k0 + rk[j] + i < a.depth);
-            copy_async(ring.at(ahead.g, j * kQuad + i), in ? rp + i * a.right.s_k : rbase, in);
+            cp_async<sizeof(float2)>(ring.at(ahead.g, j * kQuad + i), in ? rp + i * a.right.s_k : rbase, in);
           }
         }
       }
     }
-    if constexpr (!Tma) copy_commit();
+    if constexpr (!Tma) cp_async_commit();
     ahead.advance(w.stages);
   };
   // Slice g's raw values of the thread's units (its slot holds them).
@@ -322,7 +314,7 @@ __device__ void produce(const Args& a, const CtaWork<Split>& w, float* split, fl
       wait_phase(raw_full[g % kSlots], (g / kSlots) & 1);
       load(g);
     } else {
-      copy_wait<kAhead - 1>();  // slice g has landed
+      cp_async_wait_group<kAhead - 1>();  // slice g has landed
       load(g);
       fetch();
     }
@@ -388,9 +380,6 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
 
-  // L's conjugation is applied to Q in the epilogue (Q = Im L · R~^T changes sign exactly), not to
-  // Im L at every slice.
-  const float lsign = a.left.conj ? -1.f : 1.f;
 
   TiledMma mma;
   mma.accumulate_ = GMMA::ScaleOut::One;
@@ -445,11 +434,11 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
         for (int i = 0; i < kLeftValues; ++i) {
           const bool in = full_tile || (get<0>(lcoord(i)) < lrows && k0 + get<1>(lcoord(i)) < a.depth);
           const int64_t off = int64_t(get<0>(lcoord(i))) * a.left.s_row + int64_t(get<1>(lcoord(i))) * a.left.s_k;
-          copy_async(ring.at(ahead.g, i), in ? lp + off : lbase, in);
+          cp_async<sizeof(float2)>(ring.at(ahead.g, i), in ? lp + off : lbase, in);
         }
       }
     }
-    if constexpr (!Tma) copy_commit();
+    if constexpr (!Tma) cp_async_commit();
     ahead.advance(w.stages);
   };
   auto load = [&](uint32_t g) {  // slice g from its slot into registers (its copies have landed)
@@ -487,6 +476,13 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   // Accumulator values 2j and 2j+1 of a thread are columns 2c and 2c+1 of one row (the GMMA
   // accumulator layout), i.e. the real and imaginary column of complex column c.
   Tensor coord = thr.partition_C(make_identity_tensor(AccShape{}));
+  // The complex value of C at accumulator values j, j + 1 (j even): P + iQ combined as Note
+  // [warpgroup 3xtf32] says, with L's conjugation applied to Q here (it negates Q exactly), not to
+  // Im L at every slice.
+  const float lsign = a.left.conj ? -1.f : 1.f;
+  auto c_value = [&](int j) {
+    return make_float2(acc_p(j) - lsign * acc_q(j + 1), acc_p(j + 1) + lsign * acc_q(j));
+  };
 
   // Slice g's MMAs run while slice g+kAhead of L is copied (g+kSlots by TMA, into the slot slice g
   // held) and slice g+1 is read from its slot;
@@ -497,7 +493,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   for (int s = 0; s < (Tma ? kSlots : kAhead); ++s) fetch();
   const int64_t slices = int64_t(w.count) * w.stages;
   if (slices > 0) {
-    if constexpr (!Tma) copy_wait<kAhead - 1>();
+    if constexpr (!Tma) cp_async_wait_group<kAhead - 1>();
     load(0);
     split_left();
   }
@@ -529,7 +525,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       fetch();
       const bool next = n + 1 < slices;
       if (next) {
-        if constexpr (!Tma) copy_wait<kAhead - 1>();  // slice g+1 has landed
+        if constexpr (!Tma) cp_async_wait_group<kAhead - 1>();  // slice g+1 has landed
         load(g + 1);
       }
       warpgroup_wait<0>();
@@ -563,12 +559,11 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       if constexpr (Tma) {  // the MMA warps' TMA slots overlap the columns: every warp has read its last
         consumers_sync();
       } else {
-        copy_wait<0>();
+        cp_async_wait_group<0>();
       }
 #pragma unroll
       for (int j = 0; j < kValues; ++j)
-        *ring.column(j) =
-            make_float2(acc_p(2 * j) - lsign * acc_q(2 * j + 1), acc_p(2 * j + 1) + lsign * acc_q(2 * j));
+        *ring.column(j) = c_value(2 * j);
       cluster.sync();
       const int share = kValues / a.split;
       for (int j = w.part * share; j < (w.part + 1) * share; ++j) {
@@ -588,7 +583,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       for (int j = 0; j < size(acc_p); j += 2) {
         const int r = tile.row0 + get<0>(coord(j)), c = tile.col0 + get<1>(coord(j)) / 2;
         if (r >= a.rows || c >= a.cols) continue;
-        float2 v = make_float2(acc_p(j) - lsign * acc_q(j + 1), acc_p(j + 1) + lsign * acc_q(j));
+        float2 v = c_value(j);
         float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
         if (a.accumulate) {
           const float2 old = *out;
