@@ -296,21 +296,21 @@ struct Variant {
 // Note [auto's timed candidates]
 // On the host each backend is a candidate with the options asked for; a backend that tiles (fftw)
 // asked for untiled plans (the default) is also a candidate with tile=auto, whose tiles win on
-// large images with small kernels (bench/results/cpu/tiling.json: 1.2-1.5x) and lose elsewhere.
-// When the tiling planner keeps the problem untiled that plan is the untiled one and is not timed
-// twice. The timed candidates run interleaved, round after round (a host shared with other work
-// drifts by 2x within a minute: one candidate timed after another compared two different
-// machines). A candidate's time is its fastest run, since other work only ever slows a run down,
-// and fftw's many parallel regions most (with medians of the rounds, auto chose im2col at 2.5x
-// fftw's time on L2, S = 8 during bursts of other work; dropping after two rounds at 1.5x still
-// lost fftw on L3, S = 8). On the host each sample follows an untimed run of the same plan, as in
-// repeated calls of one layer: right after another candidate a tiled fftw plan ran 1.3-1.4x slower,
-// and auto chose im2col at 1.49x its time (L3, S = 2 fprop, a 2-core Xeon). A candidate whose
-// fastest run after three rounds is 2x the best's is dropped. A device's candidates run the same
-// rounds, each sample timed by CUDA events (timed one after another, each a median of five, one
-// H100 run chose cufft at 0.324 ms on inception_5x5 accGrad where fbfft ran 0.133). On the GPU the
-// tile=auto twins are candidates only where the circular extent is larger than kGpuTwinSide per
-// side (fbfft's largest untiled basis): there fbfft runs tiled only, and tiles beat cufft's large
+// large images with small kernels (bench/results/cpu/tiling.json: 1.2-1.5x) and lose elsewhere;
+// where the tiling planner keeps the problem untiled, that twin is not timed. The candidates run
+// interleaved, round after round: a shared host drifts by 2x within a minute, so one candidate
+// timed after another compared two machines. A candidate's time is its fastest run, since other
+// work only slows a run down, fftw's parallel regions most (with medians, auto chose im2col at
+// 2.5x fftw's time on L2, S = 8). On the host each sample follows an untimed run of the same plan,
+// as in repeated calls of one layer (right after another candidate a tiled fftw plan ran 1.3-1.4x
+// slower: auto chose im2col at 1.49x its time on L3, S = 2 fprop). A candidate 2x the best after
+// three rounds is dropped; on the host the two fastest run up to four more rounds while within
+// 1.25x of each other (a burst of other work over one candidate's five samples made auto choose
+// im2col at 1.11x fftw's time on L1, S = 8 bprop). A device's candidates run the same rounds, each
+// sample timed by CUDA events (timed one after another, each a median of five, one H100 run chose
+// cufft at 0.324 ms on inception_5x5 accGrad where fbfft ran 0.133). On the GPU the tile=auto
+// twins are candidates only where the circular extent is larger than kGpuTwinSide per side
+// (fbfft's largest untiled basis), where fbfft runs tiled only and tiles beat cufft's large
 // untiled bases (img512_k15 fprop on the H100: cufft 6.4 ms untiled, fbfft tiled 1.9 ms); below it
 // each twin would cost its own tile measurement (0.2-1.5 s) in every tuning.
 inline constexpr int64_t kGpuTwinSide = 128;
@@ -689,6 +689,19 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       drop(i);
     }
     live = keep;
+  }
+  // On the host the two fastest get up to kMaxRounds while within kCloseFactor of each other
+  // (Note [auto's timed candidates]).
+  constexpr int kMaxRounds = 9;
+  constexpr double kCloseFactor = 1.25;
+  for (int round = kRounds; where_ == Location::host && round < kMaxRounds && live.size() > 1; ++round) {
+    std::partial_sort(live.begin(), live.begin() + 2, live.end(),
+                      [&](std::size_t x, std::size_t y) { return fastest(runs[x]) < fastest(runs[y]); });
+    if (fastest(runs[live[1]]) > kCloseFactor * fastest(runs[live[0]])) break;
+    std::vector<std::size_t> ran;
+    for (std::size_t i : {live[0], live[1]})
+      if (sample(i)) ran.push_back(i);
+    if (ran.size() < 2) break;
   }
   for (std::size_t i : timed) {  // the dropped ones too; the only one left gets one timed run
     if (runs[i].empty() && (!plans[i] || !sample(i))) continue;

@@ -449,7 +449,7 @@ def cpu_auto_table(doc):
         # auto's own time over its plan's time as a candidate (choice_ratio times the same base)
         through_auto = [r["ratio"] / r["choice_ratio"] for r in judged]
         spread = max(max(t, 1 / t) for t in through_auto)
-        text += (f" The plan auto ran, timed as the candidate with that plan, is within 10% of the fastest in {good} "
+        text += (f" The plan auto ran, timed as the candidates that ran it, is within 10% of the fastest in {good} "
                  f"of {len(judged)} cases (worst {max(r['choice_ratio'] for r in judged):.2f}); one plan timed in the "
                  f"two processes differed by up to {spread:.2f}x.")
     if tuned and cached:
