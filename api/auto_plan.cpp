@@ -698,10 +698,10 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     std::partial_sort(live.begin(), live.begin() + 2, live.end(),
                       [&](std::size_t x, std::size_t y) { return fastest(runs[x]) < fastest(runs[y]); });
     if (fastest(runs[live[1]]) > kCloseFactor * fastest(runs[live[0]])) break;
-    std::vector<std::size_t> ran;
+    bool both = true;
     for (std::size_t i : {live[0], live[1]})
-      if (sample(i)) ran.push_back(i);
-    if (ran.size() < 2) break;
+      if (!sample(i)) runs[i].clear(), both = false;  // dropped, as in the rounds above
+    if (!both) break;
   }
   for (std::size_t i : timed) {  // the dropped ones too; the only one left gets one timed run
     if (runs[i].empty() && (!plans[i] || !sample(i))) continue;

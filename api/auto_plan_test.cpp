@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "api/auto_plan.hpp"
@@ -119,6 +121,28 @@ class TimedBackend final : public Backend {
 };
 using ColdBackend = TimedBackend<ColdPlan>;  // (cold_ms, warm_ms)
 
+std::map<double, int> g_runs_at;  // execute() calls of the BurstPlans, by their time after the burst
+
+// A plan that takes burst_ms in its first kBurstRuns runs (a burst of other work on the host over
+// auto's five rounds of an untimed and a timed run) and ms after them.
+class BurstPlan final : public Plan {
+ public:
+  static constexpr int kBurstRuns = 10;
+  BurstPlan(double burst_ms, double ms) : burst_ms_(burst_ms), ms_(ms) {}
+  std::size_t workspace_bytes() const override { return 0; }
+  void execute(const Args&) const override {
+    const int n = ++g_runs_at[ms_];
+    std::this_thread::sleep_for(std::chrono::microseconds(int64_t((n <= kBurstRuns ? burst_ms_ : ms_) * 1000)));
+  }
+  std::string describe() const override { return "burst " + std::to_string(ms_); }
+  std::string tile_json() const override { return "null"; }
+  static constexpr std::string_view kSummary = "slow during a burst of other work";
+
+ private:
+  double burst_ms_, ms_;
+};
+using BurstBackend = TimedBackend<BurstPlan>;  // (burst_ms, ms)
+
 struct SleepWeights final : PreparedWeights {
   std::string key() const override { return "sleep"; }
   std::size_t bytes() const override { return 0; }
@@ -229,6 +253,38 @@ TEST_CASE("auto on the host times each sample right after a run of the same plan
   CHECK(rep.chosen == "fast");
   CHECK(candidate(rep, "fast").measured_ms < 8.0);
   CHECK(candidate(rep, "steady").measured_ms >= 8.0);
+}
+
+TEST_CASE("auto on the host gives its two fastest more rounds while they are close (Note [auto's timed candidates])") {
+  // auto's report of two BurstBackends (name, burst ms, ms after it), counting their runs afresh.
+  using Spec = std::tuple<std::string, double, double>;
+  auto tune = [](const Spec& x, const Spec& y) {
+    g_runs_at.clear();
+    Registry reg;
+    for (const auto& [name, burst_ms, ms] : {x, y}) reg.add(std::make_shared<BurstBackend>(name, burst_ms, ms));
+    PlanOptions o;
+    o.tune_cache = "none";
+    AutoReport rep;
+    AutoBackend(reg, Location::host).plan(ConvProblem::parse("S=2,f=3,fo=4,n=9,k=3"), Pass::fprop, o, &rep);
+    return rep;
+  };
+  // "bursty" runs 7 ms through the five rounds, "steady" 6.5 ms: within 1.25x, so both run on;
+  // after the burst "bursty" takes 5 ms and wins, and "steady" at 1.3x its time ends the rounds.
+  const AutoReport close = tune({"bursty", 7.0, 5.0}, {"steady", 6.5, 6.5});
+  INFO(close.explain());
+  CHECK(close.chosen == "bursty");
+  CHECK(candidate(close, "bursty").measured_ms < 6.5);
+  // Each round more is an untimed and a timed run of each; one is enough, four at most.
+  CHECK(g_runs_at[5.0] >= 2 * 6);
+  CHECK(g_runs_at[5.0] <= 2 * 9);
+  CHECK(g_runs_at[6.5] == g_runs_at[5.0]);
+
+  // 4 ms against 6 ms after five rounds, 1.5x: no more rounds.
+  const AutoReport apart = tune({"quick", 4.0, 4.0}, {"slower", 6.0, 6.0});
+  INFO(apart.explain());
+  CHECK(apart.chosen == "quick");
+  CHECK(g_runs_at[4.0] == 2 * 5);
+  CHECK(g_runs_at[6.0] == 2 * 5);
 }
 
 TEST_CASE("auto on the host forwards prepared weights to the fftw plan it chose") {
