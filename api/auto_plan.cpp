@@ -657,22 +657,22 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   constexpr double kDropFactor = 2.0;
   std::vector<std::vector<double>> runs(cands.size());
   // One sample of candidate i. On the host it follows an untimed run of the same plan (Note [auto's
-  // timed candidates]); on a device each candidate was warmed and sampled when it was planned.
+  // timed candidates]); on a device each candidate was warmed and sampled when it was planned. A
+  // candidate whose sample fails is dropped (attempt) and its runs cleared: it reports no time.
   auto sample = [&](std::size_t i) {
-    return attempt(i, [&] {
+    const bool ok = attempt(i, [&] {
       if (where_ == Location::host) bench.warm(*plans[i]);
       runs[i].push_back(bench.once(*plans[i]));
     });
+    if (!ok) runs[i].clear();
+    return ok;
   };
   std::vector<std::size_t> live = timed;
   auto fastest = [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
   for (int round = 0; round < kRounds && live.size() > 1; ++round) {
     std::vector<std::size_t> ran;
     for (std::size_t i : live)
-      if (sample(i))
-        ran.push_back(i);
-      else
-        runs[i].clear();
+      if (sample(i)) ran.push_back(i);
     live = ran;
     if (round + 1 < kDropAfter || live.empty()) continue;
     double best = 0;
@@ -699,8 +699,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
                       [&](std::size_t x, std::size_t y) { return fastest(runs[x]) < fastest(runs[y]); });
     if (fastest(runs[live[1]]) > kCloseFactor * fastest(runs[live[0]])) break;
     bool both = true;
-    for (std::size_t i : {live[0], live[1]})
-      if (!sample(i)) runs[i].clear(), both = false;  // dropped, as in the rounds above
+    for (std::size_t i : {live[0], live[1]}) both = sample(i) && both;
     if (!both) break;
   }
   for (std::size_t i : timed) {  // the dropped ones too; the only one left gets one timed run

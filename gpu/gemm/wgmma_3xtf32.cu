@@ -380,7 +380,6 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   }
   cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
 
-
   TiledMma mma;
   mma.accumulate_ = GMMA::ScaleOut::One;
   auto thr = mma.get_thread_slice(threadIdx.x);
