@@ -580,7 +580,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
       // same for every thread (the accumulator layout puts the thread's own offset in value 0's
       // place): taken from thread 0's coordinates, they fold to constants, and a store costs one
       // address from the thread's first and, in a whole tile, no bounds test. Written with each
-      // value's place computed and tested, the store took about 30 instructions a value and the
+      // value's place computed and tested, the store took about 36 instructions a value and the
       // epilogue a quarter of the MMA warps' stall samples at K = 128 (L3, ncu).
       const int r0 = tile.row0 + get<0>(coord(0)), c0 = tile.col0 + get<1>(coord(0)) / 2;
       float2* out0 = cbase + int64_t(r0) * a.c_row + int64_t(c0) * a.c_col;
