@@ -483,6 +483,14 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
   auto c_value = [&](int j) {
     return make_float2(acc_p(j) - lsign * acc_q(j + 1), acc_p(j + 1) + lsign * acc_q(j));
   };
+  // Stores v at out, added to what is there when `add` (a.accumulate; a constant where it is known).
+  auto put = [](float2* out, float2 v, bool add) {
+    if (add) {
+      const float2 old = *out;
+      v.x += old.x, v.y += old.y;
+    }
+    *out = v;
+  };
 
   // Slice g's MMAs run while slice g+kAhead of L is copied (g+kSlots by TMA, into the slot slice g
   // held) and slice g+1 is read from its slot;
@@ -538,16 +546,11 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
     const TileAt tile = w.tile(a, i);
     float2* cbase = a.c + tile.q * a.c_batch;
     if constexpr (Split) {
-      // Value j of the thread's part of C at its place, added to what is there when a.accumulate.
+      // Value j of the thread's part of C at its place.
       auto store = [&](int j, float2 v) {
         const int r = tile.row0 + get<0>(coord(2 * j)), c = tile.col0 + get<1>(coord(2 * j)) / 2;
         if (r >= a.rows || c >= a.cols) return;
-        float2* out = cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col;
-        if (a.accumulate) {
-          const float2 old = *out;
-          v.x += old.x, v.y += old.y;
-        }
-        *out = v;
+        put(cbase + int64_t(r) * a.c_row + int64_t(c) * a.c_col, v, a.accumulate);
       };
       // The cluster's CTAs hold partial sums over their parts of K. Each writes its own into its
       // ring column; then CTA p adds up the p-th of every thread's values over the parts, in part
@@ -591,13 +594,7 @@ __global__ void __launch_bounds__(kThreads, 1) cgemm_kernel(Args a, const __grid
           const int dr = get<0>(coord0(j)) - get<0>(coord0(0)), dc = (get<1>(coord0(j)) - get<1>(coord0(0))) / 2;
           if constexpr (!decltype(whole_tile)::value)
             if (r0 + dr >= a.rows || c0 + dc >= a.cols) continue;
-          float2 v = c_value(j);
-          float2* out = out0 + dr * a.c_row + dc * a.c_col;
-          if constexpr (decltype(accumulate)::value) {
-            const float2 old = *out;
-            v.x += old.x, v.y += old.y;
-          }
-          *out = v;
+          put(out0 + dr * a.c_row + dc * a.c_col, c_value(j), decltype(accumulate)::value);
         }
       };
       if (a.accumulate)
