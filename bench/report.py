@@ -341,14 +341,22 @@ def products_table(doc):
     # The DRAM floor (operands and result crossing DRAM once at the copy rate of the same run) where
     # the file has it, with the speedup over fp32 it bounds.
     floor = all("dram_floor_ms" in r for r in doc["rows"])
+    small = any("smallk_ms" in r for r in doc["rows"])
     body = [[r["layer"], r["pass"], f"{r['m']}×{r['n']}×{r['k']}", f"{r['batch']:,}",
              f"{r['fp32_ms']:.3f} ({r['fp32_tflops']:.1f})", f"{r['tf32x3_ms']:.3f} ({r['tf32x3_tflops']:.1f})",
              f"{r['tf32x3_speedup']:.2f}×", f"{r['tf32x3_rel_diff']:.1e}"]
+            + ([f"{r['smallk_ms']:.3f} ({r['smallk_speedup']:.2f}×)" if "smallk_ms" in r else "–"] if small else [])
             + ([f"{r['dram_floor_ms']:.3f} ({r['fp32_ms'] / r['dram_floor_ms']:.2f}×)"] if floor else [])
             for r in doc["rows"]]
     head = ["layer", "pass", "m×n×k", "batch (frequencies)", "fp32 ms (TFLOP/s)", "3xtf32 ms (TFLOP/s)",
             "3xtf32 speedup", "3xtf32 rel. difference from fp32"]
-    lines = table(head + (["DRAM floor ms (most speedup over fp32)"] if floor else []), body)
+    lines = table(head + (["small-K kernel ms (speedup)"] if small else [])
+                  + (["DRAM floor ms (most speedup over fp32)"] if floor else []), body)
+    if small:
+        worst = max(r["smallk_rel_diff"] for r in doc["rows"] if "smallk_ms" in r)
+        lines += ["", "Small-K kernel: the fp32 kernels of Note [small-K products], which the fbfft backend times "
+                      "against the CGEMM where a layer has at most 4 input channels, on the same values in the layouts "
+                      f"the pipeline gives them; largest rel. difference from the fp32 CGEMM {worst:.1e}."]
     if floor:
         lines += ["", f"DRAM floor: the operands and the result crossing DRAM once at the device-to-device copy "
                       f"rate measured in the same run, {doc['copy_gbps']:,.0f} GB/s."]

@@ -4,7 +4,10 @@
 // 3xtf32 (the tensor-core split, Note [product precision]), timed in one run, with the 3xtf32 result's difference from
 // the fp32 one. It measures the products alone, apart from the transforms of a pass, and beside each
 // the time its operands and result take to cross DRAM once at the device-to-device copy rate
-// measured in the same run: no product kernel whose operands start in DRAM runs faster.
+// measured in the same run: no product kernel whose operands start in DRAM runs faster. Layers of at
+// most kMaxSmallK input channels also time the small-K kernels (Note [small-K products]), which the
+// fbfft backend times against the CGEMM there, on the same values in the layouts the pipeline gives
+// them (gradOutput's spectra, and the fprop's and bprop's results, in the standard [plane][freq]).
 //   usage: fftconv_products_probe [--repeat N] [--json FILE] [--only LAYER,...]      (GPU host)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -22,9 +25,20 @@
 #include <vector>
 
 #include "bench/tools/probe_common.cuh"
+#include "gpu/fbfft/fbfft_small_products.hpp"
 #include "gpu/gemm/products.hpp"
 
 using namespace fftconv::probe;
+
+// (a kernel outside the anonymous namespace: probe_common.cuh opens one too, inside fftconv::probe)
+// dst[p*freqs + q] = src[q*planes + p]: a freq_major operand in the standard layout.
+static __global__ void to_standard(const float2* src, float2* dst, int64_t planes, int64_t freqs) {
+  const int64_t n = planes * freqs, step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += step) {
+    const int64_t q = e / planes, p = e - q * planes;
+    dst[p * freqs + q] = src[e];
+  }
+}
 
 namespace {
 
@@ -51,6 +65,15 @@ double copy_rate(int repeat) {
   cudaFree(src);
   cudaFree(dst);
   return 2.0 * double(kBytes) / (double(ms) * 1e-3);
+}
+
+// The standard-layout result `standard` ([plane][freq]) in the freq_major order of the CGEMM's.
+std::vector<float> to_freq_major(const std::vector<float>& standard, int64_t planes, int64_t freqs) {
+  std::vector<float> fm(standard.size());
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t q = 0; q < freqs; ++q)
+      for (int h = 0; h < 2; ++h) fm[2 * (q * planes + p) + h] = standard[2 * (p * freqs + q) + h];
+  return fm;
 }
 
 double rel_diff(const std::vector<float>& got, const std::vector<float>& ref) {
@@ -150,11 +173,51 @@ int main(int argc, char** argv) {
                   "TFLOP/s, %.2fx fp32's speed, rel diff %.1e | DRAM floor %.4f ms\n",
                   L.name, pass_name.c_str(), long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
                   flop / t3x / 1e9, t32 / t3x, diff, floor_ms);
+      nlohmann::json row{{"layer", L.name}, {"pass", pass_name}, {"m", g.m}, {"n", g.n}, {"k", g.k},
+                         {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
+                         {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
+                         {"tf32x3_rel_diff", diff}, {"bytes", bytes}, {"dram_floor_ms", floor_ms}};
+      if (L.f <= fftconv::fbfft_conv::kMaxSmallK) {
+        // fprop: x = B, w = A, c standard. bprop and accGrad: gradOutput (B) in the standard layout
+        // against A; bprop's c standard, accGrad's freq_major as the CGEMM's (Note [small-K products]).
+        namespace fc = fftconv::fbfft_conv;
+        cuComplex* G = nullptr;
+        if (pass != fftconv::Pass::fprop) {
+          check(cudaMalloc(&G, sb * L.freqs * 8), "cudaMalloc standard gradOutput");
+          to_standard<<<1024, 256>>>(reinterpret_cast<const float2*>(B), reinterpret_cast<float2*>(G), sb, L.freqs);
+          check(cudaGetLastError(), "to_standard");
+        }
+        auto run = [&] {
+          if (pass == fftconv::Pass::fprop) {
+            fc::SmallProducts s;
+            s.x = reinterpret_cast<const float2*>(B), s.w = reinterpret_cast<const float2*>(A);
+            s.c = reinterpret_cast<float2*>(C), s.ld_x = sb, s.ld_w = sa, s.images = L.S, s.m = L.fo;
+            s.freqs = L.freqs, s.k = int(L.f);
+            fc::small_k_products(s, nullptr);
+          } else {
+            fc::SmallGradProducts s;
+            s.g = reinterpret_cast<const float2*>(G), s.b = reinterpret_cast<const float2*>(A);
+            s.c = reinterpret_cast<float2*>(C), s.freqs = L.freqs, s.k = int(L.f);
+            if (pass == fftconv::Pass::bprop) {
+              s.rows = L.S, s.red = L.fo, s.g_row = L.fo, s.g_red = 1, s.ld_b = sa, s.c_plane = L.freqs, s.c_freq = 1;
+            } else {
+              s.rows = L.fo, s.red = L.S, s.g_row = 1, s.g_red = L.fo, s.ld_b = sa, s.c_plane = 1, s.c_freq = sc;
+              s.conj_g = true;
+            }
+            fc::small_k_grad_products(s, nullptr);
+          }
+        };
+        std::vector<float> csk;
+        const float tsk = timed(run, &csk);
+        if (pass != fftconv::Pass::accgrad) csk = to_freq_major(csk, sc, L.freqs);
+        const double dsk = rel_diff(csk, c32);
+        std::printf("%-13s %-7s small-K kernel %.4f ms, %.2fx fp32's speed, rel diff %.1e\n", L.name, pass_name.c_str(),
+                    tsk, t32 / tsk, dsk);
+        row["smallk_ms"] = tsk, row["smallk_speedup"] = t32 / tsk, row["smallk_rel_diff"] = dsk;
+        cudaFree(G);
+      }
       std::fflush(stdout);
-      doc["rows"].push_back({{"layer", L.name}, {"pass", pass_name}, {"m", g.m}, {"n", g.n}, {"k", g.k},
-                             {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
-                             {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
-                             {"tf32x3_rel_diff", diff}, {"bytes", bytes}, {"dram_floor_ms", floor_ms}});
+      doc["rows"].push_back(row);
       cudaFree(A);
       cudaFree(B);
       cudaFree(C);
