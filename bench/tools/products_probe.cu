@@ -25,20 +25,11 @@
 #include <vector>
 
 #include "bench/tools/probe_common.cuh"
+#include "gpu/cufft/cufft_kernels.cuh"
 #include "gpu/fbfft/fbfft_small_products.hpp"
 #include "gpu/gemm/products.hpp"
 
 using namespace fftconv::probe;
-
-// (a kernel outside the anonymous namespace: probe_common.cuh opens one too, inside fftconv::probe)
-// dst[p*freqs + q] = src[q*planes + p]: a freq_major operand in the standard layout.
-static __global__ void to_standard(const float2* src, float2* dst, int64_t planes, int64_t freqs) {
-  const int64_t n = planes * freqs, step = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += step) {
-    const int64_t q = e / planes, p = e - q * planes;
-    dst[p * freqs + q] = src[e];
-  }
-}
 
 namespace {
 
@@ -184,8 +175,7 @@ int main(int argc, char** argv) {
         cuComplex* G = nullptr;
         if (pass != fftconv::Pass::fprop) {
           check(cudaMalloc(&G, sb * L.freqs * 8), "cudaMalloc standard gradOutput");
-          to_standard<<<1024, 256>>>(reinterpret_cast<const float2*>(B), reinterpret_cast<float2*>(G), sb, L.freqs);
-          check(cudaGetLastError(), "to_standard");
+          fftconv::gpu_kernels::transpose_complex(B, L.freqs, sb, G, nullptr);  // [freq][plane] -> [plane][freq]
         }
         auto run = [&] {
           if (pass == fftconv::Pass::fprop) {
