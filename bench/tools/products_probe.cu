@@ -178,24 +178,15 @@ int main(int argc, char** argv) {
           fftconv::gpu_kernels::transpose_complex(B, L.freqs, sb, G, nullptr);  // [freq][plane] -> [plane][freq]
         }
         auto run = [&] {
-          if (pass == fftconv::Pass::fprop) {
-            fc::SmallProducts s;
-            s.x = reinterpret_cast<const float2*>(B), s.w = reinterpret_cast<const float2*>(A);
-            s.c = reinterpret_cast<float2*>(C), s.ld_x = sb, s.ld_w = sa, s.images = L.S, s.m = L.fo;
-            s.freqs = L.freqs, s.k = int(L.f);
-            fc::small_k_products(s, nullptr);
-          } else {
-            fc::SmallGradProducts s;
-            s.g = reinterpret_cast<const float2*>(G), s.b = reinterpret_cast<const float2*>(A);
-            s.c = reinterpret_cast<float2*>(C), s.freqs = L.freqs, s.k = int(L.f);
-            if (pass == fftconv::Pass::bprop) {
-              s.rows = L.S, s.red = L.fo, s.g_row = L.fo, s.g_red = 1, s.ld_b = sa, s.c_plane = L.freqs, s.c_freq = 1;
-            } else {
-              s.rows = L.fo, s.red = L.S, s.g_row = 1, s.g_red = L.fo, s.ld_b = sa, s.c_plane = 1, s.c_freq = sc;
-              s.conj_g = true;
-            }
-            fc::small_k_grad_products(s, nullptr);
-          }
+          const auto* a = reinterpret_cast<const float2*>(A);
+          auto* c = reinterpret_cast<float2*>(C);
+          if (pass == fftconv::Pass::fprop)
+            fc::small_k_products(
+                fc::fprop_small_products(reinterpret_cast<const float2*>(B), a, c, L.S, sb, L.f, L.fo, L.freqs), nullptr);
+          else
+            fc::small_k_grad_products(fc::grad_small_products(pass, reinterpret_cast<const float2*>(G), a, c, L.S, sa, L.f,
+                                                              L.fo, L.freqs, false),
+                                      nullptr);
         };
         std::vector<float> csk;
         const float tsk = timed(run, &csk);

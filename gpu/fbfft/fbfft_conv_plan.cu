@@ -728,9 +728,7 @@ class FbfftConvPlan final : public Plan {
   // The fprop's products of images [0, sc) of the chunk by the small-K kernel into `dst`, standard
   // layout (Note [small-K products]).
   void small_products(const float2* x, const float2* w, int64_t sc, float2* dst, cudaStream_t st) const {
-    SmallProducts a;
-    a.x = x, a.w = w, a.c = dst, a.ld_x = chunk_ * p_.f, a.ld_w = p_.fo * p_.f, a.images = sc, a.m = p_.fo;
-    a.freqs = freqs_, a.k = static_cast<int>(p_.f);
+    const SmallProducts a = fprop_small_products(x, w, dst, sc, chunk_ * p_.f, p_.f, p_.fo, freqs_);
     step("PROD C", st, [&] { small_k_products(a, st); });
     product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
   }
@@ -740,14 +738,7 @@ class FbfftConvPlan final : public Plan {
   // accumulated after the first chunk) by the small-K kernel (Note [small-K products]).
   void small_grad_products(const float2* g, const float2* b, int64_t sc, bool accumulate, float2* c,
                            cudaStream_t st) const {
-    SmallGradProducts a;
-    a.g = g, a.b = b, a.c = c, a.freqs = freqs_, a.k = static_cast<int>(p_.f), a.accumulate = accumulate;
-    if (pass_ == Pass::bprop) {
-      a.rows = sc, a.red = p_.fo, a.g_row = p_.fo, a.g_red = 1, a.ld_b = p_.fo * p_.f, a.c_plane = freqs_, a.c_freq = 1;
-    } else {
-      a.rows = p_.fo, a.red = sc, a.g_row = 1, a.g_red = p_.fo, a.ld_b = chunk_ * p_.f, a.c_plane = 1,
-      a.c_freq = p_.fo * p_.f, a.conj_g = true;
-    }
+    const SmallGradProducts a = grad_small_products(pass_, g, b, c, sc, chunk_ * p_.f, p_.f, p_.fo, freqs_, accumulate);
     step("PROD C", st, [&] { small_k_grad_products(a, st); });
     product_flops_ += products::pass_product(p_, pass_, sc, freqs_).flops();
   }

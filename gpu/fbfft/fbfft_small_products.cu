@@ -2,6 +2,7 @@
 #include "gpu/fbfft/fbfft_small_products.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "common/errors.hpp"
@@ -29,6 +30,9 @@ namespace {
 // memory; it writes bprop's f*S planes in the standard layout and accGrad's fo*f values freq_major
 // (the pruned inverse to the kernel window reads that layout), staged through shared memory so that
 // each frequency's run of a block's rows is written whole.
+// The blocks of one frequency tile are adjacent in the grid, so the operand runs that every block of
+// the tile stages again (the weight spectra for each image tile, the input spectra for each output
+// channel tile) come from L2 rather than DRAM.
 // Invariant: each value is the CGEMM's sum of products (fp32, in ascending reduction index), written
 // once (accGrad: added to the previous chunks' sum).
 // L1 on an H200: fprop 1.62 -> 1.02 ms, bprop 1.89 -> 0.95 ms, accGrad 1.95 -> 1.01 ms against the CGEMM.
@@ -44,10 +48,11 @@ __device__ __forceinline__ void stage_runs(float2 (*dst)[kTF + 1], const float2*
   }
 }
 
-__global__ void __launch_bounds__(kThreads) small_k_kernel(SmallProducts a) {
+__global__ void __launch_bounds__(kThreads) small_k_kernel(SmallProducts a, int image_blocks) {
   __shared__ float2 xs[kTS * kMaxSmallK][kTF + 1];
   __shared__ float2 ws[kTJ * kMaxSmallK][kTF + 1];
-  const int64_t q0 = int64_t(blockIdx.x) * kTF, s0 = int64_t(blockIdx.y) * kTS, j0 = int64_t(blockIdx.z) * kTJ;
+  const int64_t q0 = int64_t(blockIdx.y) * kTF, s0 = int64_t(blockIdx.x % image_blocks) * kTS,
+                j0 = int64_t(blockIdx.x / image_blocks) * kTJ;
   const int k = a.k;
   const int nq = static_cast<int>(std::min<int64_t>(kTF, a.freqs - q0));
   const int ns = static_cast<int>(std::min<int64_t>(kTS, a.images - s0));
@@ -86,7 +91,7 @@ constexpr int kRows = 2 * kWarps, kRed = 32;
 
 __global__ void __launch_bounds__(kThreads) small_k_grad_kernel(SmallGradProducts a) {
   __shared__ float2 bs[kRed * kMaxSmallK][kTF + 1];
-  const int64_t q0 = int64_t(blockIdx.x) * kTF, r0 = int64_t(blockIdx.y) * kRows;
+  const int64_t q0 = int64_t(blockIdx.y) * kTF, r0 = int64_t(blockIdx.x) * kRows;
   const int k = a.k;
   const int nq = static_cast<int>(std::min<int64_t>(kTF, a.freqs - q0));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -177,10 +182,11 @@ void small_k_products(const SmallProducts& a, cudaStream_t stream) {
   if (a.ld_w < a.m * a.k) bad("ld_w", a.ld_w, "must be >= m * k (" + std::to_string(a.m * a.k) + ")");
   if (a.images == 0) return;
   if (!a.x || !a.w || !a.c) bad("images", a.images, "needs non-null x, w and c");
-  const int64_t gy = (a.images + kTS - 1) / kTS, gz = (a.m + kTJ - 1) / kTJ;
-  if (gy > 65535 || gz > 65535) bad(gy > 65535 ? "images" : "m", gy > 65535 ? a.images : a.m, "is too large for one launch");
-  const dim3 grid(static_cast<unsigned>((a.freqs + kTF - 1) / kTF), static_cast<unsigned>(gy), static_cast<unsigned>(gz));
-  small_k_kernel<<<grid, kThreads, 0, stream>>>(a);
+  const int64_t gs = (a.images + kTS - 1) / kTS, gj = (a.m + kTJ - 1) / kTJ, gq = (a.freqs + kTF - 1) / kTF;
+  if (gs * gj > INT32_MAX) bad("images", a.images, "times m is too large for one launch");
+  if (gq > 65535) bad("freqs", a.freqs, "is too large for one launch");
+  small_k_kernel<<<dim3(static_cast<unsigned>(gs * gj), static_cast<unsigned>(gq)), kThreads, 0, stream>>>(
+      a, static_cast<int>(gs));
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 
@@ -195,10 +201,10 @@ void small_k_grad_products(const SmallGradProducts& a, cudaStream_t stream) {
   if (a.c_freq < 1) bad("c_freq", a.c_freq, "must be >= 1");
   if (a.rows == 0) return;
   if (!a.g || !a.b || !a.c) bad("rows", a.rows, "needs non-null g, b and c");
-  const int64_t gy = (a.rows + kRows - 1) / kRows;
-  if (gy > 65535) bad("rows", a.rows, "is too large for one launch");
-  const dim3 grid(static_cast<unsigned>((a.freqs + kTF - 1) / kTF), static_cast<unsigned>(gy));
-  small_k_grad_kernel<<<grid, kThreads, 0, stream>>>(a);
+  const int64_t gr = (a.rows + kRows - 1) / kRows, gq = (a.freqs + kTF - 1) / kTF;
+  if (gr > INT32_MAX) bad("rows", a.rows, "is too large for one launch");
+  if (gq > 65535) bad("freqs", a.freqs, "is too large for one launch");
+  small_k_grad_kernel<<<dim3(static_cast<unsigned>(gr), static_cast<unsigned>(gq)), kThreads, 0, stream>>>(a);
   FFTCONV_CUDA_CHECK_LAUNCH();
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "common/problem.hpp"
+
 namespace fftconv::fbfft_conv {
 
 // The most input channels the kernel sums (its operand rows live in registers).
@@ -43,5 +45,31 @@ struct SmallGradProducts {
 
 // Throws like small_k_products (fields rows, red, ld_b, g_row, g_red, c_plane, c_freq).
 void small_k_grad_products(const SmallGradProducts& a, cudaStream_t stream);
+
+// A pass's arguments on the fbfft pipeline's spectra of `images` images, f input and fo output
+// channels: the input spectra freq_major at frequency stride ld_in ([freq][s*f + i]), the weight
+// spectra freq_major ([freq][o*f + i]) and gradOutput's in the standard layout ([s*fo + o][freq]).
+// fprop: c = [s*fo + o][freq]. bprop (b = the weights): c = [s*f + i][freq]. accGrad (b = the input):
+// c = [freq][o*f + i], added to when accumulate.
+inline SmallProducts fprop_small_products(const float2* x, const float2* w, float2* c, int64_t images, int64_t ld_in,
+                                          int64_t f, int64_t fo, int64_t freqs) {
+  SmallProducts a;
+  a.x = x, a.w = w, a.c = c, a.ld_x = ld_in, a.ld_w = fo * f, a.images = images, a.m = fo, a.freqs = freqs;
+  a.k = static_cast<int>(f);
+  return a;
+}
+
+inline SmallGradProducts grad_small_products(Pass pass, const float2* g, const float2* b, float2* c, int64_t images,
+                                             int64_t ld_in, int64_t f, int64_t fo, int64_t freqs, bool accumulate) {
+  SmallGradProducts a;
+  a.g = g, a.b = b, a.c = c, a.freqs = freqs, a.k = static_cast<int>(f), a.accumulate = accumulate;
+  if (pass == Pass::bprop) {
+    a.rows = images, a.red = fo, a.g_row = fo, a.g_red = 1, a.ld_b = fo * f, a.c_plane = freqs, a.c_freq = 1;
+  } else {
+    a.rows = fo, a.red = images, a.g_row = 1, a.g_red = fo, a.ld_b = ld_in, a.c_plane = 1, a.c_freq = fo * f;
+    a.conj_g = true;
+  }
+  return a;
+}
 
 }  // namespace fftconv::fbfft_conv
