@@ -360,6 +360,12 @@ def products_table(doc):
     if floor:
         lines += ["", f"DRAM floor: the operands and the result crossing DRAM once at the device-to-device copy "
                       f"rate measured in the same run, {doc['copy_gbps']:,.0f} GB/s."]
+        # the faster fp32-accurate kernel of each shape (3xtf32, or the small-K kernel where it runs)
+        best = [max(r["tf32x3_speedup"], r.get("smallk_speedup", 0.0)) for r in doc["rows"]]
+        bound = [r["fp32_ms"] / r["dram_floor_ms"] < 2 for r in doc["rows"]]
+        lines += ["", f"At least 2× the fp32 CGEMM (the faster of 3xtf32 and the small-K kernel): "
+                      f"{sum(b >= 2 for b in best)} of {len(best)} shapes; {sum(bound)} cannot reach 2×, their "
+                      f"DRAM floor being above half the fp32 time."]
     return lines
 
 
