@@ -77,7 +77,7 @@ sanitize() {
 }
 
 stage_sanitize() {
-  local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*"}
+  local filter=${SANITIZE_FILTER:-"fill_normal_device*,*callbacks pad*,*in place and leaves*,error_sums_device*,direct64 in chunks*,*typed errors*,*workspace limit*,*user stream*,*corner cases*,*tile plans*,fbfft forward*,fbfft inverse inverts*,*_window*,*family is tuned*,direct64 on*,*launch shapes*,fbfft dependent*,*graph*,*forked transforms*,*breakdown*,*pruned transforms*,*smooth*,*small-K kernels*"}
   local tools=${SANITIZE_TOOLS:-memcheck racecheck initcheck smoke}
   local default_limit=${SANITIZE_TIMEOUT:-540}
   for tool in $tools; do
@@ -85,7 +85,7 @@ stage_sanitize() {
       *) echo "gpu-check: SANITIZE_TOOLS: unknown tool '$tool' (memcheck racecheck initcheck smoke)" >&2; exit 2 ;; esac
     # racecheck is slow on cuFFT's own kernels: it checks our kernels that use shared memory.
     local f=$filter
-    [ "$tool" = racecheck ] && f=${RACECHECK_FILTER:-"error_sums_device*,fbfft forward*,fbfft inverse inverts*,*inverse_window*,*pruned transforms*,*corner cases*,direct64 on*,*launch shapes*"}
+    [ "$tool" = racecheck ] && f=${RACECHECK_FILTER:-"error_sums_device*,fbfft forward*,fbfft inverse inverts*,*inverse_window*,*pruned transforms*,*corner cases*,direct64 on*,*launch shapes*,*small-K kernels*"}
     log "compute-sanitizer --tool $tool on gpu_test ($f)"
     # racecheck is the slowest tool: its own time limit (RACECHECK_TIMEOUT).
     local limit=$default_limit

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -786,6 +787,78 @@ TEST_SUITE("gpu") {
     CHECK_THROWS_WITH_AS(fbfft_conv::small_k_grad_products(ga, nullptr), doctest::Contains("k=0"), InvalidArgument);
     ga.k = 3, ga.c_freq = 0;
     CHECK_THROWS_WITH_AS(fbfft_conv::small_k_grad_products(ga, nullptr), doctest::Contains("c_freq=0"), InvalidArgument);
+  }
+
+  TEST_CASE("fbfft conv: the small-K kernels against double sums for every k, on partial tiles, in both result layouts and accumulated (sized for the sanitizers)") {
+    FFTCONV_SKIP_WITHOUT_DEVICE("fbfft conv");
+    using C = std::complex<double>;
+    const uint64_t seed = fresh_seed();
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> nd;
+    // 19 images, 13 output channels, 70 frequencies: partial blocks in every grid dimension
+    const int64_t images = 19, fo = 13, freqs = 70;
+    for (int k = 1; k <= fbfft_conv::kMaxSmallK; ++k) {
+      CAPTURE(k);
+      std::vector<float2> x(freqs * images * k), w(freqs * fo * k), g(images * fo * freqs);
+      for (auto* v : {&x, &w, &g})
+        for (float2& e : *v) e = make_float2(nd(rng), nd(rng));
+      auto c = [](float2 v) { return C(v.x, v.y); };
+      DeviceBuffer dx = upload(x), dw = upload(w), dg = upload(g), dc(sizeof(float2) * images * fo * freqs);
+      // |result - sum| within a few fp32 roundings a term of the sum of the terms' magnitudes
+      auto check = [&](const std::vector<float2>& got, const std::vector<C>& sum, const std::vector<double>& mag, int n) {
+        int bad = 0;
+        for (std::size_t i = 0; i < sum.size(); ++i)
+          bad += !(std::abs(c(got[i]) - sum[i]) <= 4.0 * (n + 1) * 0x1p-24 * mag[i]);
+        CHECK(bad == 0);
+      };
+      fbfft_conv::small_k_products(
+          fbfft_conv::fprop_small_products(dx.as<float2>(), dw.as<float2>(), dc.as<float2>(), images, images * k, k, fo,
+                                           freqs),
+          nullptr);
+      std::vector<C> sum(images * fo * freqs);
+      std::vector<double> mag(sum.size());
+      for (int64_t s = 0; s < images; ++s)
+        for (int64_t o = 0; o < fo; ++o)
+          for (int64_t q = 0; q < freqs; ++q)
+            for (int i = 0; i < k; ++i) {
+              const C t = c(x[(q * images + s) * k + i]) * std::conj(c(w[(q * fo + o) * k + i]));
+              sum[(s * fo + o) * freqs + q] += t, mag[(s * fo + o) * freqs + q] += std::abs(t);
+            }
+      check(download<float2>(dc, sum.size()), sum, mag, k);
+      fbfft_conv::small_k_grad_products(
+          fbfft_conv::grad_small_products(Pass::bprop, dg.as<float2>(), dw.as<float2>(), dc.as<float2>(), images,
+                                          images * k, k, fo, freqs, false),
+          nullptr);
+      sum = std::vector<C>(images * k * freqs);
+      mag = std::vector<double>(sum.size());
+      for (int64_t s = 0; s < images; ++s)
+        for (int i = 0; i < k; ++i)
+          for (int64_t q = 0; q < freqs; ++q)
+            for (int64_t o = 0; o < fo; ++o) {
+              const C t = c(g[(s * fo + o) * freqs + q]) * c(w[(q * fo + o) * k + i]);
+              sum[(s * k + i) * freqs + q] += t, mag[(s * k + i) * freqs + q] += std::abs(t);
+            }
+      check(download<float2>(dc, sum.size()), sum, mag, int(fo));
+      // accGrad's freq_major result, added to twice
+      FFTCONV_CUDA_CHECK(cudaMemset(dc.get(), 0, dc.bytes()));
+      for (int rep = 0; rep < 2; ++rep)
+        fbfft_conv::small_k_grad_products(
+            fbfft_conv::grad_small_products(Pass::accgrad, dg.as<float2>(), dx.as<float2>(), dc.as<float2>(), images,
+                                            images * k, k, fo, freqs, true),
+            nullptr);
+      sum = std::vector<C>(freqs * fo * k);
+      mag = std::vector<double>(sum.size());
+      for (int64_t o = 0; o < fo; ++o)
+        for (int i = 0; i < k; ++i)
+          for (int64_t q = 0; q < freqs; ++q)
+            for (int64_t s = 0; s < images; ++s) {
+              const C t = 2.0 * std::conj(c(g[(s * fo + o) * freqs + q])) * c(x[(q * images + s) * k + i]);
+              sum[(q * fo + o) * k + i] += t, mag[(q * fo + o) * k + i] += std::abs(t);
+            }
+      check(download<float2>(dc, sum.size()), sum, mag, int(images) + 1);
+      FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
+    }
   }
 
   TEST_CASE("fbfft conv breakdown times every step of every pass, untiled and tiled, on one stream") {
