@@ -805,41 +805,41 @@ TEST_SUITE("gpu") {
         for (float2& e : *v) e = make_float2(nd(rng), nd(rng));
       auto c = [](float2 v) { return C(v.x, v.y); };
       DeviceBuffer dx = upload(x), dw = upload(w), dg = upload(g), dc(sizeof(float2) * images * fo * freqs);
-      // |result - sum| within a few fp32 roundings a term of the sum of the terms' magnitudes
-      auto check = [&](const std::vector<float2>& got, const std::vector<C>& sum, const std::vector<double>& mag, int n) {
+      // The first n results in dc against double sums, where terms(add) calls add(i, t) for each of
+      // the n_terms terms t of result i: |result - sum| within a few fp32 roundings a term of the sum
+      // of the terms' magnitudes.
+      auto expect = [&](std::size_t n, int n_terms, auto&& terms) {
+        std::vector<C> sum(n);
+        std::vector<double> mag(n);
+        terms([&](int64_t i, C t) { sum[i] += t, mag[i] += std::abs(t); });
+        const std::vector<float2> got = download<float2>(dc, n);
         int bad = 0;
-        for (std::size_t i = 0; i < sum.size(); ++i)
-          bad += !(std::abs(c(got[i]) - sum[i]) <= 4.0 * (n + 1) * 0x1p-24 * mag[i]);
+        for (std::size_t i = 0; i < n; ++i)
+          bad += !(std::abs(c(got[i]) - sum[i]) <= 4.0 * (n_terms + 1) * 0x1p-24 * mag[i]);
         CHECK(bad == 0);
       };
       fbfft_conv::small_k_products(
           fbfft_conv::fprop_small_products(dx.as<float2>(), dw.as<float2>(), dc.as<float2>(), images, images * k, k, fo,
                                            freqs),
           nullptr);
-      std::vector<C> sum(images * fo * freqs);
-      std::vector<double> mag(sum.size());
-      for (int64_t s = 0; s < images; ++s)
-        for (int64_t o = 0; o < fo; ++o)
-          for (int64_t q = 0; q < freqs; ++q)
-            for (int i = 0; i < k; ++i) {
-              const C t = c(x[(q * images + s) * k + i]) * std::conj(c(w[(q * fo + o) * k + i]));
-              sum[(s * fo + o) * freqs + q] += t, mag[(s * fo + o) * freqs + q] += std::abs(t);
-            }
-      check(download<float2>(dc, sum.size()), sum, mag, k);
+      expect(images * fo * freqs, k, [&](auto add) {
+        for (int64_t s = 0; s < images; ++s)
+          for (int64_t o = 0; o < fo; ++o)
+            for (int64_t q = 0; q < freqs; ++q)
+              for (int i = 0; i < k; ++i)
+                add((s * fo + o) * freqs + q, c(x[(q * images + s) * k + i]) * std::conj(c(w[(q * fo + o) * k + i])));
+      });
       fbfft_conv::small_k_grad_products(
           fbfft_conv::grad_small_products(Pass::bprop, dg.as<float2>(), dw.as<float2>(), dc.as<float2>(), images,
                                           images * k, k, fo, freqs, false),
           nullptr);
-      sum = std::vector<C>(images * k * freqs);
-      mag = std::vector<double>(sum.size());
-      for (int64_t s = 0; s < images; ++s)
-        for (int i = 0; i < k; ++i)
-          for (int64_t q = 0; q < freqs; ++q)
-            for (int64_t o = 0; o < fo; ++o) {
-              const C t = c(g[(s * fo + o) * freqs + q]) * c(w[(q * fo + o) * k + i]);
-              sum[(s * k + i) * freqs + q] += t, mag[(s * k + i) * freqs + q] += std::abs(t);
-            }
-      check(download<float2>(dc, sum.size()), sum, mag, int(fo));
+      expect(images * k * freqs, int(fo), [&](auto add) {
+        for (int64_t s = 0; s < images; ++s)
+          for (int i = 0; i < k; ++i)
+            for (int64_t q = 0; q < freqs; ++q)
+              for (int64_t o = 0; o < fo; ++o)
+                add((s * k + i) * freqs + q, c(g[(s * fo + o) * freqs + q]) * c(w[(q * fo + o) * k + i]));
+      });
       // accGrad's freq_major result, added to twice
       FFTCONV_CUDA_CHECK(cudaMemset(dc.get(), 0, dc.bytes()));
       for (int rep = 0; rep < 2; ++rep)
@@ -847,16 +847,13 @@ TEST_SUITE("gpu") {
             fbfft_conv::grad_small_products(Pass::accgrad, dg.as<float2>(), dx.as<float2>(), dc.as<float2>(), images,
                                             images * k, k, fo, freqs, true),
             nullptr);
-      sum = std::vector<C>(freqs * fo * k);
-      mag = std::vector<double>(sum.size());
-      for (int64_t o = 0; o < fo; ++o)
-        for (int i = 0; i < k; ++i)
-          for (int64_t q = 0; q < freqs; ++q)
-            for (int64_t s = 0; s < images; ++s) {
-              const C t = 2.0 * std::conj(c(g[(s * fo + o) * freqs + q])) * c(x[(q * images + s) * k + i]);
-              sum[(q * fo + o) * k + i] += t, mag[(q * fo + o) * k + i] += std::abs(t);
-            }
-      check(download<float2>(dc, sum.size()), sum, mag, int(images) + 1);
+      expect(freqs * fo * k, int(images) + 1, [&](auto add) {
+        for (int64_t o = 0; o < fo; ++o)
+          for (int i = 0; i < k; ++i)
+            for (int64_t q = 0; q < freqs; ++q)
+              for (int64_t s = 0; s < images; ++s)
+                add((q * fo + o) * k + i, 2.0 * std::conj(c(g[(s * fo + o) * freqs + q])) * c(x[(q * images + s) * k + i]));
+      });
       FFTCONV_CUDA_CHECK(cudaDeviceSynchronize());
     }
   }
