@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "common/atomic_write.hpp"
 #include "common/errors.hpp"
@@ -43,6 +44,9 @@ double ms_since(Clock::time_point t0) {
 
 constexpr const char* kLibraryVersion = "fftconv-0.2";
 constexpr const char* kCacheFile = "auto-plans.json";
+// The prefixes of a candidate's note that say it ran out of memory, and that the model left it out.
+constexpr std::string_view kOutOfMemoryNote = "out of memory: ";
+constexpr std::string_view kNotTimedNote = "not timed: model ";
 
 // --- the cost model --------------------------------------------------------------------------
 
@@ -507,6 +511,34 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   return plan(p, pass, opts, nullptr);
 }
 
+namespace {
+
+// Why no candidate could be planned (Note [auto's fallback]): each one's reason, as OutOfMemory
+// (the largest request) when memory alone stopped them, else as Unsupported.
+[[noreturn]] void throw_none_planned(const AutoReport& rep, const ConvProblem& p, Pass pass, std::size_t oom_bytes) {
+  std::string why;
+  bool memory_only = true;
+  for (const AutoCandidate& c : rep.candidates) {
+    if (c.note.empty()) continue;
+    why += (why.empty() ? "" : "; ") + c.backend + ": " + c.note;
+    memory_only = memory_only && c.note.rfind(kOutOfMemoryNote, 0) == 0;
+  }
+  const std::string what = "auto: no candidate could be planned for " + p.to_string() + " " +
+                           std::string(to_string(pass)) + (why.empty() ? "" : " (" + why + ")");
+  if (memory_only && !why.empty()) throw OutOfMemory(what, oom_bytes);
+  throw Unsupported(what);
+}
+
+}  // namespace
+
+// Note [auto's fallback]
+// A candidate that supports a problem may still refuse to plan it (a fixed tile below the kernel, a
+// workspace over the device's memory), and the model ranks before anything is planned. So when
+// none of the candidates the model keeps plans, the others are planned in its order until one does
+// (with autotune off: the first in its order that plans); a slow plan beats none. Only when every
+// candidate refuses does `auto` throw, with each candidate's reason, as OutOfMemory when every
+// refusal was for memory (Python's MemoryError) and as Unsupported otherwise.
+// Invariant: `auto` refuses a problem only if every candidate that supports it refuses it too.
 std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const PlanOptions& user_opts,
                                         AutoReport* out) const {
   p.validate();
@@ -572,15 +604,30 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return rep.candidates[a].model_ms < rep.candidates[b].model_ms; });
   const double best_model = rep.candidates[order[0]].model_ms;
+  std::size_t oom_bytes = 0;  // the largest request a candidate ran out of memory on
   if (!opts.autotune || order.size() == 1) {
-    const std::size_t i = order[0];
-    rep.chosen = rep.candidates[i].backend;
-    rep.reason = order.size() == 1 ? "the only candidate" : "cost model (autotune off)";
+    // The model's order, the first that plans (Note [auto's fallback]).
     for (std::size_t j = 1; j < order.size(); ++j) rep.candidates[order[j]].note = "not timed (autotune off)";
-    const auto tp = Clock::now();
-    auto plan = plan_of(*cands[i].backend, p, pass, cands[i].opts);
-    rep.candidates[i].plan_ms = ms_since(tp);
-    return finish(std::move(plan));
+    for (std::size_t i : order) {
+      AutoCandidate& c = rep.candidates[i];
+      try {
+        const auto tp = Clock::now();
+        auto plan = plan_of(*cands[i].backend, p, pass, cands[i].opts);
+        c.plan_ms = ms_since(tp);
+        c.note.clear();
+        rep.chosen = c.backend;
+        rep.reason = order.size() == 1 ? "the only candidate"
+                     : i == order[0]    ? "cost model (autotune off)"
+                                        : "cost model (autotune off), the first in its order that planned";
+        return finish(std::move(plan));
+      } catch (const OutOfMemory& e) {
+        c.note = std::string(kOutOfMemoryNote) + e.what();
+        oom_bytes = std::max(oom_bytes, e.bytes());
+      } catch (const Unsupported& e) {
+        c.note = std::string("unsupported: ") + e.what();
+      }
+    }
+    throw_none_planned(rep, p, pass, oom_bytes);
   }
 
   // Plan the candidates the model keeps, in its order, except that a backend with a costly tuner
@@ -600,7 +647,8 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       work();
       return true;
     } catch (const OutOfMemory& e) {
-      rep.candidates[i].note = std::string("out of memory: ") + e.what();
+      rep.candidates[i].note = std::string(kOutOfMemoryNote) + e.what();
+      oom_bytes = std::max(oom_bytes, e.bytes());
     } catch (const Unsupported& e) {
       rep.candidates[i].note = std::string("unsupported: ") + e.what();
     } catch (const CudaError& e) {
@@ -642,7 +690,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   for (std::size_t i : order) {
     AutoCandidate& c = rep.candidates[i];
     if (timed.size() + deferred.size() >= std::size_t(kAutoMaxTimed) || c.model_ms > kAutoModelSpread * best_model) {
-      c.note = "not timed: model " + fmt(c.model_ms / best_model) + "x the best";
+      c.note = std::string(kNotTimedNote) + fmt(c.model_ms / best_model) + "x the best";
       continue;
     }
     if (rates_of(cands[i].backend->name()).costly_tuning)
@@ -651,6 +699,13 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plan_candidate(i);
   }
   for (std::size_t i : deferred) plan_candidate(i);
+  // None of those planned: the others in the model's order, until one does (Note [auto's fallback]).
+  for (std::size_t i : order) {
+    if (!timed.empty()) break;
+    if (rep.candidates[i].note.rfind(kNotTimedNote, 0) != 0) continue;  // tried above
+    rep.candidates[i].note.clear();
+    plan_candidate(i);
+  }
 
   // Time them interleaved, round after round (Note [auto's timed candidates]).
   constexpr int kRounds = 5, kDropAfter = 3;
@@ -714,7 +769,7 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       best_i = i;
   if (best_i == cands.size()) {
     if (!last_error.empty()) throw CudaError("auto: every candidate failed; last: " + last_error);
-    throw Unsupported("auto: no candidate could be planned for " + p.to_string() + " " + std::string(to_string(pass)));
+    throw_none_planned(rep, p, pass, oom_bytes);
   }
   int n_timed = 0;
   for (const AutoCandidate& c : rep.candidates) n_timed += c.measured_ms >= 0 ? 1 : 0;

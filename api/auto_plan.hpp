@@ -21,7 +21,8 @@ namespace fftconv {
 // candidate's time its fastest run (with the tile=auto twin of a backend that tiles:
 // Note [auto's timed candidates] in auto_plan.cpp; on a device the backends with costly tuners are
 // planned last, bounded by the plans timed before: Note [tuning bound] in gpu/cufft/cufft_tuner.hpp);
-// with autotune off the model's best is planned alone. The winner is stored in the plan
+// with autotune off the model's best is planned alone. A candidate that refuses to plan gives way to
+// the next in the model's order (Note [auto's fallback] in auto_plan.cpp). The winner is stored in the plan
 // cache under (problem, pass, location, device, tile, math, workspace limit, library version), so
 // a later plan of the same key builds only the winner's plan.
 inline constexpr double kAutoModelSpread = 8.0;

@@ -179,6 +179,26 @@ using PreparingBackend = TimedBackend<PreparingPlan>;  // (weight_ms, run_ms)
 // processes use too (see "auto on a device: candidates timed in interleaved rounds…").
 constexpr double kSharedDevice = 0.8;
 
+// A host backend whose plan() refuses every problem: Unsupported, or OutOfMemory for `bytes`.
+class RefusingBackend final : public Backend {
+ public:
+  RefusingBackend(std::string name, std::size_t oom_bytes = 0) : name_(std::move(name)), oom_bytes_(oom_bytes) {}
+  std::string_view name() const override { return name_; }
+  Location location() const override { return Location::host; }
+  Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
+  std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override {
+    ++plans;
+    if (oom_bytes_ > 0) throw OutOfMemory(name_ + ": workspace of " + std::to_string(oom_bytes_) + " bytes", oom_bytes_);
+    throw Unsupported(name_ + ": refuses this tile");
+  }
+  std::string_view summary() const override { return "refuses"; }
+  mutable int plans = 0;
+
+ private:
+  std::string name_;
+  std::size_t oom_bytes_;
+};
+
 const AutoCandidate& candidate(const AutoReport& r, const std::string& label) {
   for (const AutoCandidate& c : r.candidates)
     if (c.backend == label) return c;
@@ -527,4 +547,60 @@ TEST_CASE("auto plans for prepared weights when asked (Note [planning for prepar
   o.prepared_weights = true;
   host.plan(p, Pass::accgrad, o, &rep);
   CHECK(rep.chosen == "plain");
+}
+
+TEST_CASE("auto falls back past candidates that refuse to plan, and names every reason (Note [auto's fallback])") {
+  // fftw's model is far below im2col's on a large kernel: im2col is past kAutoModelSpread, so it is
+  // planned only because fftw refuses.
+  const ConvProblem p = ConvProblem::parse("S=1,f=16,fo=16,n=128,k=63");
+  Registry reg;
+  auto fftw = std::make_shared<RefusingBackend>("fftw");
+  auto im2col = std::make_shared<SleepBackend>("im2col", 1.0, 0.0);
+  reg.add(fftw);
+  reg.add(im2col);
+  REQUIRE(model_time_ms(*im2col, p, Pass::fprop) > kAutoModelSpread * model_time_ms(*fftw, p, Pass::fprop));
+  const AutoBackend host(reg, Location::host);
+  PlanOptions o;
+  o.tune_cache = "none";
+  for (const bool autotune : {true, false}) {
+    CAPTURE(autotune);
+    o.autotune = autotune;
+    AutoReport rep;
+    auto plan = host.plan(p, Pass::fprop, o, &rep);
+    INFO(rep.explain());
+    CHECK(rep.chosen == "im2col");
+    CHECK(candidate(rep, "fftw").note == "unsupported: fftw: refuses this tile");
+    CHECK(candidate(rep, "im2col").note.empty());
+    if (!autotune) CHECK(rep.reason == "cost model (autotune off), the first in its order that planned");
+  }
+
+  // Every candidate refuses: one error naming each reason, of the class memory alone gives.
+  auto plan_on = [&](std::vector<std::shared_ptr<const Backend>> backends) {
+    Registry r;
+    for (auto& b : backends) r.add(b);
+    const AutoBackend h(r, Location::host);
+    h.plan(p, Pass::bprop, o);
+  };
+  for (const bool autotune : {true, false}) {
+    CAPTURE(autotune);
+    o.autotune = autotune;
+    try {
+      plan_on({std::make_shared<RefusingBackend>("fftw"), std::make_shared<RefusingBackend>("im2col", 4096)});
+      FAIL("no error");
+    } catch (const OutOfMemory&) {
+      FAIL("one candidate refused for another reason than memory");
+    } catch (const Unsupported& e) {
+      const std::string what = e.what();
+      CHECK(what.find("auto: no candidate could be planned for S=1,f=16,fo=16,h=128,w=128,kh=63,kw=63") == 0);
+      CHECK(what.find("fftw: unsupported: fftw: refuses this tile") != std::string::npos);
+      CHECK(what.find("im2col: out of memory: im2col: workspace of 4096 bytes") != std::string::npos);
+    }
+    try {
+      plan_on({std::make_shared<RefusingBackend>("fftw", 1024), std::make_shared<RefusingBackend>("im2col", 4096)});
+      FAIL("no error");
+    } catch (const OutOfMemory& e) {
+      CHECK(e.bytes() == 4096);
+      CHECK(std::string(e.what()).find("fftw: out of memory: fftw: workspace of 1024 bytes") != std::string::npos);
+    }
+  }
 }
