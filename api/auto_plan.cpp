@@ -535,7 +535,8 @@ namespace {
 // A candidate that supports a problem may still refuse to plan it (a fixed tile below the kernel, a
 // workspace over the device's memory), and the model ranks before anything is planned. So when
 // none of the candidates the model keeps plans, the others are planned in its order until one does
-// (with autotune off: the first in its order that plans); a slow plan beats none. Only when every
+// (with autotune off: the first in its order that plans); a slow plan beats none. A cached winner
+// that refuses now (its memory taken, a backend changed) is chosen afresh the same way. Only when every
 // candidate refuses does `auto` throw, with each candidate's reason, as OutOfMemory when every
 // refusal was for memory (Python's MemoryError) and as Unsupported otherwise.
 // Invariant: `auto` refuses a problem only if every candidate that supports it refuses it too.
@@ -590,10 +591,17 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
     if (rec.is_object() && rec.contains("backend") && rec["backend"].is_string()) {
       for (const Variant& v : cands) {
         if (v.label != rec["backend"].get<std::string>()) continue;
+        std::unique_ptr<Plan> plan;
+        try {
+          plan = plan_of(*v.backend, p, pass, v.opts);
+        } catch (const Unsupported&) {  // a cached winner that refuses now: chosen afresh (Note [auto's fallback])
+        } catch (const OutOfMemory&) {
+        }
+        if (!plan) break;
         rep.chosen = v.label;
         rep.from_cache = true;
         rep.reason = "plan cache: timed " + fmt(rec.value("ms", 0.0)) + " ms when chosen";
-        return finish(plan_of(*v.backend, p, pass, v.opts));
+        return finish(std::move(plan));
       }
     }
   }

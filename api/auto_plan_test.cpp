@@ -179,7 +179,8 @@ using PreparingBackend = TimedBackend<PreparingPlan>;  // (weight_ms, run_ms)
 // processes use too (see "auto on a device: candidates timed in interleaved rounds…").
 constexpr double kSharedDevice = 0.8;
 
-// A host backend whose plan() refuses every problem: Unsupported, or OutOfMemory for `bytes`.
+// A host backend whose plan() refuses every problem while `refuse` holds: Unsupported, or
+// OutOfMemory for `oom_bytes`; else its plans take 1 ms.
 class RefusingBackend final : public Backend {
  public:
   RefusingBackend(std::string name, std::size_t oom_bytes = 0) : name_(std::move(name)), oom_bytes_(oom_bytes) {}
@@ -188,11 +189,13 @@ class RefusingBackend final : public Backend {
   Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
   std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override {
     ++plans;
+    if (!refuse) return std::make_unique<SleepPlan>(1.0, false);
     if (oom_bytes_ > 0) throw OutOfMemory(name_ + ": workspace of " + std::to_string(oom_bytes_) + " bytes", oom_bytes_);
     throw Unsupported(name_ + ": refuses this tile");
   }
   std::string_view summary() const override { return "refuses"; }
   mutable int plans = 0;
+  bool refuse = true;
 
  private:
   std::string name_;
@@ -573,6 +576,19 @@ TEST_CASE("auto falls back past candidates that refuse to plan, and names every 
     CHECK(candidate(rep, "im2col").note.empty());
     if (!autotune) CHECK(rep.reason == "cost model (autotune off), the first in its order that planned");
   }
+
+  // A cached winner that refuses now is chosen afresh, not replayed into an error.
+  fftw->refuse = false;
+  o.autotune = true;
+  AutoReport cached;
+  host.plan(p, Pass::accgrad, o, &cached);
+  REQUIRE(cached.chosen == "fftw");
+  fftw->refuse = true;
+  AutoReport afresh;
+  host.plan(p, Pass::accgrad, o, &afresh);
+  INFO(afresh.explain());
+  CHECK_FALSE(afresh.from_cache);
+  CHECK(afresh.chosen == "im2col");
 
   // Every candidate refuses: one error naming each reason, of the class memory alone gives.
   auto plan_on = [&](std::vector<std::shared_ptr<const Backend>> backends) {

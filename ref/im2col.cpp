@@ -70,14 +70,20 @@ void col2im_channel(const ConvProblem& p, const float* col, float* gpad, float* 
 // fprop from 171-175 to 107-123 ms against one unrolled matrix per sample, and the workspace from
 // 66 MB to 2-4 MB.
 
+// Bytes of one thread's buffers in a pass (Note [im2col by channel]): one channel's rows, and the
+// fprop partial sum or the bprop padded plane.
+std::size_t thread_bytes(const ConvProblem& p, Pass pass) {
+  const int64_t kk = p.kh * p.kw, P = p.out_h() * p.out_w();
+  const int64_t extra = pass == Pass::fprop ? p.fo * P : pass == Pass::bprop ? p.padded_h() * p.padded_w() : 0;
+  return std::size_t(kk * P + extra) * sizeof(float);
+}
+
 class Im2colPlan final : public Plan {
  public:
-  Im2colPlan(ConvProblem p, Pass pass, int threads) : p_(p), pass_(pass), threads_(plan_threads(threads)) {}
-  std::size_t workspace_bytes() const override {  // per thread (Note [im2col by channel])
-    const int64_t kk = p_.kh * p_.kw, P = p_.out_h() * p_.out_w();
-    const int64_t extra = pass_ == Pass::fprop ? p_.fo * P : pass_ == Pass::bprop ? p_.padded_h() * p_.padded_w() : 0;
-    return std::size_t(threads_) * std::size_t(kk * P + extra) * sizeof(float);
-  }
+  // threads: already resolved (plan_threads), and cut to the workspace limit where one is set.
+  Im2colPlan(ConvProblem p, Pass pass, int threads, bool limited)
+      : p_(p), pass_(pass), threads_(threads), limited_(limited) {}
+  std::size_t workspace_bytes() const override { return std::size_t(threads_) * thread_bytes(p_, pass_); }
   void execute(const Args& a) const override {
     require_operands(a, pass_, "im2col");
     if (a.dtype != DType::f32) throw Unsupported("im2col: dtype must be float32");
@@ -162,15 +168,17 @@ class Im2colPlan final : public Plan {
                                                              std::to_string(p_.fo) + "x" + std::to_string(P)
                                                        : std::to_string(p_.fo) + "x" + std::to_string(P) + " * " +
                                                              std::to_string(P) + "x" + std::to_string(kk);
-    return "im2col: the unrolled " + std::to_string(K) + "x" + std::to_string(P) + " matrix of each of " +
-           std::to_string(p_.S) + " samples, " + rows + " rows per input channel (" + std::to_string(p_.f) +
-           " channels across " + std::to_string(threads_) + " threads), one Eigen sgemm each (" + product + ")";
+    return "im2col: each of " + std::to_string(p_.S) + " samples' unrolled " + std::to_string(K) + "x" +
+           std::to_string(P) + " matrix taken " + rows + " rows (one input channel) at a time, " +
+           std::to_string(p_.f) + " channels across " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
+           (limited_ ? " (as many as the workspace limit holds)" : "") + ", one Eigen sgemm each (" + product + ")";
   }
 
  private:
   ConvProblem p_;
   Pass pass_;
   int threads_;
+  bool limited_;
 };
 
 class Im2colBackend final : public Backend {
@@ -187,7 +195,17 @@ class Im2colBackend final : public Backend {
     require_dense(p, "im2col");
     if (opts.tile.kind != TileSpec::Kind::none)
       throw Unsupported("im2col: tile must be none, got '" + opts.tile.to_string() + "'");
-    return std::make_unique<Im2colPlan>(p, pass, opts.threads);
+    // A workspace limit takes threads away, each holding its own buffers; below one thread's it refuses.
+    int threads = plan_threads(opts.threads);
+    const std::size_t per_thread = thread_bytes(p, pass);
+    const bool limited = opts.workspace_limit > 0 && std::size_t(threads) * per_thread > opts.workspace_limit;
+    if (limited) {
+      if (opts.workspace_limit < per_thread)
+        throw Unsupported("im2col: workspace_limit " + std::to_string(opts.workspace_limit) +
+                          " bytes is below the minimum " + std::to_string(per_thread) + " bytes (one thread's buffers)");
+      threads = int(opts.workspace_limit / per_thread);
+    }
+    return std::make_unique<Im2colPlan>(p, pass, threads, limited);
   }
   std::string_view summary() const override { return "unroll + Eigen sgemm, channel by channel across the threads (fp32 time-domain baseline)"; }
 };

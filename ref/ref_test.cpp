@@ -239,6 +239,37 @@ TEST_CASE("fftw float32: operands near 1e35 whose outputs fit in FLT_MAX stay fi
     }
 }
 
+TEST_CASE("im2col keeps to the workspace limit with fewer threads and refuses below one thread's buffers") {
+  const auto p = ConvProblem::parse("S=2,f=6,fo=5,n=20,k=5");
+  const auto im2col = make_im2col_backend();
+  for (Pass pass : {Pass::fprop, Pass::bprop, Pass::accgrad}) {
+    CAPTURE(to_string(pass));
+    PlanOptions one;
+    one.threads = 1;
+    const std::size_t per_thread = im2col->plan(p, pass, one)->workspace_bytes();
+    PlanOptions o;
+    o.threads = std::min(2, hardware_threads());
+    o.workspace_limit = per_thread + per_thread / 2;
+    auto plan = im2col->plan(p, pass, o);
+    CHECK(plan->workspace_bytes() == per_thread);
+    CHECK((plan->describe().find("as many as the workspace limit holds") != std::string::npos) == (o.threads == 2));
+    PassData d = make_pass_data(p, pass, 11);
+    plan->execute(d.args());
+    const std::vector<double> ref = reference_result(p, pass, d, RefKind::direct);
+    const ErrorStats e = compare(d.result.data(), ref.data(), int64_t(ref.size()));
+    CHECK(e.rel_l2 <= tolerance(p, pass, DType::f32, 1).rel_l2);
+    o.workspace_limit = per_thread - 1;
+    try {
+      im2col->plan(p, pass, o);
+      FAIL("no error");
+    } catch (const Unsupported& err) {
+      CHECK(std::string(err.what()) == "im2col: workspace_limit " + std::to_string(per_thread - 1) +
+                                           " bytes is below the minimum " + std::to_string(per_thread) +
+                                           " bytes (one thread's buffers)");
+    }
+  }
+}
+
 TEST_CASE("fftw respects the workspace limit and reports it") {
   auto p = ConvProblem::parse("S=4,f=16,fo=16,n=20,k=5");
   PlanOptions o;
