@@ -44,9 +44,8 @@ double ms_since(Clock::time_point t0) {
 
 constexpr const char* kLibraryVersion = "fftconv-0.2";
 constexpr const char* kCacheFile = "auto-plans.json";
-// The prefixes of a candidate's note that say it ran out of memory, and that the model left it out.
+// The prefix of a candidate's note that says it ran out of memory.
 constexpr std::string_view kOutOfMemoryNote = "out of memory: ";
-constexpr std::string_view kNotTimedNote = "not timed: model ";
 
 // --- the cost model --------------------------------------------------------------------------
 
@@ -612,28 +611,39 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return rep.candidates[a].model_ms < rep.candidates[b].model_ms; });
   const double best_model = rep.candidates[order[0]].model_ms;
+  // Runs work() for candidate i; a refusal (OutOfMemory, Unsupported) goes into its note, and false
+  // is returned (Note [auto's fallback]).
   std::size_t oom_bytes = 0;  // the largest request a candidate ran out of memory on
+  auto unrefused = [&](std::size_t i, auto&& work) {
+    try {
+      work();
+      return true;
+    } catch (const OutOfMemory& e) {
+      rep.candidates[i].note = std::string(kOutOfMemoryNote) + e.what();
+      oom_bytes = std::max(oom_bytes, e.bytes());
+    } catch (const Unsupported& e) {
+      rep.candidates[i].note = std::string("unsupported: ") + e.what();
+    }
+    return false;
+  };
   if (!opts.autotune || order.size() == 1) {
     // The model's order, the first that plans (Note [auto's fallback]).
     for (std::size_t j = 1; j < order.size(); ++j) rep.candidates[order[j]].note = "not timed (autotune off)";
     for (std::size_t i : order) {
       AutoCandidate& c = rep.candidates[i];
-      try {
-        const auto tp = Clock::now();
-        auto plan = plan_of(*cands[i].backend, p, pass, cands[i].opts);
-        c.plan_ms = ms_since(tp);
-        c.note.clear();
-        rep.chosen = c.backend;
-        rep.reason = order.size() == 1 ? "the only candidate"
-                     : i == order[0]    ? "cost model (autotune off)"
-                                        : "cost model (autotune off), the first in its order that planned";
-        return finish(std::move(plan));
-      } catch (const OutOfMemory& e) {
-        c.note = std::string(kOutOfMemoryNote) + e.what();
-        oom_bytes = std::max(oom_bytes, e.bytes());
-      } catch (const Unsupported& e) {
-        c.note = std::string("unsupported: ") + e.what();
-      }
+      std::unique_ptr<Plan> plan;
+      if (!unrefused(i, [&] {
+            const auto tp = Clock::now();
+            plan = plan_of(*cands[i].backend, p, pass, cands[i].opts);
+            c.plan_ms = ms_since(tp);
+          }))
+        continue;
+      c.note.clear();
+      rep.chosen = c.backend;
+      rep.reason = order.size() == 1 ? "the only candidate"
+                   : i == order[0]    ? "cost model (autotune off)"
+                                      : "cost model (autotune off), the first in its order that planned";
+      return finish(std::move(plan));
     }
     throw_none_planned(rep, p, pass, oom_bytes);
   }
@@ -651,20 +661,15 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
   std::vector<std::size_t> timed, deferred;
   std::string last_error;
   auto attempt = [&](std::size_t i, auto&& work) {
+    bool ok = false;
     try {
-      work();
-      return true;
-    } catch (const OutOfMemory& e) {
-      rep.candidates[i].note = std::string(kOutOfMemoryNote) + e.what();
-      oom_bytes = std::max(oom_bytes, e.bytes());
-    } catch (const Unsupported& e) {
-      rep.candidates[i].note = std::string("unsupported: ") + e.what();
+      ok = unrefused(i, work);
     } catch (const CudaError& e) {
       rep.candidates[i].note = std::string("failed: ") + e.what();
       last_error = e.what();
     }
-    drop(i);
-    return false;
+    if (!ok) drop(i);
+    return ok;
   };
   double bound_ms = 0;
   auto plan_candidate = [&](std::size_t i) {
@@ -695,10 +700,12 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       return;
     timed.push_back(i);
   };
+  std::vector<std::size_t> left_out;  // in the model's order
   for (std::size_t i : order) {
     AutoCandidate& c = rep.candidates[i];
     if (timed.size() + deferred.size() >= std::size_t(kAutoMaxTimed) || c.model_ms > kAutoModelSpread * best_model) {
-      c.note = std::string(kNotTimedNote) + fmt(c.model_ms / best_model) + "x the best";
+      c.note = "not timed: model " + fmt(c.model_ms / best_model) + "x the best";
+      left_out.push_back(i);
       continue;
     }
     if (rates_of(cands[i].backend->name()).costly_tuning)
@@ -707,10 +714,9 @@ std::unique_ptr<Plan> AutoBackend::plan(const ConvProblem& p, Pass pass, const P
       plan_candidate(i);
   }
   for (std::size_t i : deferred) plan_candidate(i);
-  // None of those planned: the others in the model's order, until one does (Note [auto's fallback]).
-  for (std::size_t i : order) {
+  // None of those planned: the ones left out, until one does (Note [auto's fallback]).
+  for (std::size_t i : left_out) {
     if (!timed.empty()) break;
-    if (rep.candidates[i].note.rfind(kNotTimedNote, 0) != 0) continue;  // tried above
     rep.candidates[i].note.clear();
     plan_candidate(i);
   }

@@ -188,13 +188,11 @@ class RefusingBackend final : public Backend {
   Location location() const override { return Location::host; }
   Support supports(const ConvProblem&, Pass, DType) const override { return {}; }
   std::unique_ptr<Plan> plan(const ConvProblem&, Pass, const PlanOptions&) const override {
-    ++plans;
     if (!refuse) return std::make_unique<SleepPlan>(1.0, false);
     if (oom_bytes_ > 0) throw OutOfMemory(name_ + ": workspace of " + std::to_string(oom_bytes_) + " bytes", oom_bytes_);
     throw Unsupported(name_ + ": refuses this tile");
   }
   std::string_view summary() const override { return "refuses"; }
-  mutable int plans = 0;
   bool refuse = true;
 
  private:
