@@ -299,7 +299,7 @@ struct Variant {
 // Note [auto's timed candidates]
 // On the host each backend is a candidate with the options asked for; a backend that tiles (fftw)
 // asked for untiled plans (the default) is also a candidate with tile=auto, whose tiles win on
-// large images with small kernels (bench/results/cpu/tiling.json: 1.2-1.5x) and lose elsewhere;
+// large images with small kernels (bench/results/cpu/tiling.json: 1.1-2.0x) and lose elsewhere;
 // where the tiling planner keeps the problem untiled, that twin is not timed. The candidates run
 // interleaved, round after round: a shared host drifts by 2x within a minute, so one candidate
 // timed after another compared two machines. A candidate's time is its fastest run, since other
