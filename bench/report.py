@@ -119,7 +119,11 @@ def provenance(results, names):
     out = []
     for name in names:
         doc = results[name]
-        runs = f"; {doc['runs']}" if doc.get("runs") else ""
+        runs = doc.get("runs")
+        if isinstance(runs, list):  # a document merged from several runs (`bench networks --update`)
+            runs = "; merged from " + ", ".join(f"`{r['command']}` ({describe_date(r)})" for r in runs)
+        else:
+            runs = f"; {runs}" if runs else ""
         out.append(f"- `bench/results/{name}`: command {describe_command(doc)}; device {describe_device(doc)}; "
                    f"date {describe_date(doc)}{runs}.")
     return out
