@@ -94,7 +94,7 @@ PlanOptions frequency_reduction_only(const PlanOptions& opts, std::string_view b
 // tiled candidates, cheapest first, less any the model charges more than kTimedCostRatio times the
 // cheapest of them. Invariant: the cheapest runnable tiled candidate is always kept, so pruning
 // never makes a problem unsupported. On the H100's large problems (`bench tiling --candidates`) the
-// tiles the model charged 12-54x the cheapest tile measured 11-59x slower than it.
+// tiles the model charged 12-54x the cheapest tile measured 11-60x slower than it.
 inline constexpr double kTimedCostRatio = 4.0;
 // The pointers point into c.candidates.
 std::vector<const Candidate*> timed_tile_candidates(const TilingChoice& c,

@@ -292,10 +292,10 @@ for n, u, t in zip(ns, untiled, tiled):
 # and keep the fastest (Note [measured tile choice] in `gpu/tiles/measured_tile.hpp`).
 #
 # The cell below reads H100 measurements committed with the library
-# (`bench/results/h100/tiling.json`, made with `fftconv run … --timer graph`; docs/results.md), so
-# it runs without a GPU. Left: every tiled plan against the untiled plan of the same backend, before
-# and after two fixes (bprop's fold visited all of gradInput once per chunk; the GPU ran the CPU's
-# 32–256 items per chunk). Right: the planner's own pick against the measured `tile="auto"`.
+# (`bench/results/h100/tiling.json`, made with `fftconv bench tiling --candidates`; docs/results.md),
+# so it runs without a GPU: five layers with 3×3 kernels and images of 27–64 per side, every pass,
+# both GPU backends. Left: every tiled candidate against the untiled plan of the same backend.
+# Right: the model's cheapest candidate against the measured `tile="auto"`.
 
 # %%
 import json
@@ -316,23 +316,23 @@ def find_results(name):
 
 
 gpu = json.loads(find_results("h100/tiling.json").read_text())
-print(gpu["device"], "|", gpu["timer"])
-rows = [r for r in gpu["tiled_before_after"] if r["untiled_ms"] and r["ms_before"] and r["ms_after"]]
-before = np.array([r["ms_before"] / r["untiled_ms"] for r in rows])
-after = np.array([r["ms_after"] / r["untiled_ms"] for r in rows])
-auto = gpu["auto_measured"]["rows"]
-planner = np.array([a["planner_ms"] / a["none_ms"] for a in auto])
-measured = np.array([a["measured_ms"] / a["none_ms"] for a in auto])
+print(gpu["device"], "|", gpu["command"].split(" --json")[0])
+lines = [r for r in gpu["rows"] if "median_ms" in r["none"] and "median_ms" in r["auto"]]
+tiled = np.array([c["median_ms"] / r["none"]["median_ms"] for r in lines for c in r["candidates"]
+                  if "median_ms" in c and not c["label"].startswith("none")])
+# the model's pick: its cheapest candidate that the backend ran
+pick = [min((c for c in r["candidates"] if "median_ms" in c), key=lambda c: c["predicted_cost_ratio"])
+        for r in lines]
+planner = np.array([c["median_ms"] / r["none"]["median_ms"] for c, r in zip(pick, lines)])
+measured = np.array([r["auto"]["median_ms"] / r["none"]["median_ms"] for r in lines])
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
-order = np.argsort(before)
-ax1.semilogy(before[order], "v", color="0.6", label="before the fixes")
-ax1.semilogy(after[order], "o", label="after")
+ax1.semilogy(np.sort(tiled), "o")
 ax1.axhline(1, color="k", lw=0.8)
-ax1.set_xlabel("tiled plan (problem, pass, backend, tile), sorted"); ax1.set_ylabel("time / untiled time")
-ax1.set_title("tiled plans on the H100"); ax1.legend()
-xs = np.arange(len(auto))
-ax2.plot(xs, planner, "s", label="planner's pick (model)")
+ax1.set_xlabel("tiled candidate (problem, pass, backend, tile), sorted"); ax1.set_ylabel("time / untiled time")
+ax1.set_title("tiled plans on the H100")
+xs = np.arange(len(lines))
+ax2.plot(xs, planner, "s", label="model's cheapest candidate")
 ax2.plot(xs, measured, "o", label='tile="auto" measured')
 ax2.axhline(1, color="k", lw=0.8)
 ax2.set_xlabel("problem × pass × backend"); ax2.set_ylabel("time / untiled time"); ax2.legend()
@@ -340,8 +340,9 @@ ax2.set_title("choosing a tile on the H100")
 plt.tight_layout(); plt.show()
 
 gm = lambda a: float(np.exp(np.mean(np.log(a))))
-print(f"{len(rows)} tiled plans: {gm(before):.2f}x the untiled time before the fixes (worst {before.max():.1f}x), "
-      f"{gm(after):.2f}x after (worst {after.max():.1f}x)")
-print(f"{len(auto)} choices: the model picked tiles on {sum(a['planner_tile'] != 'none' for a in auto)}, "
-      f"{gm(planner):.2f}x the untiled time in geomean; the measured choice {gm(measured):.3f}x "
-      f"(untiled on {sum(a['measured_tile'] == 'none' for a in auto)})")
+print(f"{len(tiled)} tiled plans: {gm(tiled):.2f}x the untiled time in geomean "
+      f"(best {tiled.min():.2f}x, worst {tiled.max():.1f}x)")
+print(f"{len(lines)} choices: the model's cheapest is a tile on "
+      f"{sum(not c['label'].startswith('none') for c in pick)}, {gm(planner):.2f}x the untiled time in "
+      f"geomean; the measured choice {gm(measured):.3f}x (untiled on "
+      f"{sum(not r['auto'].get('tile') for r in lines)})")
