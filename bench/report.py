@@ -311,8 +311,8 @@ def smooth_table(results, fwd, inv):
 
 
 def gpu_tiling_tables(doc):
-    """`bench tiling --candidates` on layers whose images are small against their kernels: the fastest tile
-    over the backend's untiled plan per line, then the candidates table."""
+    """`bench tiling --candidates` on layers where tiles do not pay (small images, 3×3 kernels): the fastest
+    tile over the backend's untiled plan per line, then the candidates table."""
     ratios, tiled_wins = [], 0
     for r in doc["rows"]:
         tiles = [c["median_ms"] for c in r["candidates"]
