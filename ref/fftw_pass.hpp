@@ -210,9 +210,9 @@ void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x
 // cache) for the same kernel. Both skip the f·fo weight transforms. The basis matters too: the
 // untiled plan's 14×14 spectra of L5 take 132 MB, 8×8 tiles' 47 MB (the tiled plan prepares them
 // in its tile's basis, and bprop in tiles of the same size reads them). fprop + bprop of L5 at
-// S = 2, 2 threads, 8×8 tiles: 1.28× faster than two independent calls (`bench/results/cpu/
-// step.json`, a 2-core EPYC); the products, which read the spectra, take 4.3 of a prepared fprop's
-// 4.7 ms, and the weight transforms a call skips about 6.
+// S = 2, 2 threads, 8×8 tiles: 1.59× faster than two independent calls (`bench/results/cpu/
+// step.json`, a 2-core EPYC VM, where the weight transforms a call skips take about 19 of a 24 ms
+// fprop; an earlier VM of the same kind took about 6 of 11 ms for them and gave 1.28×).
 // The spectra depend only on the basis, the weight shape and the element type, which their key()
 // names: tiled and untiled plans of one basis read the same spectra.
 // The memory of the last prepared spectra a plan made, once they are released: a training step
