@@ -103,6 +103,9 @@ struct AlignedBuf {
 };
 
 constexpr int64_t kBlock = 16;  // planes per transposition block
+// Bytes of one frequency's B that bprop transposes from prepared panels at a time: a few of the
+// product kernel's L2-resident operands (Note [prepared weight spectra]).
+constexpr int64_t kTransposedBytes = int64_t(256) << 10;
 // Stride (complex values) between the spectra of a block's planes: nfreq rounded up to 64 bytes, so
 // every plane of a block keeps the alignment the FFTW plans were made with and the transforms
 // write into the block and read from it directly, with no staging copy.
@@ -259,7 +262,10 @@ template <class T>
 ChunkPlan FreqEngine<T>::chunk_prepared(int64_t M, int64_t R, int64_t N, int64_t b_chunk, bool b_transposed,
                                         std::size_t budget) const {
   ChunkPlan c;
-  c.rc = b_transposed ? b_chunk : R, c.nc = b_transposed ? N : b_chunk, c.mc = M;
+  // Read transposed, an R chunk is a run of whole panels of b_chunk rows, as many as keep one
+  // frequency's transposed matrix within kTransposedBytes (Note [prepared weight spectra]).
+  const int64_t panels = std::max<int64_t>(1, kTransposedBytes / (N * int64_t(sizeof(std::complex<T>)) * b_chunk));
+  c.rc = b_transposed ? std::min(R, panels * b_chunk) : R, c.nc = b_transposed ? N : b_chunk, c.mc = M;
   // The A and C buffers and the scratch: B's chunks are the prepared spectra, not workspace.
   auto bytes = [&](int64_t mc) {
     return workspace_bytes(mc, c.rc, c.nc) - workspace_bytes(0, c.rc, c.nc) + workspace_bytes(0, 0, 0);
@@ -287,9 +293,10 @@ class FreqEngine<T>::Execution {
         buf_(lock_.owns_lock() ? e.impl_->buffers : own_), b_prepared_(s.b_spectra != nullptr) {
     // Prepared spectra come in chunks of b_chunk columns of B (rows with b_transposed), the other
     // side whole (Note [prepared weight spectra]).
-    if (b_prepared_ && (s.b_transposed ? (rc_max_ != s.b_chunk || nc_max_ < s.N) : (nc_max_ != s.b_chunk || rc_max_ < s.R)))
+    if (b_prepared_ && (s.b_transposed ? ((rc_max_ % s.b_chunk != 0 && rc_max_ < s.R) || nc_max_ < s.N)
+                                       : (nc_max_ != s.b_chunk || rc_max_ < s.R)))
       throw Error("fftw: prepared weight spectra in chunks of " + std::to_string(s.b_chunk) + " need chunks R " +
-                  (s.b_transposed ? std::to_string(s.b_chunk) : "whole") + ", N " +
+                  (s.b_transposed ? "a multiple of " + std::to_string(s.b_chunk) : std::string("whole")) + ", N " +
                   (s.b_transposed ? "whole" : std::to_string(s.b_chunk)) + ", got R " + std::to_string(rc_max_) + "/" +
                   std::to_string(s.R) + ", N " + std::to_string(nc_max_) + "/" + std::to_string(s.N));
     // Frequency-major buffers with a fixed alignment: Eigen's small products vectorize with
@@ -415,31 +422,26 @@ class FreqEngine<T>::Execution {
     ParallelErrors errors("fftw products");  // Note [exceptions in parallel regions]
 #pragma omp parallel num_threads(e_.threads_)
     {
-      std::vector<C> bk;  // bprop's prepared matrix of one frequency, transposed for the kernel
+      std::vector<C> bk;  // bprop's prepared matrix of one frequency, transposed for the products
 #pragma omp for schedule(static)
       for (int64_t k = 0; k < F_; ++k) errors.run([&] {
         C* b = bf + k * rc * nc;
+        if (s.b_transposed) {  // prepared panels of b_chunk rows, each stored [freq][nc][rows]
+          bk.resize(std::size_t(rc * nc));
+          for (int64_t q0 = 0; q0 < rc; q0 += s.b_chunk) {
+            const int64_t rows = std::min(s.b_chunk, rc - q0);
+            transpose(bf + F_ * nc * q0 + k * nc * rows, rows, bk.data() + q0 * nc, nc, nc, rows);
+          }
+          b = bk.data();
+        }
         if constexpr (std::is_same_v<T, float>) {
           if (e_.kernel_products_) {  // Note [frequency CGEMM]
-            if (s.b_transposed) {  // prepared spectra stored nc×rc (Note [prepared weight spectra])
-              bk.resize(std::size_t(rc * nc));
-              transpose(b, rc, bk.data(), nc, nc, rc);
-              b = bk.data();
-            }
             freq_cgemm(af + k * mc * rc, b, cf + k * mc * nc, mc, rc, nc, s.conj_a, s.conj_b, acc);
             return;
           }
         }
         Map A(af + k * mc * rc, mc, rc), Cm(cf + k * mc * nc, mc, nc);
         if (!acc) Cm.setZero();
-        if (s.b_transposed) {  // prepared spectra read transposed (Note [prepared weight spectra])
-          Map Bt(b, nc, rc);
-          if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * Bt.adjoint();
-          else if (s.conj_a) Cm.noalias() += A.conjugate() * Bt.transpose();
-          else if (s.conj_b) Cm.noalias() += A * Bt.adjoint();
-          else Cm.noalias() += A * Bt.transpose();
-          return;
-        }
         Map B(b, rc, nc);
         if (s.conj_a && s.conj_b) Cm.noalias() += A.conjugate() * B.conjugate();
         else if (s.conj_a) Cm.noalias() += A.conjugate() * B;

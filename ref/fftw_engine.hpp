@@ -148,8 +148,8 @@ class FreqEngine {
   ChunkPlan chunk(int64_t M, int64_t R, int64_t N, std::size_t budget, int64_t mc_cap = 0, int64_t rc_cap = 0) const;
   std::size_t workspace_bytes(int64_t mc, int64_t rc, int64_t nc) const;
   // Chunks for a run whose B comes from ProductSpec::b_spectra in chunks of b_chunk (columns, or
-  // rows when b_transposed): M the largest chunk whose A and C buffers fit `budget` (at least 1; B's
-  // spectra are not workspace).
+  // rows when b_transposed, read in R chunks of whole chunks of rows): M the largest chunk whose A
+  // and C buffers fit `budget` (at least 1; B's spectra are not workspace).
   ChunkPlan chunk_prepared(int64_t M, int64_t R, int64_t N, int64_t b_chunk, bool b_transposed,
                            std::size_t budget) const;
   // The forward transforms of spec's B (R×N planes by load_b, b_rows, scale_b) into dst in chunks of
