@@ -209,12 +209,12 @@ void run_scaled(const Run& run_once, const ConvProblem& p, Pass pass, const T* x
 // whole panels per R chunk, as many as keep one frequency's transposed part within 256 KiB, and
 // transposes each frequency's part into a per-thread buffer for the same kernel, so that its
 // products run over K of several panels rather than accumulating C panel by panel. Both skip the
-// f·fo weight transforms. The basis matters too: the
-// untiled plan's 14×14 spectra of L5 take 132 MB, 8×8 tiles' 47 MB (the tiled plan prepares them
-// in its tile's basis, and bprop in tiles of the same size reads them). fprop + bprop of L5 at
-// S = 2, 2 threads, 8×8 tiles: 1.60× faster than two independent calls (`bench/results/cpu/
-// step.json`, a 2-core EPYC VM, where the weight transforms a call skips take about 18 of a 23 ms
-// fprop; an earlier VM of the same kind took about 6 of 11 ms for them and gave 1.28×).
+// f·fo weight transforms. The basis matters too: the untiled plan's 14×14 spectra of L5 take
+// 132 MB, 8×8 tiles' 47 MB (the tiled plan prepares them in its tile's basis, and bprop in tiles of
+// the same size reads them). fprop + bprop of L5 at S = 2, 2 threads, 8×8 tiles: 1.60× faster than
+// two independent calls (`bench/results/cpu/step.json`, a 2-core EPYC VM, where the weight
+// transforms a call skips take about 18 of a 23 ms fprop; an earlier VM of the same kind took about
+// 6 of 11 ms for them and gave 1.28×).
 // The spectra depend only on the basis, the weight shape and the element type, which their key()
 // names: tiled and untiled plans of one basis read the same spectra.
 // The memory of the last prepared spectra a plan made, once they are released: a training step
