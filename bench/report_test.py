@@ -185,6 +185,32 @@ class AutoTune(unittest.TestCase):
         self.assertIn("creating the device context, not counted above: 150-180 ms a process", lines[-1])
 
 
+class ProductsTable(unittest.TestCase):
+    @staticmethod
+    def row(layer, fp32, tf32x3, fp32_alone, tf32x3_alone, floor):
+        return {"layer": layer, "pass": "fprop", "m": 128, "n": 128, "k": 128, "batch": 144, "fp32_ms": fp32,
+                "fp32_tflops": 1.0, "tf32x3_ms": tf32x3, "tf32x3_tflops": 2.0, "tf32x3_speedup": fp32 / tf32x3,
+                "fp32_alone_ms": fp32_alone, "tf32x3_alone_ms": tf32x3_alone,
+                "tf32x3_alone_speedup": fp32_alone / tf32x3_alone, "tf32x3_rel_diff": 1e-6, "dram_floor_ms": floor}
+
+    def test_queued_and_alone_speedups_are_counted_apart(self):
+        doc = {"copy_gbps": 2979.0, "rows": [self.row("L4", 0.066, 0.032, 0.070, 0.038, 0.019),
+                                            self.row("L3", 0.200, 0.101, 0.205, 0.101, 0.072),
+                                            self.row("L2", 0.200, 0.130, 0.205, 0.131, 0.116)]}
+        lines = report.products_table(doc)
+        self.assertIn("| 3xtf32 speedup | 3xtf32 speedup, each call alone |", lines[0])
+        self.assertIn("| 2.06× | 1.84× |", lines[2])
+        self.assertIn("At least 2× the fp32 CGEMM (the faster of 3xtf32 and the small-K kernel): 1 of 3 shapes "
+                      "(1 with each call alone); 1 cannot reach 2×", lines[-1])
+
+    def test_a_file_of_one_timing_keeps_its_columns(self):
+        r = self.row("L4", 0.070, 0.038, 0.070, 0.038, 0.019)
+        for key in ("fp32_alone_ms", "tf32x3_alone_ms", "tf32x3_alone_speedup"):
+            del r[key]
+        lines = report.products_table({"copy_gbps": 2979.0, "rows": [r]})
+        self.assertNotIn("each call alone", "\n".join(lines))
+
+
 class CgemmProbe(unittest.TestCase):
     def test_parses_a_row(self):
         (row,) = report.parse_cgemm_probe(PROBE_LINE + "\n")

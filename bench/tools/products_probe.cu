@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
                      {"repeat", repeat}, {"copy_gbps", rate / 1e9},
                      {"what", "per-frequency complex products of the layers (batch = frequencies of the fbfft basis), "
                               "dense operands in the passes' forms; TFLOP/s real-equivalent (8 per complex multiply-add)"},
+                     {"timing", "*_ms: median of calls enqueued back to back (device time, as bench layers times a "
+                                "pass); *_alone_ms: median of calls each alone on an idle device, the host's launch "
+                                "latency included"},
                      {"peak_tflops", {{"fp32", products::peak_tflops(ProductMath::fp32)},
                                       {"3xtf32", products::peak_tflops(ProductMath::tf32x3)}}},
                      {"rows", nlohmann::json::array()}};
@@ -140,68 +143,92 @@ int main(int argc, char** argv) {
       g.lda = g.opa == CUBLAS_OP_N ? g.m : g.k, g.ldb = g.opb == CUBLAS_OP_N ? g.k : g.n, g.ldc = g.m;
       const long sa = g.m * g.k, sb = g.k * g.n, sc = g.m * g.n;
       g.stride_a = sa, g.stride_b = sb, g.stride_c = sc;
-      cuComplex *A, *B, *C;
-      check(cudaMalloc(&A, sa * L.freqs * 8), "cudaMalloc A");
-      check(cudaMalloc(&B, sb * L.freqs * 8), "cudaMalloc B");
-      check(cudaMalloc(&C, sc * L.freqs * 8), "cudaMalloc C");
-      fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(A), sa * L.freqs * 2, 1);
-      fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(B), sb * L.freqs * 2, 2);
-      g.a = A, g.b = B, g.c = C;
+      // Operand sets the timed calls rotate among, enough that a call's operands and result were last
+      // touched at least three L2 capacities of traffic before (the larger shapes need one): its
+      // operands start in DRAM, as the floor assumes. Every set holds the same values.
+      const double bytes = double(sa + sb + sc) * double(L.freqs) * 8;
+      const int sets = int(std::clamp(std::ceil(3.0 * prop.l2CacheSize / bytes), 1.0, 8.0));
+      std::vector<cuComplex*> As(sets), Bs(sets), Cs(sets), Gs(sets, nullptr);
+      for (int i = 0; i < sets; ++i) {
+        check(cudaMalloc(&As[i], sa * L.freqs * 8), "cudaMalloc A");
+        check(cudaMalloc(&Bs[i], sb * L.freqs * 8), "cudaMalloc B");
+        check(cudaMalloc(&Cs[i], sc * L.freqs * 8), "cudaMalloc C");
+        fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(As[i]), sa * L.freqs * 2, 1);
+        fill_kernel<<<1024, 256>>>(reinterpret_cast<float*>(Bs[i]), sb * L.freqs * 2, 2);
+      }
       const size_t nc = size_t(sc * L.freqs);
-      auto timed = [&](auto&& run, std::vector<float>* result) {
-        run();
+      // A call's time queued behind the call before (as a pass runs it), and alone (`alone`); call(i)
+      // runs on set i; the result is set 0's.
+      auto timed = [&](auto&& call, std::vector<float>* result, float* alone) {
+        call(0);
         check(cudaDeviceSynchronize(), "product");
-        *result = download(C, nc);
-        return median_ms(run, repeat);
+        *result = download(Cs[0], nc);
+        int next = 0;
+        auto run = [&] { call(++next % sets); };
+        *alone = median_ms(run, repeat);
+        return median_queued_ms(run, repeat);
+      };
+      auto product = [&](ProductMath math) {
+        return [&, math](int i) {
+          products::StridedBatch gi = g;
+          gi.a = As[i], gi.b = Bs[i], gi.c = Cs[i];
+          products::cgemm(h, math, gi);
+        };
       };
       std::vector<float> c32, c3x;
-      const float t32 = timed([&] { products::cgemm(h, ProductMath::fp32, g); }, &c32);
-      const float t3x = timed([&] { products::cgemm(h, ProductMath::tf32x3, g); }, &c3x);
-      const double flop = g.flops(), diff = rel_diff(c3x, c32);
-      const double bytes = double(sa + sb + sc) * double(L.freqs) * 8, floor_ms = bytes / rate * 1e3;
+      float a32 = 0, a3x = 0;
+      const float t32 = timed(product(ProductMath::fp32), &c32, &a32);
+      const float t3x = timed(product(ProductMath::tf32x3), &c3x, &a3x);
+      const double flop = g.flops(), diff = rel_diff(c3x, c32), floor_ms = bytes / rate * 1e3;
       const std::string pass_name(fftconv::to_string(pass));
       std::printf("%-13s %-7s m=%-4ld n=%-4ld k=%-4ld batch=%-5ld | fp32 %.4f ms %5.1f TFLOP/s | 3xtf32 %.4f ms %5.1f "
-                  "TFLOP/s, %.2fx fp32's speed, rel diff %.1e | DRAM floor %.4f ms\n",
+                  "TFLOP/s, %.2fx fp32's speed (alone %.2fx), rel diff %.1e | DRAM floor %.4f ms\n",
                   L.name, pass_name.c_str(), long(g.m), long(g.n), long(g.k), long(g.batch), t32, flop / t32 / 1e9, t3x,
-                  flop / t3x / 1e9, t32 / t3x, diff, floor_ms);
+                  flop / t3x / 1e9, t32 / t3x, a32 / a3x, diff, floor_ms);
       nlohmann::json row{{"layer", L.name}, {"pass", pass_name}, {"m", g.m}, {"n", g.n}, {"k", g.k},
                          {"batch", g.batch}, {"fp32_ms", t32}, {"fp32_tflops", flop / t32 / 1e9}, {"tf32x3_ms", t3x},
                          {"tf32x3_tflops", flop / t3x / 1e9}, {"tf32x3_speedup", t32 / t3x},
-                         {"tf32x3_rel_diff", diff}, {"bytes", bytes}, {"dram_floor_ms", floor_ms}};
+                         {"fp32_alone_ms", a32}, {"tf32x3_alone_ms", a3x}, {"tf32x3_alone_speedup", a32 / a3x},
+                         {"tf32x3_rel_diff", diff}, {"bytes", bytes}, {"dram_floor_ms", floor_ms}, {"operand_sets", sets}};
       if (L.f <= fftconv::fbfft_conv::kMaxSmallK) {
         // fprop: x = B, w = A, c standard. bprop and accGrad: gradOutput (B) in the standard layout
         // against A; bprop's c standard, accGrad's freq_major as the CGEMM's (Note [small-K products]).
         namespace fc = fftconv::fbfft_conv;
-        cuComplex* G = nullptr;
-        if (pass != fftconv::Pass::fprop) {
-          check(cudaMalloc(&G, sb * L.freqs * 8), "cudaMalloc standard gradOutput");
-          fftconv::gpu_kernels::transpose_complex(B, L.freqs, sb, G, nullptr);  // [freq][plane] -> [plane][freq]
-        }
-        auto run = [&] {
-          const auto* a = reinterpret_cast<const float2*>(A);
-          auto* c = reinterpret_cast<float2*>(C);
+        if (pass != fftconv::Pass::fprop)
+          for (int i = 0; i < sets; ++i) {
+            check(cudaMalloc(&Gs[i], sb * L.freqs * 8), "cudaMalloc standard gradOutput");
+            fftconv::gpu_kernels::transpose_complex(Bs[i], L.freqs, sb, Gs[i], nullptr);  // [freq][plane] -> [plane][freq]
+          }
+        auto call = [&](int i) {
+          const auto* a = reinterpret_cast<const float2*>(As[i]);
+          auto* c = reinterpret_cast<float2*>(Cs[i]);
           if (pass == fftconv::Pass::fprop)
             fc::small_k_products(
-                fc::fprop_small_products(reinterpret_cast<const float2*>(B), a, c, L.S, sb, L.f, L.fo, L.freqs), nullptr);
+                fc::fprop_small_products(reinterpret_cast<const float2*>(Bs[i]), a, c, L.S, sb, L.f, L.fo, L.freqs),
+                nullptr);
           else
-            fc::small_k_grad_products(fc::grad_small_products(pass, reinterpret_cast<const float2*>(G), a, c, L.S, sa, L.f,
-                                                              L.fo, L.freqs, false),
+            fc::small_k_grad_products(fc::grad_small_products(pass, reinterpret_cast<const float2*>(Gs[i]), a, c, L.S,
+                                                              sa, L.f, L.fo, L.freqs, false),
                                       nullptr);
         };
         std::vector<float> csk;
-        const float tsk = timed(run, &csk);
+        float ask = 0;
+        const float tsk = timed(call, &csk, &ask);
         if (pass != fftconv::Pass::accgrad) csk = to_freq_major(csk, sc, L.freqs);
         const double dsk = rel_diff(csk, c32);
         std::printf("%-13s %-7s small-K kernel %.4f ms, %.2fx fp32's speed, rel diff %.1e\n", L.name, pass_name.c_str(),
                     tsk, t32 / tsk, dsk);
         row["smallk_ms"] = tsk, row["smallk_speedup"] = t32 / tsk, row["smallk_rel_diff"] = dsk;
-        cudaFree(G);
+        row["smallk_alone_ms"] = ask, row["smallk_alone_speedup"] = a32 / ask;
       }
       std::fflush(stdout);
       doc["rows"].push_back(row);
-      cudaFree(A);
-      cudaFree(B);
-      cudaFree(C);
+      for (int i = 0; i < sets; ++i) {
+        cudaFree(As[i]);
+        cudaFree(Bs[i]);
+        cudaFree(Cs[i]);
+        cudaFree(Gs[i]);
+      }
     }
   cublasDestroy(h);
   if (!json_path.empty()) std::ofstream(json_path) << doc.dump(2) << "\n";
