@@ -406,13 +406,15 @@ TEST_CASE("products: the warpgroup kernel splits only its last, partial wave (No
   CHECK(split(672, 24).split == 8);
   CHECK(split(288, 32).whole == 264);  // 24 tiles: 8·24 > 132, 4·24 <= 132
   CHECK(split(288, 32).split == 4);
-  CHECK(split(288, 8).split == 4);  // K = 128 (L4): 24 slices saved
+  CHECK(split(288, 8).split == 1);  // K = 128 (L4): clusters of 4 would save 6 slices a CTA
+  CHECK(split(288, 16).split == 4);  // K = 256: 12 slices a CTA
+  CHECK(split(288, 16).whole == 264);
   CHECK(split(264, 24).whole == 264);  // whole waves only
   CHECK(split(264, 24).split == 1);
   CHECK(split(40, 32).whole == 0);  // under one wave: every tile split, 40 clusters of 2 (40 > 32 of 4)
   CHECK(split(40, 32).split == 2);
-  CHECK(split(40, 8).split == 2);  // K = 128 in clusters of 2: 8 slices saved, 4 a CTA
-  CHECK(split(40, 4).split == 1);  // K = 64: clusters of 2 would save 2 slices
+  CHECK(split(40, 8).split == 1);  // K = 128 in clusters of 2 would save 4 slices a CTA
+  CHECK(split(40, 24).split == 2);  // K = 384: 12
   CHECK(split(3, 24).split == 8);
   CHECK(split(131, 24).split == 1);  // 131 tiles: no cluster shape fits 131 in one wave
 }

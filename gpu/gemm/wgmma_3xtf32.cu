@@ -83,7 +83,7 @@ constexpr size_t kSmemBytes = kSplitBytes + kLeftRingBytes + kRightRingBytes + k
 // Registers: the kernel is compiled for 65536 / 384 = 170 a thread; the producer gives back to 56
 // and the consumers take 224 (2·128·224 + 128·56 <= 65536), which hold them without spills.
 constexpr uint32_t kProducerRegs = 56, kConsumerRegs = 224;
-constexpr int kMinSlicesSaved = 4;  // a split tail must save its CTAs this many slices (Note [split tail wave])
+constexpr int kMinSlicesSaved = 12;  // a split tail must save its CTAs this many slices (Note [split tail wave])
 
 // Tiles (or slices) of `tile` covering `extent`.
 __host__ __device__ constexpr int tiles_of(int extent, int tile) { return (extent + tile - 1) / tile; }
@@ -789,11 +789,11 @@ bool loads_by_tma(const Args& a) {
 // programmatic dependents (Note [dependent launch]): the clusters wait for the grid before them,
 // then release the whole tiles' grid at once, whose CTAs take the SMs the clusters leave free and
 // wait for the clusters only before they exit. Launched one after the other instead, the split
-// cost about 10 us, as much as 6 slices of K, and did not pay at K = 128. A tail is split where
-// it saves its CTAs at least kMinSlicesSaved slices; at K = 128, clusters of 2 measured within
-// -0.5% and +2% of the whole tail, clusters of 4 or 8 from +3% (L3) to -9% (L4). With fewer slices
-// than CTAs a cluster (K = 96 in clusters of 8) a CTA's part holds none: it loads nothing and adds
-// zeros.
+// cost about 10 us, as much as 6 slices of K. A tail is split where it saves each of its CTAs at
+// least kMinSlicesSaved slices: timed queued behind the call before, as a pass runs its products,
+// splits that saved 4 to 7 slices (K = 128: L3, L4, resnet_s2) cost 4-12% against the whole tail,
+// and ones that saved 12 to 21 (K = 384: L5) gained 3-10%. With fewer slices than CTAs a cluster
+// (K = 96 in clusters of 8) a CTA's part holds none: it loads nothing and adds zeros.
 // Invariant: every element of C is stored once, by one CTA, with K summed in an order that
 // depends only on the shape. Measured (H100, L5 fprop products, 672 tiles): 0.221 -> 0.195 ms.
 TailSplit tail_split(int64_t tiles, int stages, const int waves[kMaxSplit + 1]) {
