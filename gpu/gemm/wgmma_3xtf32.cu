@@ -791,7 +791,7 @@ bool loads_by_tma(const Args& a) {
 // wait for the clusters only before they exit. Launched one after the other instead, the split
 // cost about 10 us, as much as 6 slices of K. A tail is split where it saves each of its CTAs at
 // least kMinSlicesSaved slices: timed queued behind the call before, as a pass runs its products,
-// splits that saved 4 to 7 slices (K = 128: L3, L4, resnet_s2) cost 4-12% against the whole tail,
+// splits that saved 4 or 6 slices (K = 128: L3, L4, resnet_s2) cost 4-13% against the whole tail,
 // and ones that saved 12 to 21 (K = 384: L5) gained 3-10%. With fewer slices than CTAs a cluster
 // (K = 96 in clusters of 8) a CTA's part holds none: it loads nothing and adds zeros.
 // Invariant: every element of C is stored once, by one CTA, with K summed in an order that
