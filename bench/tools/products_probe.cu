@@ -143,9 +143,9 @@ int main(int argc, char** argv) {
       g.lda = g.opa == CUBLAS_OP_N ? g.m : g.k, g.ldb = g.opb == CUBLAS_OP_N ? g.k : g.n, g.ldc = g.m;
       const long sa = g.m * g.k, sb = g.k * g.n, sc = g.m * g.n;
       g.stride_a = sa, g.stride_b = sb, g.stride_c = sc;
-      // Operand sets the timed calls rotate among, enough that a call's operands and result were last
-      // touched at least three L2 capacities of traffic before (the larger shapes need one): its
-      // operands start in DRAM, as the floor assumes. Every set holds the same values.
+      // Operand sets the timed calls rotate among, together at least three L2 capacities (the larger
+      // shapes need one): between two calls on one set, at least 1.5 L2 capacities of other operands
+      // pass, so a call's operands start in DRAM, as the floor assumes. Every set holds the same values.
       const double bytes = double(sa + sb + sc) * double(L.freqs) * 8;
       const int sets = int(std::clamp(std::ceil(3.0 * prop.l2CacheSize / bytes), 1.0, 8.0));
       std::vector<cuComplex*> As(sets), Bs(sets), Cs(sets), Gs(sets, nullptr);
