@@ -355,9 +355,9 @@ def products_table(doc):
                   + (["DRAM floor ms (most speedup over fp32)"] if floor else []), body)
     if alone:
         lines += ["", "Times: medians of calls enqueued back to back, each call's operands rotated among enough "
-                      "sets to start in DRAM (the device's time, as `bench layers` times a pass, whose products run "
-                      "queued behind its transforms); the speedup of calls each alone on an idle device, the "
-                      "host's launch latency included, beside it."]
+                      "sets to start in DRAM: the device's time, the host's launch latency hidden, as in a convolution, "
+                      "whose products run queued behind its transforms; the speedup of calls each alone on an idle "
+                      "device, the host's launch latency included, beside it."]
     if small:
         worst = max(r["smallk_rel_diff"] for r in doc["rows"] if "smallk_ms" in r)
         lines += ["", "Small-K kernel: the fp32 kernels of Note [small-K products], which the fbfft backend times "

@@ -1,6 +1,6 @@
 // What the standalone GPU probes of bench/tools share: exit on a failed CUDA or cuBLAS call, fill
-// operands with reproducible values, time a call by its median: alone, or queued as a pipeline
-// queues it.
+// operands with reproducible values, time a call alone by its median (queued calls are timed by
+// the library's own fftconv::time_gpu).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -57,28 +57,6 @@ float median_ms(F&& f, int repeat) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Median of `repeat` event-timed calls enqueued back to back, with one synchronization at the end,
-// after three untimed ones (ms): the host enqueues call i + 1 while call i runs, so a call's time is
-// its device time without the host's launch latency, as the library's own benchmarks time a pass
-// (validation/gpu_timing.cpp) and as a pass runs its products, queued behind its transforms.
-template <class F>
-float median_queued_ms(F&& f, int repeat) {
-  std::vector<cudaEvent_t> e(2 * size_t(repeat));
-  for (auto& x : e) check(cudaEventCreate(&x), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) f();
-  for (int i = 0; i < repeat; ++i) {
-    check(cudaEventRecord(e[2 * i]), "cudaEventRecord");
-    f();
-    check(cudaEventRecord(e[2 * i + 1]), "cudaEventRecord");
-  }
-  check(cudaEventSynchronize(e.back()), "cudaEventSynchronize");
-  std::vector<float> v(size_t(repeat), 0.f);
-  for (int i = 0; i < repeat; ++i) check(cudaEventElapsedTime(&v[i], e[2 * i], e[2 * i + 1]), "cudaEventElapsedTime");
-  for (auto x : e) cudaEventDestroy(x);
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
