@@ -355,7 +355,7 @@ def products_table(doc):
                   + (["DRAM floor ms (most speedup over fp32)"] if floor else []), body)
     if alone:
         lines += ["", "Times: medians of calls enqueued back to back, each call's operands rotated among enough "
-                      "sets to start in DRAM: the device's time, the host's launch latency hidden, as in a convolution, "
+                      "sets to start in DRAM: the GPU's own time, the host's launch latency hidden, as in a convolution, "
                       "whose products run queued behind its transforms; the speedup of calls each alone on an idle "
                       "device, the host's launch latency included, beside it."]
     if small:

@@ -128,9 +128,9 @@ int main(int argc, char** argv) {
                      {"repeat", repeat}, {"copy_gbps", rate / 1e9},
                      {"what", "per-frequency complex products of the layers (batch = frequencies of the fbfft basis), "
                               "dense operands in the passes' forms; TFLOP/s real-equivalent (8 per complex multiply-add)"},
-                     {"timing", "*_ms: median of calls enqueued back to back on one stream (device time, the "
-                                "host's launch latency hidden); *_alone_ms: median of calls each alone on an idle "
-                                "device, the host's launch latency included"},
+                     {"timing", "*_ms: median of calls enqueued back to back on one stream (the GPU's own time, "
+                                "the host's launch latency hidden); *_alone_ms: median of calls each alone on an "
+                                "idle device, the host's launch latency included"},
                      {"peak_tflops", {{"fp32", products::peak_tflops(ProductMath::fp32)},
                                       {"3xtf32", products::peak_tflops(ProductMath::tf32x3)}}},
                      {"rows", nlohmann::json::array()}};
